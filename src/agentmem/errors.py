@@ -1,0 +1,52 @@
+"""Errors raised by agentmem.
+
+Every error the library raises derives from :class:`AgentMemError`; where an error refines a
+builtin, it subclasses that builtin too, so ``except ValueError`` keeps working::
+
+    AgentMemError
+    ├── InvalidInputError (also ValueError)    bad arguments: empty content, importance outside
+    │                                          [0, 1], unknown strategy, bad bank id, ...
+    ├── NotFoundError (also KeyError)          an unknown memory id, bank or entity
+    ├── StorageError                           DuckDB / Chroma failures, a locked or damaged store
+    │   └── StoreLockedError                   another process holds the store's write lock
+    ├── ExtractionError                        the extractor (offline or LLM) could not run
+    ├── ModelError                             an offline model is missing or cannot be loaded
+    └── NotAvailableError                      a strategy or feature that is not built yet
+"""
+
+from __future__ import annotations
+
+
+class AgentMemError(Exception):
+    """Base class of every error agentmem raises."""
+
+
+class InvalidInputError(AgentMemError, ValueError):
+    """An argument is invalid; nothing was written."""
+
+
+class NotFoundError(AgentMemError, KeyError):
+    """A memory, bank or entity does not exist."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+class StorageError(AgentMemError):
+    """The store could not be read or written."""
+
+
+class StoreLockedError(StorageError):
+    """Another process has the store open for writing."""
+
+
+class ExtractionError(AgentMemError):
+    """Facts could not be extracted from the content."""
+
+
+class ModelError(AgentMemError):
+    """An offline model (embedder, NLP pipeline, tokenizer) is missing or failed to load."""
+
+
+class NotAvailableError(AgentMemError, NotImplementedError):
+    """The requested strategy or feature is not available in this version."""

@@ -1,0 +1,1 @@
+"""Offline models, loaded lazily from installed packages: embedder, tokenizer, spaCy."""

@@ -1,0 +1,53 @@
+"""The collaborators ``AgentMemory`` takes. Protocols, so a fake needs no base class."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from agentmem.retain.facts import ExtractedFact, RetainInput
+from agentmem.recall.candidates import Candidate
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors of a fixed dimension.
+
+    ``name`` is persisted with each bank: reopening a bank with a different embedder is refused,
+    since its vectors would not be comparable.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed documents; returns float32 array of shape (len(texts), dimension), rows L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query; returns a float32 vector of shape (dimension,), L2-normalised."""
+        ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns the content of one ``retain`` call into facts."""
+
+    def extract(self, content: RetainInput) -> list[ExtractedFact]: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Gives each fused candidate a relevance in [0, 1] for the query."""
+
+    @property
+    def name(self) -> str: ...
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
+        """Return one relevance in [0, 1] per candidate, in the candidates' order."""
+        ...

@@ -1,0 +1,1 @@
+"""Recall: strategies → fuse (RRF) → rerank → composite score → token budget."""

@@ -1,0 +1,36 @@
+"""A memory on its way through recall, carrying what each stage found."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentmem.types import Memory
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyHit:
+    """One strategy's verdict on one memory.
+
+    Attributes:
+        memory_id: The memory found.
+        rank: 1-based rank within the strategy's list.
+        score: The strategy's raw score (cosine, BM25, activation, closeness).
+        normalized: The raw score mapped to [0, 1] for this query (reranker input).
+    """
+
+    memory_id: str
+    rank: int
+    score: float
+    normalized: float
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A fused candidate: the memory plus every strategy hit that found it."""
+
+    memory: Memory
+    hits: dict[str, StrategyHit] = field(default_factory=dict)
+    rrf: float = 0.0
+    relevance: float = 0.0
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""Retain: normalise input → extract facts → recognise and resolve entities → link → store."""

@@ -1,0 +1,70 @@
+"""The values that flow through the retain pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message of a ``retain`` call, validated and normalised."""
+
+    role: str
+    content: str
+    name: str | None
+    mentioned_at: datetime
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RetainInput:
+    """The content of one ``retain`` call after validation.
+
+    A plain string arrives as one message with role "user" and no name, marked ``is_text``.
+    """
+
+    messages: tuple[Message, ...]
+    is_text: bool
+    occurred_start: datetime | None = None
+    occurred_end: datetime | None = None
+    context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMention:
+    """A name found in a fact, with its kind: person, org, place, product, event, concept."""
+
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedFact:
+    """One fact an extractor produced, before it is stored.
+
+    Attributes:
+        text: The fact as it will be stored, embedded and shown.
+        fact_type: "world" or "experience".
+        mentioned_at: When it was said (the message's timestamp, else the call's).
+        message_index: Index of the message it came from.
+        entities: Names in the fact; the speaker is one of them.
+        importance: In [0, 1].
+        occurred_start: Occurrence interval start, when known.
+        occurred_end: Occurrence interval end, when known.
+        metadata: Metadata of the source message.
+        keyword_context: Extra text indexed for keyword search only (e.g. the neighbouring turns),
+            so a question phrased like the turn before still finds the reply that answers it.
+    """
+
+    text: str
+    fact_type: str
+    mentioned_at: datetime
+    message_index: int
+    entities: tuple[EntityMention, ...] = ()
+    importance: float = 0.5
+    occurred_start: datetime | None = None
+    occurred_end: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    keyword_context: str = ""

@@ -1,0 +1,1 @@
+"""Storage adapters: DuckDB (system of record + BM25) and Chroma (vectors)."""

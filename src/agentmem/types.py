@@ -1,0 +1,147 @@
+"""Values returned by the public API. All are frozen: a result never changes under the caller."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+FactType = Literal["world", "experience", "observation", "opinion"]
+FACT_TYPES: tuple[str, ...] = ("world", "experience", "observation", "opinion")
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """A half-open interval of aware datetimes: ``start <= t < end``."""
+
+    start: datetime
+    end: datetime
+
+    def overlaps(self, start: datetime | None, end: datetime | None) -> bool:
+        """Whether ``[start, end]`` (a memory's occurrence) intersects this range."""
+        if start is None:
+            return False
+        return start < self.end and (end or start) >= self.start
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One fact held by a bank.
+
+    Attributes:
+        id: Stable id of the memory.
+        bank_id: The bank that owns it.
+        text: The fact as stored (for a chat turn: "Speaker: what was said").
+        fact_type: "world", "experience", "observation" or "opinion".
+        occurred_start: When the fact started to hold/happened (None for timeless facts).
+        occurred_end: When it stopped (inclusive end of the occurrence interval).
+        mentioned_at: When the agent learned it.
+        entities: Canonical names of the entities the fact mentions.
+        tags: Visibility scopes.
+        importance: In [0, 1].
+        access_count: How often recall returned it (reinforcement).
+        document_id: The document (session, file, ...) it came from, if any.
+        context: Free text the caller gave about where the content came from.
+        metadata: Free JSON, returned unchanged (chat messages' metadata is kept per fact).
+        episode_id: The raw episode the fact was extracted from.
+    """
+
+    id: str
+    bank_id: str
+    text: str
+    fact_type: str
+    occurred_start: datetime | None
+    occurred_end: datetime | None
+    mentioned_at: datetime
+    entities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    importance: float = 0.5
+    access_count: int = 0
+    document_id: str | None = None
+    context: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    episode_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A canonical entity of a bank with the names it was mentioned by."""
+
+    name: str
+    kind: str
+    aliases: tuple[str, ...]
+    memory_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RetainResult:
+    """What one ``retain`` call stored.
+
+    Attributes:
+        memories: The facts created, in the order of the content.
+        episode_id: Id of the raw episode (content kept verbatim).
+        warnings: Things the caller should know (e.g. no mention time was given).
+    """
+
+    memories: list[Memory]
+    episode_id: str
+    warnings: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(self.memories)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallHit:
+    """One recalled memory, its composite score and why it came back.
+
+    ``strategy_details`` maps each strategy that found the memory to its ``rank`` (1-based) and
+    raw ``score`` (cosine, BM25, ...); "fusion", "rerank" and "scoring" record the later stages.
+    """
+
+    memory: Memory
+    score: float
+    strategy_details: dict[str, dict[str, Any]]
+    tokens: int = 0
+
+    @property
+    def text(self) -> str:
+        """The memory's text (shortcut for ``hit.memory.text``)."""
+        return self.memory.text
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """The hits of one ``recall`` call, best first, within the token budget.
+
+    Attributes:
+        hits: Recalled memories, best first.
+        query_time_range: The time range parsed from the query, when it held one.
+        total_tokens: cl100k_base tokens of the returned texts.
+        dropped: Ids of hits that ranked within ``top_k`` but did not fit the budget.
+        strategies: The strategies that ran.
+    """
+
+    hits: list[RecallHit]
+    query_time_range: TimeRange | None = None
+    total_tokens: int = 0
+    dropped: tuple[str, ...] = ()
+    strategies: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[RecallHit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> RecallHit:
+        return self.hits[index]
+
+    @property
+    def memories(self) -> list[Memory]:
+        """The recalled memories, best first."""
+        return [hit.memory for hit in self.hits]
