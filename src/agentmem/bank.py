@@ -1,0 +1,345 @@
+"""``MemoryBank``: the verbs of one isolated bank (retain, recall, get, forget, ...).
+
+Every verb has an async twin (``aretain``, ``arecall``, ...) that runs the one sync
+implementation in a worker thread, as LangChain's and LlamaIndex's async retrievers do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import networkx as nx
+
+from agentmem.config import RecallConfig, normalize_tags
+from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.recall.pipeline import recall as run_recall
+from agentmem.retain.link import bank_entity_index
+from agentmem.retain.messages import validate_optional_str
+from agentmem.retain.pipeline import retain as run_retain
+from agentmem.store.forget import forget_memories
+from agentmem.store.records import MEMORY_SELECT, from_db_time, load_memories, memory_from_row
+from agentmem.types import Entity, Memory, RecallResult, RetainResult, TimeRange
+
+if TYPE_CHECKING:
+    from agentmem.engine import Engine
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+LINK_KINDS = frozenset({"entity", "temporal", "semantic", "caused_by", "followed_by", "related"})
+
+
+def _async_twin(method: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """An ``async`` version of a bank verb that runs it in a worker thread."""
+
+    @functools.wraps(method)
+    async def twin(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(method, *args, **kwargs)
+
+    twin.__doc__ = f"Async twin of :meth:`MemoryBank.{method.__name__}` (same arguments)."
+    return twin
+
+
+class MemoryBank:
+    """One hard-isolated bank of memories. Get it from :meth:`AgentMemory.bank`."""
+
+    def __init__(self, engine: Engine, bank_id: str, collection: str) -> None:
+        self._engine = engine
+        self._collection = collection
+        self.id = bank_id
+
+    def __repr__(self) -> str:
+        return f"MemoryBank({self.id!r})"
+
+    def retain(
+        self,
+        content: str | list[Mapping[str, Any]],
+        *,
+        mentioned_at: Any = None,
+        occurred_at: Any = None,
+        tags: Iterable[str] = (),
+        importance: float | None = None,
+        context: str | None = None,
+        document_id: str | None = None,
+        entity_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> RetainResult:
+        """Store content: the raw episode verbatim, plus the facts extracted from it.
+
+        Args:
+            content: A string, or chat messages ``{"role", "content"}`` with optional
+                ``"name"`` (the speaker), ``"timestamp"`` (when it was said) and
+                ``"metadata"`` (kept on the facts that come from that message).
+            mentioned_at: When the agent learned it (naive = UTC). Defaults to now, with a
+                warning: relative dates in the content are resolved against this time.
+            occurred_at: When it happened: a datetime or a ``(start, end)`` pair.
+            tags: Visibility scopes, for ``recall(tags=...)``.
+            importance: In [0, 1]; when None the extractor estimates it around 0.5.
+            context: Free text about where the content came from.
+            document_id: Groups retains (a session, a file); ``forget(document_id=...)``.
+            entity_id: An explicit entity every fact of this call is about.
+            metadata: Free JSON stored on every fact (a message's own metadata wins).
+
+        Returns:
+            The facts created, each recallable by every strategy when this returns.
+
+        Raises:
+            InvalidInputError: Empty content, malformed messages, importance outside [0, 1].
+            ExtractionError: The extractor failed; nothing was stored.
+        """
+        return run_retain(
+            self._engine,
+            self.id,
+            self._collection,
+            content,
+            mentioned_at=mentioned_at,
+            occurred_at=occurred_at,
+            tags=tags,
+            importance=importance,
+            context=context,
+            document_id=document_id,
+            entity_id=entity_id,
+            metadata=metadata,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        max_tokens: int = 4096,
+        strategies: Iterable[str] | str | None = None,
+        fact_types: Iterable[str] | str | None = None,
+        tags: Iterable[str] | str | None = None,
+        tags_match: str = "any",
+        time_range: tuple[Any, Any] | TimeRange | None = None,
+        now: Any = None,
+        scoring_weights: Mapping[str, float] | None = None,
+        thinking_budget: int = 100,
+        rerank: bool | None = None,
+        reinforce: bool = True,
+        **strategy_params: Any,
+    ) -> RecallResult:
+        """Find the memories that answer ``query``, best first, within a token budget.
+
+        Args:
+            query: What to recall; its text is data (FTS operators and quotes are harmless).
+            top_k: At most this many hits.
+            max_tokens: cl100k_base token budget of the returned texts; misfits are skipped
+                and the top hit is always returned (truncated if it alone is too long).
+            strategies: None runs TEMPR (every available arm, fused); or names such as
+                "semantic" (alias "similarity") and "keyword".
+            fact_types: Only these fact types ("world", "experience", ...).
+            tags: Only memories with these tags, as ``tags_match`` says: "any" (at least
+                one), "all", or "exact" (the same set).
+            time_range: ``(start, end)``: only memories whose occurrence (or, when unknown,
+                mention time) falls inside.
+            now: The time recency is measured from (default: now).
+            scoring_weights: Overrides of w_relevance / w_recency / w_importance /
+                w_reinforcement (defaults 0.5 / 0.2 / 0.2 / 0.1), divided by their sum.
+            thinking_budget: Most graph nodes a graph strategy may visit.
+            rerank: Reserved for rerankers (None uses the configured one).
+            reinforce: Count this recall in the returned memories' ``access_count``.
+            **strategy_params: Parameters of individual strategies.
+
+        Returns:
+            A :class:`RecallResult`; each hit's ``strategy_details`` says why it came back.
+
+        Raises:
+            InvalidInputError: Empty query, unknown strategy, bad weights or filters.
+            NotAvailableError: A strategy of the contract that this version does not have.
+        """
+        config = RecallConfig.build(
+            query,
+            top_k=top_k,
+            max_tokens=max_tokens,
+            strategies=strategies,
+            fact_types=fact_types,
+            tags=tags,
+            tags_match=tags_match,
+            time_range=time_range,
+            now=now,
+            scoring_weights=scoring_weights,
+            thinking_budget=thinking_budget,
+            rerank=rerank,
+            reinforce=reinforce,
+            strategy_params=strategy_params,
+        )
+        return run_recall(self._engine, self.id, self._collection, config)
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory by id.
+
+        Raises:
+            NotFoundError: No such memory in this bank.
+        """
+        if not isinstance(memory_id, str):
+            raise InvalidInputError("memory_id must be a string")
+        found = load_memories(self._engine.db, self.id, [memory_id])
+        if memory_id not in found:
+            raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
+        return found[memory_id]
+
+    def memories(self, *, limit: int | None = None) -> list[Memory]:
+        """Every memory of the bank, oldest first (``limit`` caps the count)."""
+        sql = MEMORY_SELECT + "WHERE m.bank_id = ? ORDER BY m.seq"
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise InvalidInputError("limit must be a non-negative integer")
+            sql += f" LIMIT {limit}"
+        return [memory_from_row(row) for row in self._engine.db.fetchall(sql, [self.id])]
+
+    def forget(
+        self,
+        ids: str | Iterable[str] | None = None,
+        *,
+        tags: Iterable[str] | None = None,
+        document_id: str | None = None,
+    ) -> int:
+        """Delete memories everywhere: rows, vectors, keyword index, entity links, links,
+        and episodes left without facts. Selectors combine with AND.
+
+        Args:
+            ids: Memory ids (unknown ids are ignored).
+            tags: Memories having any of these tags.
+            document_id: Memories retained with this document id.
+
+        Returns:
+            How many memories were deleted.
+
+        Raises:
+            InvalidInputError: No selector given (use ``AgentMemory.delete_bank`` to wipe).
+        """
+        if ids is None and tags is None and document_id is None:
+            raise InvalidInputError("forget needs ids, tags or document_id")
+        id_list = [ids] if isinstance(ids, str) else (None if ids is None else list(ids))
+        if id_list is not None and not all(isinstance(i, str) for i in id_list):
+            raise InvalidInputError("ids must be strings")
+        tag_list = list(normalize_tags(tags)) if tags is not None else None
+        doc = validate_optional_str(document_id, field="document_id", max_len=512)
+        return forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
+
+    def link(self, src_id: str, dst_id: str, kind: str, weight: float = 1.0) -> None:
+        """Add an explicit edge between two memories of this bank (e.g. "caused_by").
+
+        Raises:
+            NotFoundError: Either memory is not in this bank.
+            InvalidInputError: Unknown kind or a weight outside [0, 1].
+        """
+        if kind not in LINK_KINDS:
+            raise InvalidInputError(f"link kind must be one of {sorted(LINK_KINDS)}")
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise InvalidInputError("weight must be a number")
+        if not math.isfinite(weight) or not 0 <= weight <= 1:
+            raise InvalidInputError("weight must be in [0, 1]")
+        if src_id == dst_id:
+            raise InvalidInputError("a memory cannot link to itself")
+        found = load_memories(self._engine.db, self.id, [src_id, dst_id])
+        for memory_id in (src_id, dst_id):
+            if memory_id not in found:
+                raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
+        with self._engine.db.transaction() as cur:
+            cur.execute(
+                "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
+                [self.id, src_id, dst_id, kind, float(weight)],
+            )
+
+    def entities(self) -> list[Entity]:
+        """The bank's canonical entities, by name."""
+        rows = self._engine.db.fetchall(
+            "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
+            "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
+            "WHERE e.bank_id = ? GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name",
+            [self.id],
+        )
+        return [
+            Entity(name=r[0], kind=r[1], aliases=tuple(r[2] or ()), memory_ids=tuple(r[3] or ()))
+            for r in rows
+        ]
+
+    def entity(self, name_or_alias: str) -> Entity:
+        """One entity by canonical name or alias (case-insensitive).
+
+        Raises:
+            NotFoundError: No entity has that name or alias.
+        """
+        if not isinstance(name_or_alias, str) or not name_or_alias.strip():
+            raise InvalidInputError("name_or_alias must be a non-empty string")
+        wanted = " ".join(name_or_alias.split()).casefold()
+        with self._engine.db.write_lock:
+            index = bank_entity_index(self._engine, self._engine.db.cursor(), self.id)
+            matches = [
+                e for e in index if any(" ".join(n.split()).casefold() == wanted for n in e.names)
+            ]
+        if not matches:
+            raise NotFoundError(f"no entity {name_or_alias!r} in bank {self.id!r}")
+        best = next((e for e in matches if e.name.casefold() == wanted), matches[0])
+        return next(e for e in self.entities() if e.name == best.name and e.kind == best.kind)
+
+    def graph(self) -> nx.MultiDiGraph:
+        """A copy of the bank's memory graph.
+
+        Nodes are memory ids (``type="memory"``) and entity names (``type="entity"``); every
+        edge has a ``kind`` ("entity" from a memory to each entity it mentions,
+        "followed_by", "caused_by", ...) and a ``weight``.
+        """
+        graph = nx.MultiDiGraph()
+        db = self._engine.db
+        for memory_id, text in db.fetchall(
+            "SELECT id, text FROM memories WHERE bank_id = ? ORDER BY seq", [self.id]
+        ):
+            graph.add_node(memory_id, type="memory", text=text)
+        for memory_id, name, kind in db.fetchall(
+            "SELECT me.memory_id, e.name, e.kind FROM memory_entities AS me "
+            "JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = ?",
+            [self.id],
+        ):
+            graph.add_node(name, type="entity", kind=kind)
+            graph.add_edge(memory_id, name, kind="entity", weight=1.0)
+        for src, dst, kind, weight in db.fetchall(
+            "SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = ?", [self.id]
+        ):
+            graph.add_edge(src, dst, kind=kind, weight=weight)
+        return graph
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of what the bank holds."""
+        db = self._engine.db
+        count = {
+            table: db.fetchall(f"SELECT count(*) FROM {table} WHERE bank_id = ?", [self.id])[0][0]
+            for table in ("memories", "episodes", "entities", "links")
+        }
+        by_type = dict(
+            db.fetchall(
+                "SELECT fact_type, count(*) FROM memories WHERE bank_id = ? GROUP BY fact_type",
+                [self.id],
+            )
+        )
+        span = db.fetchall(
+            "SELECT min(mentioned_at), max(mentioned_at) FROM memories WHERE bank_id = ?",
+            [self.id],
+        )[0]
+        return {
+            "bank_id": self.id,
+            **count,
+            "fact_types": by_type,
+            "first_mentioned_at": from_db_time(span[0]),
+            "last_mentioned_at": from_db_time(span[1]),
+        }
+
+    aretain = _async_twin(retain)
+    arecall = _async_twin(recall)
+    aget = _async_twin(get)
+    amemories = _async_twin(memories)
+    aforget = _async_twin(forget)
+    alink = _async_twin(link)
+    aentities = _async_twin(entities)
+    aentity = _async_twin(entity)
+    agraph = _async_twin(graph)
+    astats = _async_twin(stats)
+
+

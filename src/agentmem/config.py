@@ -1,0 +1,251 @@
+"""Configuration as data: engine settings and the frozen per-call recall configuration.
+
+``recall()`` keeps the keyword arguments of SPEC.md, but builds them into one validated,
+frozen :class:`RecallConfig` before any work starts (graphiti's ``SearchConfig`` pattern), so
+every stage of the pipeline reads one object instead of twenty arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from agentmem._time import optional_utc, to_utc, utc_now
+from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.types import FACT_TYPES, TimeRange
+
+#: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
+TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword")
+#: Strategies of the contract that later versions add; asking for them raises NotAvailableError.
+PLANNED_STRATEGIES: frozenset[str] = frozenset(
+    {"graph", "temporal", "timeline", "causal", "analogical"}
+)
+STRATEGY_ALIASES: Mapping[str, str] = {"similarity": "semantic", "bm25": "keyword"}
+TAGS_MATCH_MODES: frozenset[str] = frozenset({"any", "all", "exact"})
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringWeights:
+    """Weights of the composite score; divided by their sum so the score stays in [0, 1]."""
+
+    w_relevance: float = 0.5
+    w_recency: float = 0.2
+    w_importance: float = 0.2
+    w_reinforcement: float = 0.1
+
+    @classmethod
+    def from_mapping(cls, weights: Mapping[str, float] | None) -> ScoringWeights:
+        """Build weights from a partial mapping; missing keys keep their defaults."""
+        if weights is None:
+            return cls()
+        if not isinstance(weights, Mapping):
+            raise InvalidInputError("scoring_weights must be a mapping of weight name to number")
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(weights) - known
+        if unknown:
+            raise InvalidInputError(
+                f"unknown scoring weight(s) {sorted(unknown)}; expected {sorted(known)}"
+            )
+        values = {}
+        for key, value in weights.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidInputError(f"scoring weight {key} must be a number")
+            if not math.isfinite(value) or value < 0:
+                raise InvalidInputError(f"scoring weight {key} must be finite and >= 0")
+            values[key] = float(value)
+        result = cls(**values)
+        if result.total == 0:
+            raise InvalidInputError("scoring weights must not all be zero")
+        return result
+
+    @property
+    def total(self) -> float:
+        """Sum of the four weights."""
+        return self.w_relevance + self.w_recency + self.w_importance + self.w_reinforcement
+
+
+@dataclass(frozen=True, slots=True)
+class FusionWeights:
+    """How much each arm's normalised raw score counts in the offline relevance.
+
+    BM25 is the strongest single arm on conversational memory (research/retrieval-lessons.md),
+    so it weighs more than cosine similarity.
+    """
+
+    keyword: float = 1.0
+    semantic: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Settings of one ``AgentMemory``; none is read from the environment.
+
+    Attributes:
+        candidates_per_strategy: How many memories each arm contributes before fusion.
+        rrf_k: The RRF constant (60, as in the seed).
+        rerank_top_n: How many fused candidates the reranker scores.
+        fusion: Arm weights of the offline relevance.
+        context_weight: Weight of a turn's neighbouring text in the keyword index (BM25F-style).
+        keyword_rebuild_min: Rows written since the last full-text rebuild before a rebuild is
+            due (also at least ``keyword_rebuild_fraction`` of the indexed rows).
+        recency_window_days: Age at which recency reaches 0.
+        reinforcement_cap: Access count at which reinforcement reaches 1.
+        workers: Threads that run recall strategies in parallel.
+    """
+
+    candidates_per_strategy: int = 60
+    rrf_k: int = 60
+    rerank_top_n: int = 50
+    fusion: FusionWeights = field(default_factory=FusionWeights)
+    context_weight: float = 0.5
+    keyword_rebuild_min: int = 2000
+    keyword_rebuild_fraction: float = 0.05
+    recency_window_days: float = 30.0
+    reinforcement_cap: int = 100
+    workers: int = 4
+
+
+def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, ...]:
+    if strategies is None:
+        return TEMPR_STRATEGIES
+    if isinstance(strategies, str):
+        strategies = [strategies]
+    names: list[str] = []
+    for raw in strategies:
+        if not isinstance(raw, str):
+            raise InvalidInputError(f"strategy names are strings, got {type(raw).__name__}")
+        name = STRATEGY_ALIASES.get(raw.strip().lower(), raw.strip().lower())
+        if name in PLANNED_STRATEGIES:
+            raise NotAvailableError(f"recall strategy {raw!r} is not available in this version")
+        if name not in TEMPR_STRATEGIES:
+            known = sorted({*TEMPR_STRATEGIES, *PLANNED_STRATEGIES, *STRATEGY_ALIASES})
+            raise InvalidInputError(f"unknown recall strategy {raw!r}; known: {known}")
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise InvalidInputError("strategies must name at least one strategy")
+    return tuple(names)
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class RecallConfig:
+    """One recall call's settings, validated. Built by :meth:`build` from ``recall()``'s keywords."""
+
+    query: str
+    top_k: int
+    max_tokens: int
+    strategies: tuple[str, ...]
+    fact_types: tuple[str, ...] | None
+    tags: tuple[str, ...] | None
+    tags_match: str
+    time_range: TimeRange | None
+    now: datetime
+    weights: ScoringWeights
+    thinking_budget: int
+    rerank: bool | None
+    reinforce: bool
+    strategy_params: Mapping[str, Any]
+
+    @classmethod
+    def build(
+        cls,
+        query: object,
+        *,
+        top_k: object = 10,
+        max_tokens: object = 4096,
+        strategies: Iterable[str] | str | None = None,
+        fact_types: Iterable[str] | str | None = None,
+        tags: Iterable[str] | str | None = None,
+        tags_match: object = "any",
+        time_range: tuple[object, object] | TimeRange | None = None,
+        now: object = None,
+        scoring_weights: Mapping[str, float] | None = None,
+        thinking_budget: object = 100,
+        rerank: bool | None = None,
+        reinforce: bool = True,
+        strategy_params: Mapping[str, Any] | None = None,
+    ) -> RecallConfig:
+        """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong."""
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if not query.strip():
+            raise InvalidInputError("query must not be empty")
+        if tags_match not in TAGS_MATCH_MODES:
+            raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
+        if strategy_params:
+            raise InvalidInputError(
+                f"unknown recall argument(s) {sorted(strategy_params)} for the strategies in use"
+            )
+        return cls(
+            query=query,
+            top_k=_positive_int(top_k, "top_k"),
+            max_tokens=_positive_int(max_tokens, "max_tokens"),
+            strategies=_normalize_strategies(strategies),
+            fact_types=_normalize_fact_types(fact_types),
+            tags=normalize_tags(tags) if tags is not None else None,
+            tags_match=str(tags_match),
+            time_range=_normalize_time_range(time_range),
+            now=to_utc(now, field="now") if now is not None else utc_now(),
+            weights=ScoringWeights.from_mapping(scoring_weights),
+            thinking_budget=_positive_int(thinking_budget, "thinking_budget"),
+            rerank=rerank,
+            reinforce=bool(reinforce),
+            strategy_params=dict(strategy_params or {}),
+        )
+
+    @property
+    def has_filters(self) -> bool:
+        """Whether any hard filter narrows the memories."""
+        return bool(self.fact_types or self.tags or self.time_range)
+
+
+def _normalize_fact_types(fact_types: Iterable[str] | str | None) -> tuple[str, ...] | None:
+    if fact_types is None:
+        return None
+    if isinstance(fact_types, str):
+        fact_types = [fact_types]
+    values = tuple(dict.fromkeys(fact_types))
+    bad = [v for v in values if v not in FACT_TYPES]
+    if bad or not values:
+        raise InvalidInputError(f"fact_types must be a non-empty subset of {list(FACT_TYPES)}")
+    return values
+
+
+def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
+    """Validate tags: non-empty strings without control characters, deduplicated, sorted."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        tags = [tags]
+    result: set[str] = set()
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidInputError(f"tags must be non-empty strings, got {tag!r}")
+        if any(ord(ch) < 32 for ch in tag) or len(tag) > 256:
+            raise InvalidInputError(f"invalid tag {tag!r}")
+        result.add(tag.strip())
+    return tuple(sorted(result))
+
+
+def _normalize_time_range(value: tuple[object, object] | TimeRange | None) -> TimeRange | None:
+    if value is None or isinstance(value, TimeRange):
+        return value
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise InvalidInputError("time_range must be a (start, end) pair")
+    start = optional_utc(value[0], field="time_range start")
+    end = optional_utc(value[1], field="time_range end")
+    # An open end means unbounded on that side.
+    start = start or datetime.min.replace(tzinfo=UTC)
+    end = end or datetime.max.replace(tzinfo=UTC)
+    if end <= start:
+        raise InvalidInputError("time_range end must be after its start")
+    return TimeRange(start, end)

@@ -1,0 +1,1 @@
+"""Data files shipped with agentmem (the sample conversation used by ``agentmem demo``)."""

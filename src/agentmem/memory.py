@@ -1,0 +1,220 @@
+"""``AgentMemory``: the facade that opens the stores and hands out banks."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from agentmem.config import EngineConfig
+from agentmem.engine import Engine
+from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
+from agentmem.bank import MemoryBank
+from agentmem.models.embedder import MiniLMEmbedder
+from agentmem.protocols import Embedder, Extractor, Reranker
+from agentmem.recall.rerank import ScoreFusionReranker
+from agentmem.retain.extract import OfflineExtractor
+from agentmem.retain.resolve import EntityResolver
+from agentmem.store.database import Database
+from agentmem.store.forget import delete_bank_rows
+from agentmem.store.keyword import KeywordIndex
+from agentmem.store.reconcile import replay_vector_journal
+from agentmem.store.vectors import VectorStore, collection_name
+
+# Letters, digits and . _ : @ - ; no path separators, no leading dot, at most 128 characters.
+_BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+DB_FILE = "agentmem.duckdb"
+VECTOR_DIR = "chroma"
+
+
+def validate_bank_id(bank_id: object) -> str:
+    """A bank id: 1–128 of letters, digits, ``. _ : @ -``, not starting with a dot."""
+    if not isinstance(bank_id, str) or not _BANK_ID.match(bank_id) or ".." in bank_id:
+        raise InvalidInputError(
+            f"invalid bank id {bank_id!r}: use 1-128 letters, digits or . _ : @ - "
+            "(no path separators, no '..', not starting with a dot)"
+        )
+    return bank_id
+
+
+class AgentMemory:
+    """Long-term memory for agents: one store on disk holding any number of banks.
+
+    Args:
+        path: Directory of the store (created if missing). ``None`` makes a temporary
+            store that is deleted on :meth:`close`.
+        embedder: An :class:`~agentmem.protocols.Embedder`; default all-MiniLM-L6-v2 int8
+            ONNX, loaded lazily from an installed package.
+        extractor: An :class:`~agentmem.protocols.Extractor`; default the offline
+            :class:`~agentmem.retain.extract.OfflineExtractor`.
+        reranker: A :class:`~agentmem.protocols.Reranker`; default the offline
+            :class:`~agentmem.recall.rerank.ScoreFusionReranker`.
+        llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
+        config: Engine settings (:class:`~agentmem.config.EngineConfig`).
+
+    Raises:
+        StoreLockedError: Another process has this store open.
+        StorageError: The store cannot be opened.
+
+    Example:
+        >>> with AgentMemory("./memdata") as mem:
+        ...     bank = mem.bank("support-bot")
+        ...     bank.retain("Alice prefers email over phone calls.")
+        ...     hits = bank.recall("How should I contact Alice?")
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+        reranker: Reranker | None = None,
+        llm: Any = None,
+        config: EngineConfig | None = None,
+    ) -> None:
+        if llm is not None:
+            raise NotAvailableError("the LLM path (llm=...) is not available in this version")
+        if config is not None and not isinstance(config, EngineConfig):
+            raise InvalidInputError("config must be an agentmem.EngineConfig")
+        self._temporary = path is None
+        self.path = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise InvalidInputError(f"{self.path} exists and is not a directory")
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._config = config or EngineConfig()
+        self._lock = threading.Lock()
+        self._banks: dict[str, MemoryBank] = {}
+        db = Database(self.path / DB_FILE)
+        try:
+            vectors = VectorStore(self.path / VECTOR_DIR)
+            keyword = KeywordIndex(
+                db,
+                context_weight=self._config.context_weight,
+                rebuild_min=self._config.keyword_rebuild_min,
+                rebuild_fraction=self._config.keyword_rebuild_fraction,
+            )
+        except BaseException:
+            db.close()
+            raise
+        self._engine = Engine(
+            db=db,
+            vectors=vectors,
+            keyword=keyword,
+            embedder=embedder or MiniLMEmbedder(),
+            extractor=extractor or OfflineExtractor(),
+            reranker=reranker or ScoreFusionReranker(self._config.fusion),
+            resolver=EntityResolver(),
+            config=self._config,
+            executor=ThreadPoolExecutor(
+                max_workers=self._config.workers, thread_name_prefix="agentmem"
+            ),
+        )
+        self._closed = False
+        replay_vector_journal(db, vectors, self._engine.embedder)
+
+    # -- banks ------------------------------------------------------------------------------
+
+    def bank(self, bank_id: str) -> MemoryBank:
+        """The bank with this id, created on first use. Banks never see each other's memories.
+
+        Raises:
+            InvalidInputError: The id is not a valid bank id, or the bank was created with an
+                embedder of another name or dimension.
+        """
+        self._check_open()
+        bank_id = validate_bank_id(bank_id)
+        with self._lock:
+            bank = self._banks.get(bank_id)
+            if bank is None:
+                bank = MemoryBank(self._engine, bank_id, self._open_bank(bank_id))
+                self._banks[bank_id] = bank
+            return bank
+
+    def _open_bank(self, bank_id: str) -> str:
+        engine = self._engine
+        embedder = engine.embedder
+        rows = engine.db.fetchall(
+            "SELECT collection, embedder, dimension FROM banks WHERE bank_id = ?", [bank_id]
+        )
+        if rows:
+            collection, name, dimension = rows[0]
+            if (name, dimension) != (embedder.name, embedder.dimension):
+                raise InvalidInputError(
+                    f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
+                    f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
+                )
+            return collection
+        collection = collection_name(bank_id)
+        engine.vectors.drop(collection)  # a leftover of a bank deleted before a crash
+        with engine.db.transaction() as cur:
+            cur.execute(
+                "INSERT INTO banks VALUES (?, ?, ?, ?, '{}', now())",
+                [bank_id, collection, embedder.name, embedder.dimension],
+            )
+        return collection
+
+    def banks(self) -> list[str]:
+        """Ids of every bank in the store, sorted."""
+        self._check_open()
+        return [r[0] for r in self._engine.db.fetchall("SELECT bank_id FROM banks ORDER BY 1")]
+
+    def delete_bank(self, bank_id: str) -> None:
+        """Delete a bank and everything in it.
+
+        Raises:
+            NotFoundError: No such bank.
+        """
+        self._check_open()
+        bank_id = validate_bank_id(bank_id)
+        rows = self._engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
+        if not rows:
+            raise NotFoundError(f"no bank {bank_id!r}")
+        with self._lock:
+            self._banks.pop(bank_id, None)
+            delete_bank_rows(self._engine, bank_id)
+            self._engine.vectors.drop(rows[0][0])
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder in use."""
+        return self._engine.embedder
+
+    def rebuild_keyword_index(self) -> float:
+        """Fold pending keyword postings into the full-text index now; returns seconds taken."""
+        self._check_open()
+        return self._engine.keyword.rebuild()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError("this AgentMemory is closed")
+
+    def close(self) -> None:
+        """Flush and close the store (a temporary store is deleted). Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._engine.close()
+        if self._temporary:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> AgentMemory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AgentMemory({str(self.path)!r})"

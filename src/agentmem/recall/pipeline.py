@@ -1,0 +1,119 @@
+"""recall: strategies (in parallel) → fuse (RRF) → rerank → composite score → token budget."""
+
+from __future__ import annotations
+
+from agentmem.config import RecallConfig
+from agentmem.engine import Engine
+from agentmem.errors import AgentMemError, StorageError
+from agentmem.recall.budget import fit_to_budget
+from agentmem.recall.candidates import Candidate, StrategyHit
+from agentmem.recall.fusion import reciprocal_rank_fusion
+from agentmem.recall.scoring import signals
+from agentmem.recall.strategies import STRATEGIES, StrategyContext
+from agentmem.store.records import load_memories
+from agentmem.types import RecallHit, RecallResult
+
+
+def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) -> RecallResult:
+    """Run one recall; see ``MemoryBank.recall`` for the contract."""
+    ctx = StrategyContext(engine, bank_id, collection, config)
+    ranked = _run_strategies(ctx)
+    candidates = _fuse(engine, bank_id, config, ranked)
+    _rerank(engine, config, candidates)
+    scored = _score(engine, config, candidates)
+    hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
+    if config.reinforce and hits:
+        _reinforce(engine, [h.memory.id for h in hits])
+    return RecallResult(
+        hits=hits,
+        query_time_range=None,
+        total_tokens=total_tokens,
+        dropped=dropped,
+        strategies=config.strategies,
+    )
+
+
+def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
+    names = ctx.config.strategies
+    if len(names) == 1:
+        return {names[0]: STRATEGIES[names[0]](ctx)}
+    if "semantic" in names:
+        _ = ctx.query_vector  # embed once, before the arms fan out
+    futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
+    results: dict[str, list[StrategyHit]] = {}
+    for name, future in futures.items():
+        try:
+            results[name] = future.result()
+        except AgentMemError:
+            raise
+        except Exception as exc:
+            raise StorageError(f"recall strategy {name!r} failed: {exc}") from exc
+    return results
+
+
+def _fuse(
+    engine: Engine, bank_id: str, config: RecallConfig, ranked: dict[str, list[StrategyHit]]
+) -> list[Candidate]:
+    """RRF-ordered candidates that pass the hard filters, with every arm's hit attached."""
+    fused = reciprocal_rank_fusion(ranked, k=engine.config.rrf_k)
+    memories = load_memories(engine.db, bank_id, [memory_id for memory_id, _ in fused], config)
+    candidates: dict[str, Candidate] = {}
+    for memory_id, rrf in fused:
+        memory = memories.get(memory_id)
+        if memory is not None:  # filtered out, or deleted since the arm saw it
+            candidates[memory_id] = Candidate(memory=memory, rrf=rrf)
+    for name, hits in ranked.items():
+        for hit in hits:
+            if hit.memory_id in candidates:
+                candidates[hit.memory_id].hits[name] = hit
+    return list(candidates.values())
+
+
+def _rerank(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -> None:
+    """Set each candidate's relevance; only the top ``rerank_top_n`` by RRF are scored."""
+    top_n = engine.config.rerank_top_n
+    head, tail = candidates[:top_n], candidates[top_n:]
+    if head:
+        scores = engine.reranker.rerank(config.query, head)
+        for candidate, score in zip(head, scores, strict=True):
+            candidate.relevance = min(1.0, max(0.0, float(score)))
+    for candidate in tail:
+        candidate.relevance = 0.0
+    del candidates[top_n:]  # never rank an unscored candidate above a scored one
+
+
+def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -> list[RecallHit]:
+    scored: list[tuple[float, float, RecallHit]] = []
+    for fusion_rank, candidate in enumerate(candidates, start=1):
+        s = signals(
+            candidate.memory,
+            candidate.relevance,
+            config.now,
+            engine.config.recency_window_days,
+            engine.config.reinforcement_cap,
+        )
+        score = s.composite(config.weights)
+        details = {
+            name: {"rank": hit.rank, "score": hit.score} for name, hit in candidate.hits.items()
+        }
+        details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
+        details["rerank"] = {"score": s.relevance, "reranker": engine.reranker.name}
+        details["scoring"] = {
+            "relevance": s.relevance,
+            "recency": s.recency,
+            "importance": s.importance,
+            "reinforcement": s.reinforcement,
+        }
+        scored.append((score, candidate.rrf, RecallHit(candidate.memory, score, details)))
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [hit for _, _, hit in scored]
+
+
+def _reinforce(engine: Engine, ids: list[str]) -> None:
+    with engine.db.transaction() as cur:
+        cur.execute(
+            "UPDATE memories SET access_count = access_count + 1 WHERE list_contains($ids, id)",
+            {"ids": ids},
+        )
+
+

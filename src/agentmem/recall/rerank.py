@@ -1,0 +1,44 @@
+"""Rerankers turn fused candidates into a relevance in [0, 1].
+
+The offline default (:class:`ScoreFusionReranker`) needs no model: it blends each arm's raw
+score, normalised per query, so a memory that is both the best keyword match and close in
+meaning scores near 1, and one found weakly by a single arm scores low.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from agentmem.config import FusionWeights
+from agentmem.recall.candidates import Candidate
+
+
+class ScoreFusionReranker:
+    """Relevance = weighted mean of the arms' normalised raw scores.
+
+    An arm that found some candidates but not this one contributes 0 for it; arms that found
+    nothing are left out of the mean.
+
+    Args:
+        weights: Weight per arm; arms without a weight count 0.5.
+    """
+
+    name = "score-fusion"
+
+    def __init__(self, weights: FusionWeights | Mapping[str, float] | None = None) -> None:
+        if weights is None:
+            weights = FusionWeights()
+        if isinstance(weights, FusionWeights):
+            weights = {"keyword": weights.keyword, "semantic": weights.semantic}
+        self._weights = dict(weights)
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
+        """One relevance in [0, 1] per candidate."""
+        arms = sorted({name for c in candidates for name in c.hits})
+        weights = {arm: self._weights.get(arm, 0.5) for arm in arms}
+        total = sum(weights.values()) or 1.0
+        return [
+            sum(w * (c.hits[arm].normalized if arm in c.hits else 0.0) for arm, w in weights.items())
+            / total
+            for c in candidates
+        ]

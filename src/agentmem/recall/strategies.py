@@ -1,0 +1,76 @@
+"""Recall strategies: each turns a query into a ranked list of :class:`StrategyHit`.
+
+Every strategy sees the same :class:`StrategyContext`, so the pipeline can run them in
+parallel and fuse what they return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from agentmem.config import RecallConfig
+from agentmem.engine import Engine
+from agentmem.recall.candidates import StrategyHit
+from agentmem.store.records import filter_clause
+
+
+@dataclass
+class StrategyContext:
+    """What a strategy needs: the engine, the bank and the validated recall config."""
+
+    engine: Engine
+    bank_id: str
+    collection: str
+    config: RecallConfig
+
+    @cached_property
+    def query_vector(self) -> np.ndarray:
+        """The query's embedding, computed once per recall."""
+        return np.asarray(self.engine.embedder.embed_query(self.config.query), dtype=np.float32)
+
+    @property
+    def pool(self) -> int:
+        """How many memories a strategy returns (more when hard filters will drop some)."""
+        base = max(self.engine.config.candidates_per_strategy, 3 * self.config.top_k)
+        return base * 4 if self.config.has_filters else base
+
+
+def _ranked(scored: list[tuple[str, float]], normalize: Callable[[float], float]) -> list[StrategyHit]:
+    return [
+        StrategyHit(memory_id=memory_id, rank=rank, score=score, normalized=normalize(score))
+        for rank, (memory_id, score) in enumerate(scored, start=1)
+    ]
+
+
+def semantic(ctx: StrategyContext) -> list[StrategyHit]:
+    """Nearest neighbours of the query embedding (cosine similarity on Chroma's HNSW)."""
+    where = None
+    if ctx.config.fact_types:
+        where = {"fact_type": {"$in": list(ctx.config.fact_types)}}
+    scored = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, where)
+    return _ranked(scored, cosine_relevance)
+
+
+def keyword(ctx: StrategyContext) -> list[StrategyHit]:
+    """BM25 over the fact and its neighbouring turns (DuckDB fts, see store/keyword.py)."""
+    clause, params = filter_clause(ctx.config)
+    scored = ctx.engine.keyword.search(
+        ctx.bank_id, ctx.config.query, ctx.pool, filter_sql=clause, filter_params=params
+    )
+    best = scored[0][1] if scored else 1.0
+    return _ranked(scored, lambda score: score / best if best > 0 else 0.0)
+
+
+def cosine_relevance(cosine: float) -> float:
+    """Map a MiniLM cosine to [0, 1]: unrelated text sits near 0.1, paraphrases above 0.6."""
+    return min(1.0, max(0.0, (cosine - 0.1) / 0.6))
+
+
+STRATEGIES: dict[str, Callable[[StrategyContext], list[StrategyHit]]] = {
+    "semantic": semantic,
+    "keyword": keyword,
+}

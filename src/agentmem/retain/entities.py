@@ -1,0 +1,439 @@
+"""Entity recognition: the people, organisations, places and things a fact mentions.
+
+:func:`recognize_entities` reads a spaCy ``Doc`` that :func:`agentmem.models.nlp.load_nlp`
+has already parsed, so callers batch many facts through ``nlp.pipe`` and pay for the
+pipeline once; :func:`recognize_entities_in_text` parses a single text itself.
+
+spaCy's small English model is the first source. Its labels map to our kinds (PERSON → person,
+ORG → org, GPE/LOC/FAC → place, PRODUCT/WORK_OF_ART → product, EVENT → event,
+NORP/LAW/LANGUAGE → concept; dates, times and amounts are not entities). It is noisy on short
+chat text, so rules correct and complete it:
+
+- A single known first name tagged as something else ("Alice" as ORG, "Jake" as NORP) is a
+  person; so is any name equal to the speaker. The speaker itself is always a person.
+- Capitalised words spaCy skipped ("my boss Priyanka", "Room 101", "iPhone 15 Pro") become
+  entities unless sentence-initial, stopwords, "I", months, weekdays or chat filler. They are
+  persons when they start with a known first name or follow a title or a relation word
+  ("Dr.", "my sister"), else concepts. These rules are skipped for title-cased or
+  all-caps text, where capitals carry no signal.
+- Names lose possessives ("Alice's" → "Alice"), a leading "the" (except for titles of works),
+  stray punctuation, emoji and control characters; mentions are de-duplicated
+  case-insensitively within one fact.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from agentmem.retain.facts import EntityMention
+from agentmem.retain.resolve import HONORIFICS, NICKNAMES
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+__all__ = [
+    "ENTITY_KINDS",
+    "FIRST_NAMES",
+    "recognize_entities",
+    "recognize_entities_in_text",
+]
+
+ENTITY_KINDS: tuple[str, ...] = ("person", "org", "place", "product", "event", "concept")
+
+_LABEL_KINDS: dict[str, str] = {
+    "PERSON": "person",
+    "ORG": "org",
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "PRODUCT": "product",
+    "WORK_OF_ART": "product",
+    "EVENT": "event",
+    "NORP": "concept",
+    "LAW": "concept",
+    "LANGUAGE": "concept",
+}
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_COMMON_FIRST_NAMES = _word_set(
+    """
+    aaron abby adam adrian aiden aisha alan albert alex alexa alexis alice alicia alison
+    allison amanda amber amelia amir amit amy ana andre andrea andrew andy angela anita ann
+    anna anne annie anthony anton arjun arthur arya asha ashley audrey ava barbara beatrice
+    ben benjamin bernard beth betty bianca bill billy blake bob bobby bonnie brad bradley
+    brandon brenda brian bridget brittany bruce bryan caleb cameron camila carl carla carlos
+    carmen carol caroline carter catherine cecilia chad charles charlie chen chloe chris
+    christian christina christine christopher claire clara colin connor craig cynthia daisy
+    dan daniel daniela danny darren dave david dean deborah debra denise dennis derek diana
+    diane diego dmitri dominic donald donna doris dorothy douglas dylan eddie edith edward
+    elena eli elijah elizabeth ella ellen elliot emily emma eric erica erin ethan eva evan
+    evelyn fatima felix fernando fiona frank gabriel gabriela gary gavin george gerald gina
+    giovanni gloria grace greg gregory hailey hannah harold harper harry hassan hazel heather
+    hector helen henry holly howard hugo ian irene isaac isabel isabella ivan jack jackson
+    jacob jade jake james jamie jane janet janice jasmine jason javier jay jean jeff jeffrey
+    jen jenna jennifer jeremy jerry jesse jessica jill jim jimmy joan joe joel john johnny
+    jon jonathan jordan jorge jose joseph josh joshua joy joyce juan judith judy julia julian
+    julie justin karen karl kate katherine kathleen kathy katie kayla keith kelly ken kenji
+    kenneth kevin kim kimberly kyle laura lauren leah lee leo leon leonardo liam lily linda
+    lisa logan lois louis lucas lucy luis luke lydia madison maggie maria mariana marie
+    marilyn mario mark martha martin mary mason matt matthew maya megan mei melanie melissa
+    mia michael michelle miguel mike mila miles mohammed mohammad muhammad monica nadia
+    nancy naomi natalie nathan neil nicholas nick nicole nina noah noor nora olga oliver
+    olivia omar oscar owen pablo pamela patricia patrick paul paula pedro peggy peter philip
+    phillip priya priyanka rachel rafael rahul raj ralph ramon randy raquel ravi ray raymond
+    rebecca riley rita rob robert robin roger ron ronald rosa rose ross roy ruby russell
+    ruth ryan sakura sally sam samantha samuel sandra sara sarah scott sean sebastian sergei
+    shannon sharon shawn sofia sophia sophie stanley stella stephanie stephen steve steven
+    susan sven tanya tara taylor ted teresa terry theo theresa thomas tiffany tim timothy
+    tina todd tom tommy tony tracy travis tyler valentina vanessa vera victor victoria
+    vikram vincent violet virginia walter wei wendy william willow xavier yara yasmin yuki
+    yusuf zachary zara zoe zoey hope faith
+    """
+)
+# Known first names, nicknames included. A single one of these that spaCy files under another
+# label is taken as a person.
+FIRST_NAMES: frozenset[str] = (
+    _COMMON_FIRST_NAMES
+    | frozenset(NICKNAMES)
+    | frozenset(n for ns in NICKNAMES.values() for n in ns)
+)
+# First names that are also well-known places: spaCy's place label wins for these.
+_PLACE_LIKE_NAMES = _word_set(
+    "paris jordan georgia austin sydney florence victoria chelsea dallas phoenix madison "
+    "charlotte virginia carolina lincoln houston savannah brooklyn india israel kenya asia "
+    "dakota aurora orlando denver cleveland eugene regina adelaide alexandria"
+)
+_MONTHS_AND_DAYS = _word_set(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
+    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun"
+)
+# Capitalised in chat without naming anything.
+_CHAT_WORDS = _word_set(
+    "ok okay yes yeah yep no nope hi hello hey thanks thank please sorry lol omg btw fyi "
+    "asap tbd todo re fwd dear madam sir am pm today tomorrow yesterday tonight everyone "
+    "anyone someone nobody everybody somebody god oh ah wow hmm um uh"
+)
+# Capitalised kinship words used as names ("Call Mom") refer to a person.
+_KINSHIP_NAMES = _word_set(
+    "mom mum mommy mummy mother dad daddy father mama papa grandma grandpa granny nana "
+    "grandmother grandfather"
+)
+# A capitalised word right after one of these is a person ("my sister Kate").
+_RELATION_WORDS = _word_set(
+    "friend buddy pal colleague coworker co-worker teammate boss manager mentor mentee "
+    "partner wife husband girlfriend boyfriend fiance fiancee fiancé fiancée spouse son "
+    "daughter brother sister sibling mom mum mother dad father aunt uncle cousin niece nephew "
+    "grandma grandpa grandmother grandfather grandson granddaughter neighbor neighbour "
+    "roommate flatmate classmate teacher tutor student doctor dentist therapist coach client "
+    "landlord intern assistant named called"
+)
+# Role names a chat speaker may carry that are not a person's name.
+_ROLE_NAMES = _word_set("user assistant system human ai bot tool model me you")
+# Reporting periods spaCy sometimes labels PERSON ("Q3").
+_PERIOD_RE = re.compile(r"^(?:q[1-4]|h[12]|fy\s?\d{2,4})$", re.IGNORECASE)
+# Lowercase-first brand names written with an inner capital: iPhone, eBay, macOS.
+_INNER_CAPITAL_RE = re.compile(r"^[a-z]{1,4}[A-Z][A-Za-z]*$")
+_POSSESSIVE_RE = re.compile(r"(?:['’]s|(?<=s)['’])$", re.IGNORECASE)
+# Parts of speech a capitalised word in a name can have.
+_NAME_POS = frozenset({"PROPN", "NOUN", "ADJ", "X"})
+_MAX_NAME_CHARS = 80
+_MAX_NAME_WORDS = 8
+# Longer texts are parsed in pieces; spaCy's parser memory grows with document length.
+_CHUNK_CHARS = 100_000
+
+
+def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMention]:
+    """Return the entities mentioned in a parsed fact, in order of first mention.
+
+    Args:
+        doc: A ``Doc`` produced by the pipeline from :func:`agentmem.models.nlp.load_nlp`.
+        speaker: Name of who said it; always returned first, as a person. Role names such as
+            "user" or "assistant" are not names and are ignored.
+
+    Returns:
+        De-duplicated mentions (case-insensitive); a concept mention is upgraded when the same
+        name also appears with a more specific kind.
+    """
+    speaker_mention = _speaker_mention(speaker)
+    speaker_key = speaker_mention.name.casefold() if speaker_mention else ""
+    found = [speaker_mention] if speaker_mention else []
+
+    covered: set[int] = set()
+    for ent in doc.ents:
+        kind = _LABEL_KINDS.get(ent.label_)
+        if kind is None:
+            # Dates and amounts are not entities, but their words must not come back as
+            # capitalised-word candidates ("Christmas", "Monday"); bare numbers may still
+            # complete a name ("Room 101", "iPhone 15").
+            covered.update(t.i for t in ent if not t.like_num)
+            continue
+        covered.update(range(ent.start, ent.end))
+        found.extend(_from_spacy_entity(doc, ent.start, ent.end, kind, speaker_key))
+
+    if not _capitals_are_uninformative(doc):
+        found.extend(_from_capitalised_words(doc, covered, speaker_key))
+    return _dedupe(found)
+
+
+def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list[EntityMention]:
+    """Parse ``text`` with the shared pipeline and return its entities.
+
+    Prefer :func:`recognize_entities` over many texts, parsing them with ``nlp.pipe``.
+
+    Args:
+        text: Any text; control characters are ignored and very long texts are parsed in
+            pieces.
+        speaker: As for :func:`recognize_entities`.
+
+    Raises:
+        ModelError: The spaCy model is not installed.
+    """
+    from agentmem.models.nlp import load_nlp
+
+    clean = _strip_control(text)
+    speaker_mention = _speaker_mention(speaker)
+    found = [speaker_mention] if speaker_mention else []
+    if clean.strip():
+        for doc in load_nlp().pipe(_chunks(clean, _CHUNK_CHARS)):
+            found.extend(recognize_entities(doc, speaker=speaker))
+    return _dedupe(found)
+
+
+def _speaker_mention(speaker: str | None) -> EntityMention | None:
+    name = _clean_name(speaker or "", keep_the=True)
+    if not name or name.casefold() in _ROLE_NAMES:
+        return None
+    return EntityMention(name, "person")
+
+
+# -- spaCy entities ------------------------------------------------------------------------
+
+
+def _from_spacy_entity(
+    doc: Doc, start: int, end: int, kind: str, speaker_key: str
+) -> Iterator[EntityMention]:
+    # Trim what spaCy sometimes includes: determiners, punctuation, possessive markers.
+    while start < end and (
+        doc[start].is_punct
+        or doc[start].is_space
+        or (kind != "product" and doc[start].lower_ == "the")
+    ):
+        start += 1
+    while end > start and (
+        doc[end - 1].is_punct or doc[end - 1].is_space or doc[end - 1].tag_ == "POS"
+    ):
+        end -= 1
+    if start == end:
+        return
+    words = [t for t in doc[start:end] if not t.is_space]
+    lowered = [t.lower_ for t in words]
+
+    # "Grace and Hope" as one ORG: two people joined by "and".
+    if kind != "person" and "and" in lowered:
+        parts = [w for w in lowered if w != "and"]
+        if len(parts) >= 2 and all(p in FIRST_NAMES for p in parts):
+            for token in words:
+                if token.lower_ != "and":
+                    name = _clean_name(token.text)
+                    if name:
+                        yield EntityMention(name, "person")
+            return
+
+    # "Priya 3" tagged LAW: a first name followed only by a number.
+    if len(words) > 1 and lowered[0] in FIRST_NAMES and all(t.like_num for t in words[1:]):
+        end = start + 1
+        kind = "person"
+
+    if kind == "person" and start > 0 and _is_title(doc[start - 1]):
+        start -= 1  # keep "Dr." with "Smith": "Dr. Smith" is how the user names them
+
+    name = _clean_name(doc[start:end].text, keep_the=kind == "product")
+    if not name:
+        return
+    key = name.casefold()
+    if _is_not_a_name(key):
+        return
+    if key == speaker_key:
+        kind = "person"
+    elif kind != "person" and " " not in key and key in FIRST_NAMES:
+        if not (kind == "place" and key in _PLACE_LIKE_NAMES):
+            kind = "person"
+    elif kind == "person" and any(c.isdigit() for c in key):
+        kind = "concept"
+    yield EntityMention(name, kind)
+
+
+# -- capitalised words spaCy missed --------------------------------------------------------
+
+
+def _capitals_are_uninformative(doc: Doc) -> bool:
+    """True for headline-style or shouted text, where most words are capitalised.
+
+    Only words that neither start a sentence nor belong to a spaCy entity count: those are
+    capitalised in ordinary prose too.
+    """
+    words = [t for t in doc if t.is_alpha and not t.is_sent_start and not t.ent_type_]
+    if len(words) < 3:
+        return False
+    capitalised = sum(1 for t in words if t.text[0].isupper())
+    return capitalised / len(words) >= 0.6
+
+
+def _is_title(token: Token) -> bool:
+    return token.lower_.rstrip(".") in HONORIFICS and token.text[:1].isupper()
+
+
+def _is_capitalised(text: str) -> bool:
+    return text[:1].isupper() or bool(_INNER_CAPITAL_RE.match(text))
+
+
+def _is_name_word(token: Token) -> bool:
+    """Whether a token can be part of a name spaCy did not label."""
+    text = token.text
+    lower = token.lower_
+    if not _is_capitalised(text) or not any(c.isalpha() for c in text):
+        return False
+    if text == "I" or lower in _MONTHS_AND_DAYS or lower in _CHAT_WORDS or _is_title(token):
+        return False
+    if lower in FIRST_NAMES and (token.pos_ == "PROPN" or not token.is_sent_start):
+        # A capitalised "Will" or "Mark" inside a sentence is a name whatever the tagger says.
+        return True
+    return token.pos_ in _NAME_POS and not token.is_stop
+
+
+def _can_start_name(token: Token) -> bool:
+    if not _is_name_word(token):
+        return False
+    # Every sentence starts with a capital, so only a known first name counts there.
+    return not token.is_sent_start or (token.pos_ == "PROPN" and token.lower_ in FIRST_NAMES)
+
+
+def _from_capitalised_words(
+    doc: Doc, covered: set[int], speaker_key: str
+) -> Iterator[EntityMention]:
+    n = len(doc)
+    i = 0
+    while i < n:
+        if i in covered or not _can_start_name(doc[i]):
+            i += 1
+            continue
+        first = doc[i].lower_
+        j = i + 1
+        while j < n and j not in covered and not doc[j].is_sent_start:
+            token = doc[j]
+            if _is_name_word(token):
+                j += 1
+            elif token.lower_ in ("of", "&") and _continues_name(doc, j + 1, covered):
+                j += 2  # "University of Michigan", "Ben & Jerry"
+            elif (
+                token.like_num and any(c.isdigit() for c in token.text) and first not in FIRST_NAMES
+            ):
+                j += 1  # "Room 101", "iPhone 15 Pro"; but "Priya 3 times" is not a name
+            else:
+                break
+        yield from _capitalised_mention(doc, i, j, speaker_key)
+        i = j
+
+
+def _continues_name(doc: Doc, j: int, covered: set[int]) -> bool:
+    return j < len(doc) and j not in covered and not doc[j].is_sent_start and _is_name_word(doc[j])
+
+
+def _capitalised_mention(
+    doc: Doc, start: int, end: int, speaker_key: str
+) -> Iterator[EntityMention]:
+    name = _clean_name(doc[start:end].text)
+    if not name:
+        return
+    key = name.casefold()
+    if _is_not_a_name(key):
+        return
+    words = doc[start:end]
+    previous = doc[start - 1] if start > 0 else None
+    titled = previous is not None and _is_title(previous)
+    looks_personal = (
+        key == speaker_key
+        or (len(words) <= 4 and words[0].lower_ in FIRST_NAMES)
+        or titled
+        or (previous is not None and previous.lower_ in _RELATION_WORDS)
+        or (len(words) == 1 and key in _KINSHIP_NAMES)
+    )
+    if looks_personal and not any(c.isdigit() for c in key):
+        if titled and previous is not None:
+            name = _clean_name(doc[start - 1 : end].text)
+        yield EntityMention(name, "person")
+    else:
+        yield EntityMention(name, "concept")
+
+
+# -- names -----------------------------------------------------------------------------------
+
+
+def _is_not_a_name(key: str) -> bool:
+    return key in _MONTHS_AND_DAYS or key in _CHAT_WORDS or bool(_PERIOD_RE.match(key))
+
+
+def _strip_control(text: str) -> str:
+    """Replace control and invisible format characters with spaces."""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+
+
+def _clean_name(text: str, *, keep_the: bool = False) -> str:
+    """Normalise a raw name; returns "" when nothing name-like is left."""
+    name = " ".join(_strip_control(unicodedata.normalize("NFC", text)).split())
+    # Emoji, quotes and brackets around a name are not part of it.
+    start, end = 0, len(name)
+    while start < end and not name[start].isalnum():
+        start += 1
+    while end > start and not (name[end - 1].isalnum() or name[end - 1] in ".+#"):
+        end -= 1
+    name = _POSSESSIVE_RE.sub("", name[start:end]).rstrip(" '’")
+    # A trailing period belongs to abbreviations ("Inc.", "Alice C.", "U.S."), not to words.
+    if name.endswith("."):
+        last = name.split()[-1] if name.split() else ""
+        if len(last.rstrip(".")) > 4 and "." not in last.rstrip("."):
+            name = name.rstrip(".")
+    if not keep_the and name[:4].casefold() == "the " and len(name) > 4:
+        name = name[4:].lstrip()
+    if (
+        not any(c.isalpha() for c in name)
+        or len(name) > _MAX_NAME_CHARS
+        or len(name.split()) > _MAX_NAME_WORDS
+    ):
+        return ""
+    return name
+
+
+def _dedupe(mentions: Iterable[EntityMention]) -> list[EntityMention]:
+    """Keep the first mention of each name; a later specific kind replaces "concept"."""
+    position: dict[str, int] = {}
+    result: list[EntityMention] = []
+    for mention in mentions:
+        key = mention.name.casefold()
+        if key not in position:
+            position[key] = len(result)
+            result.append(mention)
+        elif result[position[key]].kind == "concept" and mention.kind != "concept":
+            result[position[key]] = EntityMention(result[position[key]].name, mention.kind)
+    return result
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    """Split ``text`` into pieces of at most ``size`` characters, at whitespace when possible."""
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            cut = text.rfind(" ", start + size // 2, end)
+            if cut > start:
+                end = cut
+        yield text[start:end]
+        start = end

@@ -1,0 +1,131 @@
+"""The offline extractor: deterministic, LLM-free facts from chat turns and text.
+
+* A chat turn of up to ``max_turn_chars`` is one fact, "Speaker: what was said", so a fact
+  keeps its speaker and the whole thought; a longer turn is split at sentence boundaries into
+  facts of about ``max_fact_chars``.
+* Plain text is split into sentences; very short sentences are merged with the next one.
+* Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
+* ``keyword_context`` holds the neighbouring turns, indexed for keyword search only: a question
+  is often phrased like the turn that asked it, while the answer sits in the reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from agentmem.models.nlp import load_nlp
+from agentmem.retain.entities import recognize_entities
+from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
+
+_GREETING = re.compile(
+    r"^(hi|hey|hello|thanks|thank you|ok|okay|cool|great|bye|see you|lol|haha|yes|no|sure)\b[\s!.,]*$",
+    re.IGNORECASE,
+)
+_HAS_NUMBER = re.compile(r"\d")
+
+
+class OfflineExtractor:
+    """Deterministic extractor; the default when no LLM is configured.
+
+    Args:
+        max_turn_chars: A turn up to this length stays one fact.
+        max_fact_chars: Target size of the pieces a longer turn or text is split into.
+        min_sentence_chars: Shorter sentences of plain text are merged into the next one.
+    """
+
+    def __init__(
+        self, *, max_turn_chars: int = 600, max_fact_chars: int = 400, min_sentence_chars: int = 40
+    ) -> None:
+        self.max_turn_chars = max_turn_chars
+        self.max_fact_chars = max_fact_chars
+        self.min_sentence_chars = min_sentence_chars
+
+    def extract(self, content: RetainInput) -> list[ExtractedFact]:
+        """Facts of one retain call, in content order."""
+        nlp = load_nlp()
+        messages = content.messages
+        docs = list(nlp.pipe(m.content for m in messages))
+        facts: list[ExtractedFact] = []
+        for index, (message, doc) in enumerate(zip(messages, docs, strict=True)):
+            neighbours = " ".join(
+                _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
+            )
+            entities = recognize_entities(doc, speaker=message.name)
+            for piece in self._pieces(message, doc, is_text=content.is_text):
+                piece_entities = _entities_in(piece, entities, message.name)
+                facts.append(
+                    ExtractedFact(
+                        text=f"{message.name}: {piece}" if message.name else piece,
+                        fact_type="experience" if message.role == "assistant" else "world",
+                        mentioned_at=message.mentioned_at,
+                        message_index=index,
+                        entities=piece_entities,
+                        importance=estimate_importance(piece, piece_entities, message.name),
+                        occurred_start=content.occurred_start,
+                        occurred_end=content.occurred_end,
+                        metadata=dict(message.metadata),
+                        keyword_context=neighbours,
+                    )
+                )
+        return facts
+
+    def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
+        text = message.content
+        if not is_text and len(text) <= self.max_turn_chars:
+            yield text
+            return
+        sentences = [s.text.strip() for s in doc.sents if s.text.strip()] or [text]
+        buffer = ""
+        for sentence in sentences:
+            joined = f"{buffer} {sentence}".strip()
+            if is_text:
+                # Plain text: a fact per sentence, with fragments merged forward.
+                if len(joined) < self.min_sentence_chars:
+                    buffer = joined
+                    continue
+                yield joined
+                buffer = ""
+            elif len(joined) > self.max_fact_chars and buffer:
+                yield buffer
+                buffer = sentence
+            else:
+                buffer = joined
+        if buffer:
+            yield buffer
+
+
+def _speaker_text(message: Message) -> str:
+    return f"{message.name}: {message.content}" if message.name else message.content
+
+
+def _entities_in(
+    piece: str, entities: list[EntityMention], speaker: str | None
+) -> tuple[EntityMention, ...]:
+    """The message's entities that occur in this piece (the speaker always does)."""
+    lowered = piece.lower()
+    return tuple(
+        e for e in entities if (speaker and e.name == speaker) or e.name.lower() in lowered
+    )
+
+
+def estimate_importance(
+    text: str, entities: tuple[EntityMention, ...], speaker: str | None
+) -> float:
+    """A heuristic importance in [0.2, 0.8] centred on the documented default of 0.5.
+
+    Chit-chat ("thanks!") scores low; facts that name things, carry numbers or say more score
+    higher. A caller's explicit ``importance`` always replaces this.
+    """
+    if _GREETING.match(text.strip()):
+        return 0.2
+    score = 0.5
+    if any(e.name != speaker for e in entities):
+        score += 0.1
+    if _HAS_NUMBER.search(text):
+        score += 0.1
+    if len(text) >= 80:
+        score += 0.1
+    elif len(text) < 20:
+        score -= 0.2
+    return round(min(0.8, max(0.2, score)), 2)

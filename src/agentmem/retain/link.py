@@ -1,0 +1,108 @@
+"""Resolve each fact's entity mentions to the bank's canonical entities, and link facts.
+
+Entity links are the memory–entity edges themselves (``memory_entities``): two facts that
+share an entity are two hops apart in the graph, which avoids storing a quadratic number of
+fact–fact edges for an entity mentioned a thousand times. ``followed_by`` links keep the order
+of facts within an episode.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from agentmem.engine import Engine
+from agentmem.retain.facts import ExtractedFact
+from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
+
+_NEIGHBORS_SQL = """
+SELECT e.id, e.name, e.kind, e.aliases,
+       (SELECT list(DISTINCT lower(other.name)) FROM memory_entities AS a
+        JOIN memory_entities AS b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
+        JOIN entities AS other ON other.id = b.entity_id
+        WHERE a.entity_id = e.id) AS neighbors
+FROM entities AS e WHERE e.bank_id = ?
+"""
+
+
+def bank_entity_index(engine: Engine, cur: Any, bank_id: str) -> EntityIndex:
+    """The bank's entity index, loaded from the store on first use in this process."""
+    index = engine.entity_indexes.get(bank_id)
+    if index is None:
+        rows = cur.execute(_NEIGHBORS_SQL, [bank_id]).fetchall()
+        index = EntityIndex(
+            KnownEntity(
+                id=row[0],
+                name=row[1],
+                kind=row[2],
+                aliases=tuple(row[3] or ()),
+                neighbors=frozenset(row[4] or ()),
+            )
+            for row in rows
+        )
+        engine.entity_indexes[bank_id] = index
+    assert isinstance(index, EntityIndex)
+    return index
+
+
+def link_entities(
+    engine: Engine,
+    cur: Any,
+    bank_id: str,
+    memory_ids: list[str],
+    facts: list[ExtractedFact],
+    resolver: EntityResolver,
+) -> list[tuple[str, ...]]:
+    """Resolve and store the entities of new facts; returns each fact's canonical names.
+
+    Runs inside the retain transaction. The caller drops the bank's cached index if the
+    transaction fails, so the cache never holds entities the store does not.
+    """
+    index = bank_entity_index(engine, cur, bank_id)
+    existing = {entity.id for entity in index}
+    touched: dict[str, KnownEntity] = {}
+    fact_entity_ids: list[list[str]] = []
+    for fact in facts:
+        names = [m.name.casefold() for m in fact.entities]
+        ids: list[str] = []
+        for mention in fact.entities:
+            context = [n for n in names if n != mention.name.casefold()]
+            match = resolver.resolve(mention, index, context)
+            canonical = resolver.canonical_name(mention, match)
+            if match is None:
+                entity = KnownEntity(id=uuid.uuid4().hex, name=canonical, kind=mention.kind, aliases=())
+                entity = entity.with_mention(mention.name, canonical=canonical, neighbors=context)
+                index.add(entity)
+            else:
+                entity = match.with_mention(mention.name, canonical=canonical, neighbors=context)
+                index.update(entity)
+            touched[entity.id] = entity
+            if entity.id not in ids:
+                ids.append(entity.id)
+        fact_entity_ids.append(ids)
+
+    new = [e for e in touched.values() if e.id not in existing]
+    changed = [e for e in touched.values() if e.id in existing]
+    if new:
+        cur.executemany(
+            "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
+            [(e.id, bank_id, e.name, e.kind, list(e.aliases)) for e in new],
+        )
+    if changed:
+        cur.executemany(
+            "UPDATE entities SET name = ?, aliases = ? WHERE id = ?",
+            [(e.name, list(e.aliases), e.id) for e in changed],
+        )
+    pairs = [
+        (memory_id, entity_id, bank_id)
+        for memory_id, ids in zip(memory_ids, fact_entity_ids, strict=True)
+        for entity_id in ids
+    ]
+    if pairs:
+        cur.executemany("INSERT INTO memory_entities VALUES (?, ?, ?)", pairs)
+    return [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids]
+
+
+def followed_by_links(memory_ids: list[str]) -> list[tuple[str, str, str, float]]:
+    """(src, dst, kind, weight) edges that keep the order of facts within one episode."""
+    return [(a, b, "followed_by", 1.0) for a, b in zip(memory_ids, memory_ids[1:], strict=False)]

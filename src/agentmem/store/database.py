@@ -1,0 +1,228 @@
+"""The DuckDB file: system of record for banks, episodes, memories, entities and links.
+
+One ``Database`` per ``AgentMemory``. Writes are serialised by one lock and run in explicit
+transactions; reads use a cursor per thread (DuckDB's recommended way to share a database
+between threads). The fts extension is loaded from the installed ``duckdb-extension-fts``
+package by path on every connection, with auto-install and auto-load off, so nothing is ever
+downloaded.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from agentmem.errors import ModelError, StorageError, StoreLockedError
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS banks (
+    bank_id VARCHAR PRIMARY KEY,
+    collection VARCHAR NOT NULL,
+    embedder VARCHAR NOT NULL,
+    dimension INTEGER NOT NULL,
+    config JSON,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    id VARCHAR PRIMARY KEY,
+    bank_id VARCHAR NOT NULL,
+    content JSON NOT NULL,
+    document_id VARCHAR,
+    context VARCHAR,
+    mentioned_at TIMESTAMP NOT NULL,
+    metadata JSON,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE SEQUENCE IF NOT EXISTS memory_seq START 1;
+CREATE TABLE IF NOT EXISTS memories (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL,
+    bank_id VARCHAR NOT NULL,
+    episode_id VARCHAR,
+    text VARCHAR NOT NULL,
+    search_text VARCHAR NOT NULL,
+    context_text VARCHAR NOT NULL,
+    fact_type VARCHAR NOT NULL,
+    occurred_start TIMESTAMP,
+    occurred_end TIMESTAMP,
+    mentioned_at TIMESTAMP NOT NULL,
+    tags VARCHAR[] NOT NULL,
+    importance DOUBLE NOT NULL,
+    access_count INTEGER NOT NULL,
+    document_id VARCHAR,
+    context VARCHAR,
+    metadata JSON,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entities (
+    id VARCHAR PRIMARY KEY,
+    bank_id VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    aliases VARCHAR[] NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_entities (
+    memory_id VARCHAR NOT NULL,
+    entity_id VARCHAR NOT NULL,
+    bank_id VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS links (
+    bank_id VARCHAR NOT NULL,
+    src_id VARCHAR NOT NULL,
+    dst_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    weight DOUBLE NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+-- Vector writes not yet confirmed by Chroma: replayed on open (see store/reconcile.py).
+CREATE TABLE IF NOT EXISTS vector_journal (
+    memory_id VARCHAR NOT NULL,
+    bank_id VARCHAR NOT NULL,
+    op VARCHAR NOT NULL
+);
+-- Keyword postings of rows written since the last full-text index build (store/keyword.py).
+CREATE TABLE IF NOT EXISTS keyword_pending (
+    seq BIGINT NOT NULL,
+    field INTEGER NOT NULL,
+    term VARCHAR NOT NULL,
+    tf INTEGER NOT NULL,
+    len INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_bank ON memories (bank_id);
+CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
+CREATE INDEX IF NOT EXISTS memory_entities_memory ON memory_entities (memory_id);
+CREATE INDEX IF NOT EXISTS memory_entities_entity ON memory_entities (entity_id);
+CREATE INDEX IF NOT EXISTS links_src ON links (src_id);
+CREATE INDEX IF NOT EXISTS links_dst ON links (dst_id);
+CREATE INDEX IF NOT EXISTS entities_bank ON entities (bank_id);
+CREATE INDEX IF NOT EXISTS episodes_bank ON episodes (bank_id);
+"""
+
+
+def fts_extension_path() -> Path:
+    """Path of the fts extension binary built for the installed duckdb version."""
+    try:
+        import duckdb_extension_fts
+    except ImportError as exc:
+        raise ModelError(
+            "the duckdb-extension-fts package is missing (pip install duckdb-extension-fts)"
+        ) from exc
+    path = (
+        Path(duckdb_extension_fts.__file__).parent
+        / "extensions"
+        / f"v{duckdb.__version__}"
+        / "fts.duckdb_extension"
+    )
+    if not path.is_file():
+        raise ModelError(
+            f"no fts extension for duckdb {duckdb.__version__} at {path}; "
+            "duckdb and duckdb-extension-fts versions must match exactly"
+        )
+    return path
+
+
+class Database:
+    """A DuckDB database file with agentmem's schema and the fts extension loaded."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.write_lock = threading.RLock()
+        self._local = threading.local()
+        try:
+            self._con = duckdb.connect(
+                str(path),
+                config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+            )
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(
+                    f"{path} is open in another process. DuckDB allows one writer per file: "
+                    "share one agentmem process between agents (agentmem serve) instead of "
+                    "opening the store twice."
+                ) from exc
+            raise StorageError(f"cannot open {path}: {exc}") from exc
+        except duckdb.Error as exc:
+            raise StorageError(f"cannot open {path}: {exc}") from exc
+        try:
+            self._con.execute(f"LOAD '{fts_extension_path()}'")
+            self._con.execute(_SCHEMA)
+            self._con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
+                [SCHEMA_VERSION],
+            )
+        except duckdb.Error as exc:
+            self._con.close()
+            raise StorageError(f"cannot initialise {path}: {exc}") from exc
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._closed = False
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor (created on first use)."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._con.cursor()
+            self._local.cursor = cur
+            with self.write_lock:
+                self._cursors.append(cur)
+        return cur
+
+    def execute(self, sql: str, params: list[Any] | tuple[Any, ...] | None = None) -> Any:
+        """Run one statement on this thread's cursor, wrapping DuckDB errors."""
+        try:
+            return self.cursor().execute(sql, params or [])
+        except duckdb.Error as exc:
+            raise StorageError(f"query failed: {exc}") from exc
+
+    def fetchall(self, sql: str, params: list[Any] | tuple[Any, ...] | None = None) -> list[Any]:
+        """Run a query and return all rows."""
+        return self.execute(sql, params).fetchall()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Hold the write lock and run the block in one transaction (rolled back on error)."""
+        with self.write_lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                try:
+                    cur.execute("COMMIT")
+                except duckdb.Error as exc:
+                    raise StorageError(f"commit failed: {exc}") from exc
+
+    def get_meta(self, key: str) -> str | None:
+        """A value of the meta table."""
+        rows = self.fetchall("SELECT value FROM meta WHERE key = ?", [key])
+        return rows[0][0] if rows else None
+
+    def close(self) -> None:
+        """Close every cursor and the connection (checkpointing the WAL)."""
+        if self._closed:
+            return
+        with self.write_lock:
+            self._closed = True
+            for cur in self._cursors:
+                try:
+                    cur.close()
+                except duckdb.Error:
+                    pass
+            try:
+                self._con.execute("CHECKPOINT")
+            except duckdb.Error:
+                pass
+            self._con.close()

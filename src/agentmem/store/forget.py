@@ -1,0 +1,87 @@
+"""Deletion everywhere: rows, keyword postings, entity links, links, episodes and vectors.
+
+Deletes follow the same journal discipline as writes (see ``store/reconcile.py``): the
+DuckDB transaction removes the rows and journals the vector deletions, so a crash before
+Chroma has dropped the vectors is finished on the next open.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentmem.engine import Engine
+
+# Rows left without memories once ids in $ids are gone.
+_CLEANUP = """
+DELETE FROM memory_entities WHERE list_contains($ids, memory_id);
+DELETE FROM links WHERE bank_id = $bank AND (list_contains($ids, src_id) OR list_contains($ids, dst_id));
+DELETE FROM memories WHERE list_contains($ids, id);
+DELETE FROM keyword_pending WHERE list_contains($seqs, seq);
+DELETE FROM episodes WHERE bank_id = $bank AND list_contains($episodes, id)
+    AND id NOT IN (SELECT episode_id FROM memories WHERE bank_id = $bank AND episode_id IS NOT NULL);
+DELETE FROM entities WHERE bank_id = $bank
+    AND id NOT IN (SELECT entity_id FROM memory_entities WHERE bank_id = $bank);
+"""
+
+
+def forget_memories(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    ids: list[str] | None,
+    tags: list[str] | None,
+    document_id: str | None,
+) -> int:
+    """Delete the bank's memories matching every given selector; returns how many."""
+    conditions = ["bank_id = $bank"]
+    params: dict[str, object] = {"bank": bank_id}
+    if ids is not None:
+        conditions.append("list_contains($ids, id)")
+        params["ids"] = ids
+    if tags is not None:
+        conditions.append("list_has_any(tags, $tags)")
+        params["tags"] = tags
+    if document_id is not None:
+        conditions.append("document_id = $document_id")
+        params["document_id"] = document_id
+    try:
+        with engine.db.transaction() as cur:
+            rows = cur.execute(
+                f"SELECT id, seq, episode_id FROM memories WHERE {' AND '.join(conditions)}",
+                params,
+            ).fetchall()
+            if not rows:
+                return 0
+            doomed = [r[0] for r in rows]
+            cur.execute(
+                _CLEANUP,
+                {
+                    "bank": bank_id,
+                    "ids": doomed,
+                    "seqs": [r[1] for r in rows],
+                    "episodes": sorted({r[2] for r in rows if r[2]}),
+                },
+            )
+            cur.executemany(
+                "INSERT INTO vector_journal VALUES (?, ?, 'delete')", [(i, bank_id) for i in doomed]
+            )
+    finally:
+        engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
+    engine.vectors.delete(collection, doomed)
+    engine.db.execute(
+        "DELETE FROM vector_journal WHERE op = 'delete' AND list_contains($ids, memory_id)",
+        {"ids": doomed},
+    )
+    return len(doomed)
+
+
+def delete_bank_rows(engine: Engine, bank_id: str) -> None:
+    """Remove every row of a bank (the caller drops its vector collection afterwards)."""
+    with engine.db.transaction() as cur:
+        seqs = [s for (s,) in cur.execute("SELECT seq FROM memories WHERE bank_id = ?", [bank_id]).fetchall()]
+        cur.execute("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs})
+        for table in ("memory_entities", "links", "memories", "entities", "episodes", "vector_journal"):
+            cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
+        cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
+    engine.entity_indexes.pop(bank_id, None)

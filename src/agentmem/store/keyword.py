@@ -1,0 +1,196 @@
+"""BM25 keyword search on DuckDB's fts extension, searchable as soon as a write commits.
+
+DuckDB's full-text index is a snapshot: rows inserted after ``create_fts_index`` are not in
+it until the next build, and a build at 100k rows takes about a second. So the index has two
+parts that one query scores together:
+
+* the **built index** (``fts_main_memories``: dict, terms, docs, stats), rebuilt when enough
+  rows have been written since the last build;
+* the **pending postings** (``keyword_pending``), which every write adds to inside its own
+  transaction, tokenised and stemmed by the same extension functions.
+
+The query scores both with the same BM25 formula (df and N taken over both parts), so a row's
+score does not jump when a rebuild moves it from pending to built. Two fields are indexed:
+the fact itself (``search_text``) and its neighbouring turns (``context_text``), the latter at
+``context_weight`` (a BM25F-style weighted term frequency).
+
+Query text is bound as a parameter and tokenised like a document: it is data, never syntax.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from agentmem.store.database import Database
+
+log = logging.getLogger(__name__)
+
+FTS_SCHEMA = "fts_main_memories"
+# Keep digits: the extension's default pattern drops them, so "room 42" would only match "room".
+IGNORE_PATTERN = r"(\.|[^a-z0-9])+"
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def _tokenize(expr: str) -> str:
+    """SQL that splits ``expr`` into tokens exactly as the fts index does."""
+    return (
+        f"string_split_regex(regexp_replace(lower(strip_accents(CAST({expr} AS VARCHAR))), "
+        f"'{IGNORE_PATTERN}', ' ', 'g'), '\\s+')"
+    )
+
+
+_PENDING_INSERT = f"""
+INSERT INTO keyword_pending
+WITH tokens AS (
+    SELECT seq, 0 AS field, unnest({_tokenize("search_text")}) AS token
+    FROM memories WHERE seq BETWEEN $first AND $last
+    UNION ALL
+    SELECT seq, 1 AS field, unnest({_tokenize("context_text")}) AS token
+    FROM memories WHERE seq BETWEEN $first AND $last
+), kept AS (
+    SELECT seq, field, stem(token, 'porter') AS term FROM tokens
+    WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords)
+), lengths AS (
+    SELECT seq, count(*) AS len FROM kept GROUP BY seq
+)
+SELECT kept.seq, kept.field, kept.term, count(*) AS tf, lengths.len
+FROM kept JOIN lengths USING (seq)
+GROUP BY kept.seq, kept.field, kept.term, lengths.len
+"""
+
+# BM25 over built + pending postings. $context_weight scales term frequency in field 1.
+_SEARCH = f"""
+WITH query_terms AS (
+    SELECT DISTINCT stem(token, 'porter') AS term
+    FROM (SELECT unnest({_tokenize("$query")}) AS token)
+    WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords)
+), built AS (
+    SELECT dict.term, docs.name AS seq, docs.len,
+           sum(CASE WHEN terms.fieldid = 0 THEN 1.0 ELSE $context_weight END) AS wtf
+    FROM {FTS_SCHEMA}.dict AS dict
+    JOIN {FTS_SCHEMA}.terms AS terms ON terms.termid = dict.termid
+    JOIN {FTS_SCHEMA}.docs AS docs ON docs.docid = terms.docid
+    WHERE dict.term IN (SELECT term FROM query_terms)
+    GROUP BY dict.term, docs.name, docs.len
+), pending AS (
+    SELECT term, seq, max(len) AS len,
+           sum(CASE WHEN field = 0 THEN tf ELSE tf * $context_weight END) AS wtf
+    FROM keyword_pending
+    WHERE term IN (SELECT term FROM query_terms)
+    GROUP BY term, seq
+), postings AS (
+    SELECT term, seq, len, wtf FROM built
+    UNION ALL
+    SELECT term, seq, len, wtf FROM pending
+), doc_freq AS (
+    SELECT term, count(*) AS df FROM postings GROUP BY term
+), corpus AS (
+    SELECT coalesce(s.num_docs, 0) + p.docs AS n,
+           coalesce(
+               (coalesce(s.avgdl, 0) * coalesce(s.num_docs, 0) + p.total_len)
+               / nullif(coalesce(s.num_docs, 0) + p.docs, 0),
+               1.0) AS avgdl
+    FROM {FTS_SCHEMA}.stats AS s,
+         (SELECT count(*) AS docs, coalesce(sum(len), 0) AS total_len
+          FROM (SELECT seq, max(len) AS len FROM keyword_pending GROUP BY seq)) AS p
+), scored AS (
+    SELECT postings.seq,
+           sum(ln((corpus.n - doc_freq.df + 0.5) / (doc_freq.df + 0.5) + 1)
+               * postings.wtf * ({BM25_K1} + 1)
+               / (postings.wtf + {BM25_K1} * (1 - {BM25_B}
+                                               + {BM25_B} * postings.len / corpus.avgdl)))
+               AS score
+    FROM postings JOIN doc_freq USING (term), corpus
+    GROUP BY postings.seq
+)
+SELECT m.id, scored.score
+FROM scored JOIN memories AS m ON m.seq = scored.seq
+WHERE m.bank_id = $bank_id {{filters}}
+ORDER BY scored.score DESC, m.seq DESC
+LIMIT $limit
+"""
+
+
+class KeywordIndex:
+    """The BM25 index over every bank's memories (queries always filter by bank)."""
+
+    def __init__(
+        self, db: Database, *, context_weight: float, rebuild_min: int, rebuild_fraction: float
+    ) -> None:
+        self._db = db
+        self._context_weight = context_weight
+        self._rebuild_min = rebuild_min
+        self._rebuild_fraction = rebuild_fraction
+        if not self._is_built():
+            self.rebuild()
+
+    def _is_built(self) -> bool:
+        rows = self._db.fetchall(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'stats'",
+            [FTS_SCHEMA],
+        )
+        return rows[0][0] > 0
+
+    def add_pending(self, cur, first_seq: int, last_seq: int) -> None:  # noqa: ANN001
+        """Index rows ``first_seq..last_seq`` as pending postings, in the caller's transaction."""
+        cur.execute(_PENDING_INSERT, {"first": first_seq, "last": last_seq})
+
+    def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
+        """Drop pending postings of deleted rows, in the caller's transaction."""
+        if seqs:
+            cur.execute("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs})
+
+    def pending_rows(self) -> int:
+        """Rows written since the last build."""
+        return self._db.fetchall("SELECT count(DISTINCT seq) FROM keyword_pending")[0][0]
+
+    def rebuild(self) -> float:
+        """Rebuild the full-text index over every row; returns the seconds it took."""
+        started = time.perf_counter()
+        with self._db.transaction() as cur:
+            cur.execute(
+                "PRAGMA create_fts_index('memories', 'seq', 'search_text', 'context_text', "
+                f"stemmer='porter', stopwords='english', ignore='{IGNORE_PATTERN}', "
+                "strip_accents=1, lower=1, overwrite=1)"
+            )
+            cur.execute("DELETE FROM keyword_pending")
+        elapsed = time.perf_counter() - started
+        log.debug("keyword index rebuilt in %.3f s", elapsed)
+        return elapsed
+
+    def maybe_rebuild(self) -> bool:
+        """Rebuild when pending rows exceed the configured share; returns whether it did."""
+        pending = self.pending_rows()
+        if pending == 0:
+            return False
+        built = self._db.fetchall(f"SELECT coalesce(num_docs, 0) FROM {FTS_SCHEMA}.stats")[0][0]
+        if pending < max(self._rebuild_min, self._rebuild_fraction * built):
+            return False
+        self.rebuild()
+        return True
+
+    def search(
+        self,
+        bank_id: str,
+        query: str,
+        limit: int,
+        *,
+        filter_sql: str = "",
+        filter_params: dict[str, object] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top ``limit`` (memory id, BM25 score) of a bank for ``query``, best first.
+
+        ``filter_sql`` is an extra ``AND ...`` clause over alias ``m`` (memories) with named
+        parameters in ``filter_params``.
+        """
+        params: dict[str, object] = {
+            "query": query,
+            "bank_id": bank_id,
+            "limit": limit,
+            "context_weight": self._context_weight,
+            **(filter_params or {}),
+        }
+        rows = self._db.fetchall(_SEARCH.replace("{filters}", filter_sql), params)
+        return [(memory_id, float(score)) for memory_id, score in rows]
