@@ -41,7 +41,8 @@ def to_utc(value: object, *, field: str) -> datetime:
             raise InvalidInputError(f"{field}: timestamp out of range: {value!r}") from None
     else:
         raise InvalidInputError(
-            f"{field}: expected a datetime, date, ISO string or timestamp, got {type(value).__name__}"
+            f"{field}: expected a datetime, date, ISO string or timestamp, "
+            f"got {type(value).__name__}"
         )
     if not _MIN <= result <= _MAX:
         raise InvalidInputError(f"{field}: datetime out of range: {value!r}")

@@ -341,5 +341,3 @@ class MemoryBank:
     aentity = _async_twin(entity)
     agraph = _async_twin(graph)
     astats = _async_twin(stats)
-
-

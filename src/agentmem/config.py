@@ -138,7 +138,7 @@ def _positive_int(value: object, name: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RecallConfig:
-    """One recall call's settings, validated. Built by :meth:`build` from ``recall()``'s keywords."""
+    """One recall call's validated settings, built by :meth:`build` from recall's keywords."""
 
     query: str
     top_k: int

@@ -11,10 +11,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from agentmem.bank import MemoryBank
 from agentmem.config import EngineConfig
 from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
-from agentmem.bank import MemoryBank
 from agentmem.models.embedder import MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.rerank import ScoreFusionReranker

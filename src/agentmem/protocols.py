@@ -7,8 +7,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agentmem.retain.facts import ExtractedFact, RetainInput
 from agentmem.recall.candidates import Candidate
+from agentmem.retain.facts import ExtractedFact, RetainInput
 
 
 @runtime_checkable
@@ -26,7 +26,7 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed documents; returns float32 array of shape (len(texts), dimension), rows L2-normalised."""
+        """Embed documents: a float32 array (len(texts), dimension) of L2-normalised rows."""
         ...
 
     def embed_query(self, text: str) -> np.ndarray:

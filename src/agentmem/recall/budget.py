@@ -31,7 +31,12 @@ def fit_to_budget(
             tokens = count_tokens(text)
             details = {**hit.strategy_details, "budget": {"truncated": True}}
             kept.append(
-                replace(hit, memory=replace(hit.memory, text=text), tokens=tokens, strategy_details=details)
+                replace(
+                    hit,
+                    memory=replace(hit.memory, text=text),
+                    tokens=tokens,
+                    strategy_details=details,
+                )
             )
             total += tokens
         else:

@@ -115,5 +115,3 @@ def _reinforce(engine: Engine, ids: list[str]) -> None:
             "UPDATE memories SET access_count = access_count + 1 WHERE list_contains($ids, id)",
             {"ids": ids},
         )
-
-

@@ -38,7 +38,9 @@ class ScoreFusionReranker:
         weights = {arm: self._weights.get(arm, 0.5) for arm in arms}
         total = sum(weights.values()) or 1.0
         return [
-            sum(w * (c.hits[arm].normalized if arm in c.hits else 0.0) for arm, w in weights.items())
+            sum(
+                w * (c.hits[arm].normalized if arm in c.hits else 0.0) for arm, w in weights.items()
+            )
             / total
             for c in candidates
         ]

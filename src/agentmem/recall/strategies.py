@@ -39,7 +39,9 @@ class StrategyContext:
         return base * 4 if self.config.has_filters else base
 
 
-def _ranked(scored: list[tuple[str, float]], normalize: Callable[[float], float]) -> list[StrategyHit]:
+def _ranked(
+    scored: list[tuple[str, float]], normalize: Callable[[float], float]
+) -> list[StrategyHit]:
     return [
         StrategyHit(memory_id=memory_id, rank=rank, score=score, normalized=normalize(score))
         for rank, (memory_id, score) in enumerate(scored, start=1)

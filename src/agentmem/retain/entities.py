@@ -133,7 +133,7 @@ _RELATION_WORDS = _word_set(
     "daughter brother sister sibling mom mum mother dad father aunt uncle cousin niece nephew "
     "grandma grandpa grandmother grandfather grandson granddaughter neighbor neighbour "
     "roommate flatmate classmate teacher tutor student doctor dentist therapist coach client "
-    "landlord intern assistant named called"
+    "landlord intern assistant"
 )
 # Role names a chat speaker may carry that are not a person's name.
 _ROLE_NAMES = _word_set("user assistant system human ai bot tool model me you")
@@ -144,6 +144,9 @@ _INNER_CAPITAL_RE = re.compile(r"^[a-z]{1,4}[A-Z][A-Za-z]*$")
 _POSSESSIVE_RE = re.compile(r"(?:['’]s|(?<=s)['’])$", re.IGNORECASE)
 # Parts of speech a capitalised word in a name can have.
 _NAME_POS = frozenset({"PROPN", "NOUN", "ADJ", "X"})
+# Control, format, separator, surrogate, private-use and unassigned characters: none of them
+# can be part of a name a user would type or read back.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _MAX_NAME_CHARS = 80
 _MAX_NAME_WORDS = 8
 # Longer texts are parsed in pieces; spaCy's parser memory grows with document length.
@@ -167,6 +170,7 @@ def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMe
     found = [speaker_mention] if speaker_mention else []
 
     covered: set[int] = set()
+    located: list[tuple[int, EntityMention]] = []  # (token position, mention)
     for ent in doc.ents:
         kind = _LABEL_KINDS.get(ent.label_)
         if kind is None:
@@ -176,10 +180,12 @@ def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMe
             covered.update(t.i for t in ent if not t.like_num)
             continue
         covered.update(range(ent.start, ent.end))
-        found.extend(_from_spacy_entity(doc, ent.start, ent.end, kind, speaker_key))
+        located.extend(_from_spacy_entity(doc, ent.start, ent.end, kind, speaker_key))
 
     if not _capitals_are_uninformative(doc):
-        found.extend(_from_capitalised_words(doc, covered, speaker_key))
+        located.extend(_from_capitalised_words(doc, covered, speaker_key))
+    located.sort(key=lambda pair: pair[0])
+    found.extend(mention for _, mention in located)
     return _dedupe(found)
 
 
@@ -219,7 +225,7 @@ def _speaker_mention(speaker: str | None) -> EntityMention | None:
 
 def _from_spacy_entity(
     doc: Doc, start: int, end: int, kind: str, speaker_key: str
-) -> Iterator[EntityMention]:
+) -> Iterator[tuple[int, EntityMention]]:
     # Trim what spaCy sometimes includes: determiners, punctuation, possessive markers.
     while start < end and (
         doc[start].is_punct
@@ -244,7 +250,7 @@ def _from_spacy_entity(
                 if token.lower_ != "and":
                     name = _clean_name(token.text)
                     if name:
-                        yield EntityMention(name, "person")
+                        yield token.i, EntityMention(name, "person")
             return
 
     # "Priya 3" tagged LAW: a first name followed only by a number.
@@ -268,7 +274,7 @@ def _from_spacy_entity(
             kind = "person"
     elif kind == "person" and any(c.isdigit() for c in key):
         kind = "concept"
-    yield EntityMention(name, kind)
+    yield start, EntityMention(name, kind)
 
 
 # -- capitalised words spaCy missed --------------------------------------------------------
@@ -318,7 +324,7 @@ def _can_start_name(token: Token) -> bool:
 
 def _from_capitalised_words(
     doc: Doc, covered: set[int], speaker_key: str
-) -> Iterator[EntityMention]:
+) -> Iterator[tuple[int, EntityMention]]:
     n = len(doc)
     i = 0
     while i < n:
@@ -349,7 +355,7 @@ def _continues_name(doc: Doc, j: int, covered: set[int]) -> bool:
 
 def _capitalised_mention(
     doc: Doc, start: int, end: int, speaker_key: str
-) -> Iterator[EntityMention]:
+) -> Iterator[tuple[int, EntityMention]]:
     name = _clean_name(doc[start:end].text)
     if not name:
         return
@@ -368,10 +374,10 @@ def _capitalised_mention(
     )
     if looks_personal and not any(c.isdigit() for c in key):
         if titled and previous is not None:
-            name = _clean_name(doc[start - 1 : end].text)
-        yield EntityMention(name, "person")
+            name = _clean_name(doc[start - 1 : end].text) or name
+        yield start, EntityMention(name, "person")
     else:
-        yield EntityMention(name, "concept")
+        yield start, EntityMention(name, "concept")
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -382,8 +388,8 @@ def _is_not_a_name(key: str) -> bool:
 
 
 def _strip_control(text: str) -> str:
-    """Replace control and invisible format characters with spaces."""
-    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+    """Replace characters that cannot belong to a name with spaces."""
+    return "".join(" " if unicodedata.category(c) in _INVISIBLE_CATEGORIES else c for c in text)
 
 
 def _clean_name(text: str, *, keep_the: bool = False) -> str:

@@ -19,7 +19,8 @@ from agentmem.retain.entities import recognize_entities
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
 
 _GREETING = re.compile(
-    r"^(hi|hey|hello|thanks|thank you|ok|okay|cool|great|bye|see you|lol|haha|yes|no|sure)\b[\s!.,]*$",
+    r"^(hi|hey|hello|thanks|thank you|ok|okay|cool|great|bye|see you|lol|haha|yes|no|sure)"
+    r"\b[\s!.,]*$",
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
@@ -35,7 +36,7 @@ class OfflineExtractor:
     """
 
     def __init__(
-        self, *, max_turn_chars: int = 600, max_fact_chars: int = 400, min_sentence_chars: int = 40
+        self, *, max_turn_chars: int = 600, max_fact_chars: int = 400, min_sentence_chars: int = 20
     ) -> None:
         self.max_turn_chars = max_turn_chars
         self.max_fact_chars = max_fact_chars

@@ -14,6 +14,7 @@ from typing import Any
 from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
+from agentmem.store.records import execute_many
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases,
@@ -70,7 +71,9 @@ def link_entities(
             match = resolver.resolve(mention, index, context)
             canonical = resolver.canonical_name(mention, match)
             if match is None:
-                entity = KnownEntity(id=uuid.uuid4().hex, name=canonical, kind=mention.kind, aliases=())
+                entity = KnownEntity(
+                    id=uuid.uuid4().hex, name=canonical, kind=mention.kind, aliases=()
+                )
                 entity = entity.with_mention(mention.name, canonical=canonical, neighbors=context)
                 index.add(entity)
             else:
@@ -84,12 +87,14 @@ def link_entities(
     new = [e for e in touched.values() if e.id not in existing]
     changed = [e for e in touched.values() if e.id in existing]
     if new:
-        cur.executemany(
+        execute_many(
+            cur,
             "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
             [(e.id, bank_id, e.name, e.kind, list(e.aliases)) for e in new],
         )
     if changed:
-        cur.executemany(
+        execute_many(
+            cur,
             "UPDATE entities SET name = ?, aliases = ? WHERE id = ?",
             [(e.name, list(e.aliases), e.id) for e in changed],
         )
@@ -99,7 +104,7 @@ def link_entities(
         for entity_id in ids
     ]
     if pairs:
-        cur.executemany("INSERT INTO memory_entities VALUES (?, ?, ?)", pairs)
+        execute_many(cur, "INSERT INTO memory_entities VALUES (?, ?, ?)", pairs)
     return [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids]
 
 

@@ -21,13 +21,14 @@ MAX_CONTENT_CHARS = 1_000_000
 MAX_MESSAGES = 10_000
 # C0/C1 control characters except tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Lone surrogates (from bad decoding) cannot be stored as UTF-8.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _DEFAULT_SPEAKERS = {"user": "User", "assistant": "Assistant", "system": "System"}
 
 
 def clean_text(text: str) -> str:
     """Make text storable: lone surrogates become U+FFFD, control characters are removed."""
-    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return _CONTROL.sub("", text)
+    return _CONTROL.sub("", _SURROGATE.sub("\ufffd", text))
 
 
 def validate_json(value: object, *, field: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
-from agentmem.store.records import MemoryRow, insert_memories, to_db_time
+from agentmem.store.records import MemoryRow, execute_many, insert_memories, to_db_time
 from agentmem.types import Memory, RetainResult
 
 log = logging.getLogger("agentmem")
@@ -104,27 +104,31 @@ def retain(
             )
             insert_memories(cur, rows)
             entity_names = link_entities(
-                engine, cur, bank_id, [r.id for r in rows], facts, engine.resolver
+                engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
             )
-            cur.executemany(
+            execute_many(
+                cur,
                 "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     (bank_id, src, dst, kind, weight, to_db_time(created))
-                    for src, dst, kind, weight in followed_by_links([r.id for r in rows])
+                    for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
                 ],
             )
             if rows:
                 engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                cur.executemany(
+                execute_many(
+                    cur,
                     "INSERT INTO vector_journal VALUES (?, ?, 'add')",
-                    [(r.id, bank_id) for r in rows],
+                    [(r.memory.id, bank_id) for r in rows],
                 )
     except BaseException:
         engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
         raise
     _write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
-    memories = [_memory(r, names) for r, names in zip(rows, entity_names, strict=True)]
+    memories = [
+        replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
+    ]
     return RetainResult(memories=memories, episode_id=episode_id, warnings=tuple(warnings))
 
 
@@ -192,28 +196,31 @@ def _memory_rows(
     if not facts:
         return []
     seqs = [
-        s for (s,) in cur.execute(
+        s
+        for (s,) in cur.execute(
             "SELECT nextval('memory_seq') FROM range(?)", [len(facts)]
         ).fetchall()
     ]
     return [
         MemoryRow(
-            id=uuid.uuid4().hex,
+            memory=Memory(
+                id=uuid.uuid4().hex,
+                bank_id=bank_id,
+                text=fact.text,
+                fact_type=fact.fact_type,
+                occurred_start=fact.occurred_start,
+                occurred_end=fact.occurred_end,
+                mentioned_at=fact.mentioned_at,
+                tags=tags,
+                importance=fact.importance,
+                document_id=document_id,
+                context=context,
+                metadata=fact.metadata,
+                episode_id=episode_id,
+            ),
             seq=seq,
-            bank_id=bank_id,
-            episode_id=episode_id,
-            text=fact.text,
             search_text=" ".join([fact.text, *(e.name for e in fact.entities)]),
             context_text=fact.keyword_context,
-            fact_type=fact.fact_type,
-            occurred_start=fact.occurred_start,
-            occurred_end=fact.occurred_end,
-            mentioned_at=fact.mentioned_at,
-            tags=tags,
-            importance=fact.importance,
-            document_id=document_id,
-            context=context,
-            metadata=fact.metadata,
             created_at=created,
         )
         for seq, fact in zip(sorted(seqs), facts, strict=True)
@@ -227,31 +234,11 @@ def _write_vectors(
         return
     engine.vectors.upsert(
         collection,
-        [r.id for r in rows],
+        [r.memory.id for r in rows],
         vectors,
-        [{"fact_type": r.fact_type} for r in rows],
+        [{"fact_type": r.memory.fact_type} for r in rows],
     )
     engine.db.execute(
         "DELETE FROM vector_journal WHERE bank_id = $bank AND list_contains($ids, memory_id)",
-        {"bank": bank_id, "ids": [r.id for r in rows]},
-    )
-
-
-def _memory(row: MemoryRow, entity_names: tuple[str, ...]) -> Memory:
-    return Memory(
-        id=row.id,
-        bank_id=row.bank_id,
-        text=row.text,
-        fact_type=row.fact_type,
-        occurred_start=row.occurred_start,
-        occurred_end=row.occurred_end,
-        mentioned_at=row.mentioned_at,
-        entities=entity_names,
-        tags=row.tags,
-        importance=row.importance,
-        access_count=0,
-        document_id=row.document_id,
-        context=row.context,
-        metadata=row.metadata,
-        episode_id=row.episode_id,
+        {"bank": bank_id, "ids": [r.memory.id for r in rows]},
     )

@@ -319,7 +319,11 @@ class _PersonName:
     """A person's name split into comparable parts (lowercased, titles and suffixes dropped)."""
 
     parts: tuple[str, ...]
-    titled: bool
+    title: str  # "" when the name had none
+
+    @property
+    def titled(self) -> bool:
+        return bool(self.title)
 
     @property
     def first(self) -> str:
@@ -333,14 +337,14 @@ class _PersonName:
 @lru_cache(maxsize=16384)
 def _parse_person(name: str) -> _PersonName | None:
     words = _NAME_WORD_RE.findall(unicodedata.normalize("NFKC", name).casefold())
-    titled = False
+    title = ""
     while len(words) > 1 and words[0] in HONORIFICS:
-        words, titled = words[1:], True
+        title, words = words[0], words[1:]
     while len(words) > 1 and words[-1] in _NAME_SUFFIXES:
         words = words[:-1]
     if not words:
         return None
-    return _PersonName(parts=tuple(words), titled=titled)
+    return _PersonName(parts=tuple(words), title=title)
 
 
 class _Nicknames:
@@ -382,16 +386,14 @@ class _Nicknames:
 
 def _persons_match(m: _PersonName, k: _PersonName, nicknames: _Nicknames) -> bool:
     """Whether two person names can denote the same person, without conflicting parts."""
+    if len(m.parts) == 1 and len(k.parts) == 1:
+        if m.titled or k.titled:
+            # A bare surname is only as specific as its title: "Mr. Smith" is not "Mrs. Smith".
+            return m.parts == k.parts and m.title == k.title
+        a, b = m.first, k.first
+        return a == b or (len(a) > 1 and len(b) > 1 and nicknames.compatible(a, b))
     if m.parts == k.parts:
         return True
-    if len(m.parts) == 1 and len(k.parts) == 1:
-        # "Dr. Smith" and "Smith" are surnames, "Bob" and "Robert" first names: only two
-        # untitled full first names can be nickname-equivalent.
-        a, b = m.first, k.first
-        return (
-            not m.titled and not k.titled and len(a) > 1 and len(b) > 1
-            and nicknames.compatible(a, b)
-        )  # fmt: skip
     if len(m.parts) == 1 or len(k.parts) == 1:
         single, full = (m, k) if len(m.parts) == 1 else (k, m)
         word = single.first
@@ -674,11 +676,7 @@ class EntityResolver:
                 for e in self._entities(index, index._ids_person(person, self._nicknames))
                 if e.kind == "person"
                 and not self._is_split(key, e)
-                and any(
-                    (p := _parse_person(n)) is not None
-                    and _persons_match(person, p, self._nicknames)
-                    for n in e.names
-                )
+                and self._person_matches_entity(person, e)
             ]
         else:
             ids = index._ids_non_person(mention.kind, mention.name, self._threshold)
@@ -775,6 +773,23 @@ class EntityResolver:
         named = [e for e in same_kind if _exact_key(e.name) == key]
         return named[0] if len(named) == 1 else None
 
+    def _person_matches_entity(self, person: _PersonName, entity: KnownEntity) -> bool:
+        """One of the entity's names fits the mention and none of its full names conflicts.
+
+        The conflict check matters once an entity has collected aliases: "Alice Chen" known
+        also as "Alice" must not take "Alice Wong" through the bare alias.
+        """
+        matched = False
+        for name in entity.names:
+            known = _parse_person(name)
+            if known is None:
+                continue
+            if _persons_match(person, known, self._nicknames):
+                matched = True
+            elif len(person.parts) > 1 and len(known.parts) > 1:
+                return False
+        return matched
+
     def _non_persons_match(self, mention: str, known: str, kind: str) -> bool:
         if _digits(mention) != _digits(known):
             return False  # "Room 101" / "Room 102", "iPhone 14" / "iPhone 15"
@@ -788,8 +803,6 @@ class EntityResolver:
                 letters = _acronym_letters(acronym)
                 if letters and len(letters) >= 2 and letters in _initials(expanded):
                     return True
-        if len(" ".join(a)) <= _SHORT_NAME_LEN or len(" ".join(b)) <= _SHORT_NAME_LEN:
-            return False  # "Tigran" / "Iran", "Iran" / "Iraq": too short to judge spelling
         if kind == "org" and len(a) != len(b):
             short, long_ = (a, b) if len(a) < len(b) else (b, a)
             n = len(short)
@@ -797,6 +810,8 @@ class EntityResolver:
                 return True
             if long_[-n:] == short and set(long_[:-n]) <= _ORG_DESIGNATORS:
                 return True
+        if len(" ".join(a)) <= _SHORT_NAME_LEN or len(" ".join(b)) <= _SHORT_NAME_LEN:
+            return False  # "Tigran" / "Iran", "Iran" / "Iraq": too short to judge spelling
         if len(a) != len(b):
             return False
         score = fuzz.token_sort_ratio(" ".join(a), " ".join(b), processor=None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -217,12 +217,8 @@ class Database:
         with self.write_lock:
             self._closed = True
             for cur in self._cursors:
-                try:
+                with suppress(duckdb.Error):
                     cur.close()
-                except duckdb.Error:
-                    pass
-            try:
+            with suppress(duckdb.Error):
                 self._con.execute("CHECKPOINT")
-            except duckdb.Error:
-                pass
             self._con.close()

@@ -9,20 +9,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentmem.store.records import execute_many
+
 if TYPE_CHECKING:
     from agentmem.engine import Engine
 
-# Rows left without memories once ids in $ids are gone.
-_CLEANUP = """
-DELETE FROM memory_entities WHERE list_contains($ids, memory_id);
-DELETE FROM links WHERE bank_id = $bank AND (list_contains($ids, src_id) OR list_contains($ids, dst_id));
-DELETE FROM memories WHERE list_contains($ids, id);
-DELETE FROM keyword_pending WHERE list_contains($seqs, seq);
-DELETE FROM episodes WHERE bank_id = $bank AND list_contains($episodes, id)
-    AND id NOT IN (SELECT episode_id FROM memories WHERE bank_id = $bank AND episode_id IS NOT NULL);
-DELETE FROM entities WHERE bank_id = $bank
-    AND id NOT IN (SELECT entity_id FROM memory_entities WHERE bank_id = $bank);
-"""
+# Statements run in order once the memories in $ids are gone, each with the parameters it uses.
+_CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("DELETE FROM memory_entities WHERE list_contains($ids, memory_id)", ("ids",)),
+    (
+        "DELETE FROM links WHERE bank_id = $bank "
+        "AND (list_contains($ids, src_id) OR list_contains($ids, dst_id))",
+        ("bank", "ids"),
+    ),
+    ("DELETE FROM memories WHERE list_contains($ids, id)", ("ids",)),
+    ("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", ("seqs",)),
+    (
+        "DELETE FROM episodes WHERE bank_id = $bank AND list_contains($episodes, id) "
+        "AND id NOT IN (SELECT episode_id FROM memories "
+        "WHERE bank_id = $bank AND episode_id IS NOT NULL)",
+        ("bank", "episodes"),
+    ),
+    (
+        "DELETE FROM entities WHERE bank_id = $bank "
+        "AND id NOT IN (SELECT entity_id FROM memory_entities WHERE bank_id = $bank)",
+        ("bank",),
+    ),
+)
 
 
 def forget_memories(
@@ -54,17 +67,18 @@ def forget_memories(
             if not rows:
                 return 0
             doomed = [r[0] for r in rows]
-            cur.execute(
-                _CLEANUP,
-                {
-                    "bank": bank_id,
-                    "ids": doomed,
-                    "seqs": [r[1] for r in rows],
-                    "episodes": sorted({r[2] for r in rows if r[2]}),
-                },
-            )
-            cur.executemany(
-                "INSERT INTO vector_journal VALUES (?, ?, 'delete')", [(i, bank_id) for i in doomed]
+            values = {
+                "bank": bank_id,
+                "ids": doomed,
+                "seqs": [r[1] for r in rows],
+                "episodes": sorted({r[2] for r in rows if r[2]}),
+            }
+            for sql, names in _CLEANUP:
+                cur.execute(sql, {name: values[name] for name in names})
+            execute_many(
+                cur,
+                "INSERT INTO vector_journal VALUES (?, ?, 'delete')",
+                [(i, bank_id) for i in doomed],
             )
     finally:
         engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
@@ -79,9 +93,21 @@ def forget_memories(
 def delete_bank_rows(engine: Engine, bank_id: str) -> None:
     """Remove every row of a bank (the caller drops its vector collection afterwards)."""
     with engine.db.transaction() as cur:
-        seqs = [s for (s,) in cur.execute("SELECT seq FROM memories WHERE bank_id = ?", [bank_id]).fetchall()]
+        seqs = [
+            s
+            for (s,) in cur.execute(
+                "SELECT seq FROM memories WHERE bank_id = ?", [bank_id]
+            ).fetchall()
+        ]
         cur.execute("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs})
-        for table in ("memory_entities", "links", "memories", "entities", "episodes", "vector_journal"):
+        for table in (
+            "memory_entities",
+            "links",
+            "memories",
+            "entities",
+            "episodes",
+            "vector_journal",
+        ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
     engine.entity_indexes.pop(bank_id, None)

@@ -27,8 +27,9 @@ from agentmem.store.database import Database
 log = logging.getLogger(__name__)
 
 FTS_SCHEMA = "fts_main_memories"
-# Keep digits: the extension's default pattern drops them, so "room 42" would only match "room".
-IGNORE_PATTERN = r"(\.|[^a-z0-9])+"
+# Keep digits and every script's letters: the extension's default pattern ([^a-z]) drops
+# them, so "room 42" would only match "room" and "记忆" or "עברית" would match nothing.
+IGNORE_PATTERN = r"(\.|[^\p{L}\p{N}])+"
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -140,7 +141,9 @@ class KeywordIndex:
     def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
         """Drop pending postings of deleted rows, in the caller's transaction."""
         if seqs:
-            cur.execute("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs})
+            cur.execute(
+                "DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs}
+            )
 
     def pending_rows(self) -> int:
         """Rows written since the last build."""

@@ -36,7 +36,9 @@ def replay_vector_journal(db: Database, vectors: VectorStore, embedder: Embedder
         )
         if rows:
             embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
-            vectors.upsert(collection, [r[0] for r in rows], embedded, [{"fact_type": r[2]} for r in rows])
+            vectors.upsert(
+                collection, [r[0] for r in rows], embedded, [{"fact_type": r[2]} for r in rows]
+            )
     with db.transaction() as cur:
         cur.execute(
             "DELETE FROM vector_journal WHERE list_contains($ids, memory_id)",

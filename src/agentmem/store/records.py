@@ -28,24 +28,12 @@ def from_db_time(value: datetime | None) -> datetime | None:
 
 @dataclass(frozen=True, slots=True)
 class MemoryRow:
-    """A memory about to be inserted."""
+    """A memory about to be inserted, with the columns only the store needs."""
 
-    id: str
+    memory: Memory
     seq: int
-    bank_id: str
-    episode_id: str
-    text: str
     search_text: str
     context_text: str
-    fact_type: str
-    occurred_start: datetime | None
-    occurred_end: datetime | None
-    mentioned_at: datetime
-    tags: tuple[str, ...]
-    importance: float
-    document_id: str | None
-    context: str | None
-    metadata: dict[str, Any]
     created_at: datetime
 
 
@@ -79,31 +67,39 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
     )
 
 
+def execute_many(cur: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``executemany`` that accepts an empty batch (DuckDB refuses one)."""
+    if rows:
+        cur.executemany(sql, rows)
+
+
 def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
     """Insert memory rows (access_count starts at 0)."""
-    cur.executemany(
+    execute_many(
+        cur,
         "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
         [
             (
-                r.id,
+                m.id,
                 r.seq,
-                r.bank_id,
-                r.episode_id,
-                r.text,
+                m.bank_id,
+                m.episode_id,
+                m.text,
                 r.search_text,
                 r.context_text,
-                r.fact_type,
-                to_db_time(r.occurred_start),
-                to_db_time(r.occurred_end),
-                to_db_time(r.mentioned_at),
-                list(r.tags),
-                r.importance,
-                r.document_id,
-                r.context,
-                json.dumps(r.metadata, ensure_ascii=False),
+                m.fact_type,
+                to_db_time(m.occurred_start),
+                to_db_time(m.occurred_end),
+                to_db_time(m.mentioned_at),
+                list(m.tags),
+                m.importance,
+                m.document_id,
+                m.context,
+                json.dumps(m.metadata, ensure_ascii=False),
                 to_db_time(r.created_at),
             )
             for r in rows
+            for m in (r.memory,)
         ],
     )
 

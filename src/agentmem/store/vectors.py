@@ -65,7 +65,9 @@ class VectorStore:
             return
         try:
             self._collection(collection).upsert(
-                ids=list(ids), embeddings=np.asarray(vectors, dtype=np.float32), metadatas=list(metadatas)
+                ids=list(ids),
+                embeddings=np.asarray(vectors, dtype=np.float32),
+                metadatas=list(metadatas),
             )
         except Exception as exc:
             raise StorageError(f"vector write failed: {exc}") from exc

@@ -1,0 +1,1194 @@
+"""English time expressions resolved to half-open UTC intervals, offline.
+
+Two entry points: :func:`parse_time_expression` for text that *is* a time expression
+("last spring", "June 2024") and :func:`find_time_expressions` for every expression inside a
+sentence ("What did Alice do last spring?"). Both resolve relative words against a reference
+time: when the words were said (retain) or ``now`` (recall).
+
+How it works: a table of regex rules (``_RULES``), each paired with a resolver, proposes
+candidates; a few composition steps build longer expressions out of neighbouring candidates
+("early" + "June", "between" March "and" May, "since" 2021, "Friday" + "night"); the longest
+non-overlapping candidates win. ``dateparser`` is a fallback of :func:`parse_time_expression`
+only, for single-date forms the rules miss ("June 5th at 3pm"); it is imported on first use.
+
+Conventions, where English leaves the choice open:
+
+- Calendar arithmetic is done in UTC, like every time agentmem stores; an aware reference in
+  another zone is converted first (so "yesterday" is the UTC day before the reference's UTC day).
+- Weeks are ISO weeks, Monday to Sunday. "last week" is the previous Monday-Sunday week, "next
+  week" the following one; "last weekend" is the Saturday-Sunday of the previous week.
+- Seasons are meteorological, northern hemisphere: spring Mar-May, summer Jun-Aug, autumn/fall
+  Sep-Nov, winter Dec-Feb. "winter 2024" is the winter holding January 2024 (Dec 2023-Feb 2024),
+  as in "the 2026 Winter Olympics".
+- A calendar name without a year (month, season, holiday, "June 5th", "Q3") means its most
+  recent occurrence that has started by the reference: "in June" said on 2025-01-15 is June
+  2024, said on 2025-06-10 or 2025-07-10 it is June 2025. "last <name>" is the most recent
+  occurrence that is entirely over: "last spring" said in January 2025 or in April 2025 is
+  spring 2024, said in July 2025 spring 2025; "last June" said in June 2025 is June 2024.
+  "this <name>" is the occurrence holding the reference, else the coming one if it starts this
+  calendar year, else the one just past. "next <name>" is the first that starts after it.
+- A bare weekday ("Friday", "on Friday", "last Friday") is the most recent such day before the
+  reference day; "this Friday" is the Friday of the reference's week, "next Friday" the Friday
+  of the following week.
+- "N days/weeks/months/years ago" (and "in N ..." / "N ... from now") is the whole calendar
+  unit (day, ISO week, month, year) holding the reference shifted by N units. "the past/last N
+  days" is rolling instead: from midnight N days back up to the reference.
+- Parts of the day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06.
+- "early/mid/late" split a year into Jan-Apr, May-Aug, Sep-Dec, a month into days 1-10, 11-20,
+  21-end, a decade into years 0-3, 4-6, 7-9. "beginning/start/end of" are narrower: the first
+  or last month of a year (or quarter, season), the first or last 7 days of a month, Mon-Tue or
+  Fri-Sun of a week, the first or last two years of a decade.
+- "between A and B" / "from A to B" runs from the start of A to the end of B; a bare A is
+  taken as its latest occurrence before B ends ("from November to February 2024" starts in
+  November 2023), so "between March and May" is the most recent March-May whose May has
+  started. "since A" runs from the start of A up to the reference.
+- "the week before" / "the week after" (and day, month, year...) are relative to the
+  reference: last week and next week.
+- "05/06/2024" is US month/day/year, unless the first number cannot be a month (> 12).
+- "the 90s" is the 1990s; two-digit decades 30-90 and 20 are 19xx, 00 and 10 are 20xx.
+- Holidays are the US/Western ones: Thanksgiving is the fourth Thursday of November, Easter
+  the Western (Gregorian) date; "Christmas" alone is Dec 24-26, "Christmas Day" Dec 25.
+
+What is deliberately *not* matched, to keep false positives out of retain and recall:
+
+- Month names only when capitalised ("I may go", "they march" are no dates) and, when they
+  stand alone, only after a preposition or modifier ("in June", "since May", "early March");
+  "June said hi" and "May I ask?" are no dates.
+- A bare four-digit year only after a preposition ("in 2021", "since 2021", "of 2021") and not
+  glued to other characters or followed by a plural noun ("INV-2021", "room 2021", "in 2000
+  cases" are no dates).
+- A bare weekday or holiday only after a preposition, at the end of a clause ("What did Alice
+  do Friday?") or before a part of the day ("Friday night"): "Sunday school", "Friday was fun"
+  and "a Christmas tree" are no dates.
+- Bare seasons, "the weekend" and "the third quarter" only after a preposition; a season
+  followed by "of" only with a year: "a spring in her step", "the fall of Rome" are no dates.
+- Slash dates need a four-digit year ("3/4" is a fraction), and dotted dates ("05.06.2024")
+  are left to dateparser.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Literal
+
+from agentmem._time import to_utc
+from agentmem.errors import InvalidInputError
+
+__all__ = ["ParsedTime", "find_time_expressions", "parse_time_expression"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTime:
+    """A time expression found in text, resolved to a half-open UTC interval.
+
+    Attributes:
+        start: First instant of the interval, aware UTC, inclusive.
+        end: End of the interval, aware UTC, exclusive (like ``agentmem.types.TimeRange``).
+        granularity: Size of the interval: "hour", "part_of_day", "day", "week", "weekend",
+            "month", "quarter", "half", "season", "year", "decade", "holiday" (a multi-day
+            holiday such as Christmas) or "range" (anything built from several units).
+        text: The expression as written in the input.
+        span: ``(start, end)`` character offsets of ``text`` in the input.
+        relative: True when the interval depends on the reference time ("last June"),
+            False for absolute expressions ("June 2024").
+    """
+
+    start: datetime
+    end: datetime
+    granularity: str
+    text: str
+    span: tuple[int, int]
+    relative: bool
+
+
+def parse_time_expression(text: str, reference: datetime) -> ParsedTime | None:
+    """Parse text that is a time expression as a whole.
+
+    Surrounding punctuation and one leading preposition ("in June", "during 2021") are allowed;
+    text holding anything more ("Alice moved in June") gives None — use
+    :func:`find_time_expressions` for sentences. Forms the rules miss are handed to
+    ``dateparser`` when the text carries a date cue (a month or weekday name, a clock time, a
+    numeric date, "ago").
+
+    Args:
+        text: The expression, e.g. "last spring", "Q3 2023", "2024-06-05".
+        reference: When the expression was said; relative words resolve against it. A naive
+            datetime means UTC.
+
+    Returns:
+        The resolved interval, or None when the text is not a time expression.
+
+    Raises:
+        InvalidInputError: ``text`` is not a string or ``reference`` is not a datetime.
+    """
+    text = _checked_text(text)
+    ref = to_utc(reference, field="reference")
+    covering = [c for c in _candidates(text, ref) if _covers_text(text, c)]
+    if covering:
+        best = min(covering, key=lambda c: (c.start - c.end, c.order))
+        return _parsed(text, best)
+    return _parse_with_dateparser(text, ref)
+
+
+def find_time_expressions(text: str, reference: datetime) -> list[ParsedTime]:
+    """Find every time expression inside a sentence or question.
+
+    Longer expressions win over the shorter ones they overlap ("between March and May" over
+    "March"); the results do not overlap and are in the order they appear. Only the rules are
+    used here, never ``dateparser``, so the call is fast and never invents a date.
+
+    Args:
+        text: Any text, e.g. "What happened to Alice in June 2024?".
+        reference: When the text was said; relative words resolve against it. A naive datetime
+            means UTC.
+
+    Returns:
+        The expressions found, left to right; empty when there are none.
+
+    Raises:
+        InvalidInputError: ``text`` is not a string or ``reference`` is not a datetime.
+    """
+    text = _checked_text(text)
+    ref = to_utc(reference, field="reference")
+    chosen: list[_Candidate] = []
+    ranked = sorted(
+        (c for c in _candidates(text, ref) if c.in_context),
+        key=lambda c: (c.start - c.end, c.order),
+    )
+    for candidate in ranked:
+        if all(candidate.end <= kept.start or candidate.start >= kept.end for kept in chosen):
+            chosen.append(candidate)
+    return [_parsed(text, c) for c in sorted(chosen, key=lambda c: c.start)]
+
+
+# --------------------------------------------------------------------------------------------
+# Intervals and calendar arithmetic
+
+_DAY = timedelta(days=1)
+_HOUR = timedelta(hours=1)
+# Re-anchoring "from November to February 2024" asks for the November before February's end.
+_TICK = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Interval:
+    start: datetime
+    end: datetime
+    granularity: str
+    relative: bool
+
+
+def _midnight(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def _days(first: date, last: date, granularity: str, relative: bool) -> _Interval:
+    """The days ``first`` to ``last``, both included."""
+    return _Interval(_midnight(first), _midnight(last) + _DAY, granularity, relative)
+
+
+def _add_months(year: int, month: int, count: int) -> tuple[int, int]:
+    index = year * 12 + month - 1 + count
+    return index // 12, index % 12 + 1
+
+
+def _months(year: int, month: int, count: int, granularity: str, relative: bool) -> _Interval:
+    """``count`` whole months starting with ``month`` of ``year``."""
+    end_year, end_month = _add_months(year, month, count)
+    return _Interval(
+        _midnight(date(year, month, 1)),
+        _midnight(date(end_year, end_month, 1)),
+        granularity,
+        relative,
+    )
+
+
+def _last_day(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _monday(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def _period(unit: str, moment: datetime, offset: int) -> _Interval:
+    """The calendar ``unit`` holding ``moment``, shifted by ``offset`` units (relative)."""
+    today = moment.date()
+    match unit:
+        case "hour":
+            start = moment.replace(minute=0, second=0, microsecond=0) + offset * _HOUR
+            return _Interval(start, start + _HOUR, unit, True)
+        case "day":
+            day = today + offset * _DAY
+            return _days(day, day, unit, True)
+        case "week":
+            monday = _monday(today) + timedelta(weeks=offset)
+            return _days(monday, monday + 6 * _DAY, unit, True)
+        case "weekend":
+            saturday = _monday(today) + timedelta(weeks=offset, days=5)
+            return _days(saturday, saturday + _DAY, unit, True)
+        case "month":
+            year, month = _add_months(today.year, today.month, offset)
+            return _months(year, month, 1, unit, True)
+        case "quarter":
+            first_month = (today.month - 1) // 3 * 3 + 1
+            year, month = _add_months(today.year, first_month, 3 * offset)
+            return _months(year, month, 3, unit, True)
+        case "year":
+            return _months(today.year + offset, 1, 12, unit, True)
+        case "decade":
+            return _months(today.year // 10 * 10 + 10 * offset, 1, 120, unit, True)
+    raise ValueError(f"unknown calendar unit {unit!r}")
+
+
+Which = Literal["latest", "last", "this", "next"]
+# A yearly occurrence: its first and last day in the year that names it, e.g. winter 2024 ->
+# (2023-12-01, 2024-02-29). Raises ValueError when that year has none (February 29).
+Occurrence = Callable[[int], tuple[date, date]]
+
+_WHICH: dict[str | None, Which] = {
+    None: "latest",
+    "last": "last",
+    "previous": "last",
+    "this": "this",
+    "current": "this",
+    "next": "next",
+    "coming": "next",
+}
+
+
+def _which(word: str | None) -> Which:
+    return _WHICH[word.lower() if word else None]
+
+
+def _annual(occurrence: Occurrence, today: date, which: Which) -> tuple[date, date] | None:
+    """Pick one yearly occurrence relative to ``today`` (rules in the module docstring)."""
+    spans: list[tuple[date, date]] = []
+    # February 29 recurs up to eight years apart, so look that far back (and ahead).
+    for year in range(max(1, today.year - 8), min(9999, today.year + 9) + 1):
+        try:
+            spans.append(occurrence(year))
+        except ValueError:
+            continue
+    started = [s for s in spans if s[0] <= today]
+    over = [s for s in spans if s[1] < today]
+    upcoming = [s for s in spans if s[0] > today]
+    if which == "this":
+        holding = [s for s in started if today <= s[1]]
+        if holding:
+            return holding[-1]
+        if upcoming and upcoming[0][0].year == today.year:
+            return upcoming[0]
+        return over[-1] if over else None
+    if which == "next":
+        return upcoming[0] if upcoming else None
+    chosen = started if which == "latest" else over
+    return chosen[-1] if chosen else None
+
+
+def _yearly(
+    occurrence: Occurrence, year: int | None, rel: str | None, ref: datetime, granularity: str
+) -> _Interval | None:
+    """An occurrence in an explicit year (absolute) or picked relative to the reference."""
+    if year is not None:
+        first, last = occurrence(year)
+        return _days(first, last, granularity, False)
+    span = _annual(occurrence, ref.date(), _which(rel))
+    return None if span is None else _days(*span, granularity, True)
+
+
+# --------------------------------------------------------------------------------------------
+# Vocabulary
+
+_MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(calendar.month_name) if name}
+_WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
+_NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+_PARTS_OF_DAY = {"morning": (6, 12), "afternoon": (12, 18), "evening": (18, 24), "night": (18, 30)}
+_SEASONS: dict[str, tuple[int, int]] = {  # first month, offset of its year from the name's year
+    "spring": (3, 0),
+    "summer": (6, 0),
+    "autumn": (9, 0),
+    "fall": (9, 0),
+    "winter": (12, -1),
+}
+_DECADE_WORDS = {
+    "twenties": 1920,
+    "thirties": 1930,
+    "forties": 1940,
+    "fifties": 1950,
+    "sixties": 1960,
+    "seventies": 1970,
+    "eighties": 1980,
+    "nineties": 1990,
+}
+
+
+def _easter(year: int) -> date:
+    """Western Easter Sunday (the anonymous Gregorian algorithm)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    l_ = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * l_) // 451
+    month, day = divmod(h + l_ - 7 * m + 114, 31)
+    return date(year, month, day + 1)
+
+
+def _thanksgiving(year: int) -> date:
+    first = date(year, 11, 1)
+    return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+
+
+def _one_day(month: int, day: int) -> Occurrence:
+    return lambda year: (date(year, month, day), date(year, month, day))
+
+
+_HOLIDAYS: dict[str, Occurrence] = {
+    "christmas eve": _one_day(12, 24),
+    "christmas day": _one_day(12, 25),
+    "christmas": lambda y: (date(y, 12, 24), date(y, 12, 26)),
+    "xmas": lambda y: (date(y, 12, 24), date(y, 12, 26)),
+    "new years eve": _one_day(12, 31),
+    "new years day": _one_day(1, 1),
+    "new years": lambda y: (date(y - 1, 12, 31), date(y, 1, 1)),
+    "new year": lambda y: (date(y - 1, 12, 31), date(y, 1, 1)),
+    "thanksgiving": lambda y: (_thanksgiving(y), _thanksgiving(y)),
+    "good friday": lambda y: (_easter(y) - 2 * _DAY, _easter(y) - 2 * _DAY),
+    "easter sunday": lambda y: (_easter(y), _easter(y)),
+    "easter monday": lambda y: (_easter(y) + _DAY, _easter(y) + _DAY),
+    "easter": lambda y: (_easter(y) - 2 * _DAY, _easter(y) + _DAY),
+    "halloween": _one_day(10, 31),
+    "valentines day": _one_day(2, 14),
+    "independence day": _one_day(7, 4),
+}
+
+# --------------------------------------------------------------------------------------------
+# Regex fragments. Rules are compiled case-insensitive; month names switch that off locally.
+
+_MONTH = (
+    r"\b(?P<month>(?-i:January|February|March|April|May|June|July|August|September|October"
+    r"|November|December)\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b\.?)"
+)
+_DAY_OF_MONTH = r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
+_YEAR = r"(?:(?P<year>[12]\d{3})|['’](?P<yy>\d{2}))(?!\w)"
+_FULL_YEAR = r"(?P<year>[12]\d{3})(?!\w)"
+_NUMBER = (
+    r"(?P<n>\d{1,4}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|an?|"
+    + "|".join(_NUMBER_WORDS)
+    + r")"
+)
+_UNIT = r"(?P<unit>hour|day|week|month|year|decade)s?"
+_REL = r"(?P<rel>last|previous|this|next|coming)"
+_HOLIDAY = (
+    r"(?P<holiday>christmas\s+eve|christmas\s+day|christmas|xmas"
+    r"|new\s+year['’]?s\s+eve|new\s+year['’]?s\s+day|new\s+year['’]?s|new\s+year"
+    r"|thanksgiving(?:\s+day)?|good\s+friday|easter\s+sunday|easter\s+monday|easter"
+    r"|halloween|valentine['’]?s\s+day|independence\s+day)"
+)
+_ISO_GUARD_BEFORE = r"(?<![\w/.:-])"
+_ISO_GUARD_AFTER = r"(?![\w/:-]|\.\d)"
+
+# Context: what may stand right before a word that is a date only in context ("in June").
+_WINDOW = 48
+_PREPOSITION_BEFORE = re.compile(
+    r"(?:\b(?:in|during|on|of|since|throughout|around|until|till|by|before|after|through|from"
+    r"|between|over|at|early|mid|late)\s+(?:the\s+)?|\bmid-\s*)$",
+    re.IGNORECASE,
+)
+# "on", "at", "over" and "around" are left out: "over 2000", "around 1500" are amounts.
+_YEAR_PREPOSITION_BEFORE = re.compile(
+    r"(?:\b(?:in|during|of|since|throughout|until|till|by|before|after|through|from|between"
+    r"|early|mid|late|year)\s+|\bmid-\s*)$",
+    re.IGNORECASE,
+)
+_CLAUSE_END_AFTER = re.compile(r"\s*(?:[.,;:!?)\]]|$)")
+
+
+def _after_preposition(text: str, match: re.Match[str]) -> bool:
+    start = match.start()
+    return _PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+
+
+def _bare_needs_preposition(text: str, match: re.Match[str]) -> bool:
+    """A calendar name without last/this/next or a year is a date only after a preposition."""
+    groups = match.groupdict()
+    return bool(groups.get("rel") or groups.get("year")) or _after_preposition(text, match)
+
+
+def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
+    """A weekday or holiday alone is a date after a preposition or at the end of a clause."""
+    return _bare_needs_preposition(text, match) or (
+        _CLAUSE_END_AFTER.match(text, match.end()) is not None
+    )
+
+
+def _year_in_context(text: str, match: re.Match[str]) -> bool:
+    start = match.start()
+    return _YEAR_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# Resolvers: one per rule, (match, reference) -> interval. ValueError means "not a real date".
+
+
+def _month_of(match: re.Match[str]) -> int:
+    return _MONTH_NUMBERS[match.group("month")[:3]]
+
+
+def _year_of(match: re.Match[str]) -> int | None:
+    groups = match.groupdict()
+    if groups.get("year"):
+        return int(groups["year"])
+    if groups.get("yy"):
+        short = int(groups["yy"])
+        return 2000 + short if short < 70 else 1900 + short  # '24 is 2024, '99 is 1999
+    return None
+
+
+def _count_of(match: re.Match[str]) -> int:
+    words = " ".join(match.group("n").lower().split())
+    if words.isdigit():
+        return int(words)
+    if "couple" in words:
+        return 2
+    if "few" in words:
+        return 3
+    return 1 if words in ("a", "an") else _NUMBER_WORDS[words]
+
+
+def _unit_of(match: re.Match[str]) -> str:
+    return match.group("unit").lower()
+
+
+def _utc_offset(designator: str | None) -> timezone:
+    if designator is None or designator.upper() == "Z":
+        return UTC
+    digits = designator[1:].replace(":", "")
+    offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return timezone(-offset if designator[0] == "-" else offset)
+
+
+def _resolve_iso_datetime(match: re.Match[str], ref: datetime) -> _Interval:
+    moment = datetime(
+        int(match["y"]),
+        int(match["mo"]),
+        int(match["d"]),
+        int(match["h"]),
+        int(match["mi"]),
+        int(match["s"] or 0),
+        tzinfo=_utc_offset(match["tz"]),
+    ).astimezone(UTC)
+    start = moment.replace(minute=0, second=0, microsecond=0)
+    return _Interval(start, start + _HOUR, "hour", False)
+
+
+def _resolve_iso_date(match: re.Match[str], ref: datetime) -> _Interval:
+    day = date(int(match["y"]), int(match["mo"]), int(match["d"]))
+    return _days(day, day, "day", False)
+
+
+def _resolve_iso_month(match: re.Match[str], ref: datetime) -> _Interval:
+    return _months(int(match["y"]), int(match["mo"]), 1, "month", False)
+
+
+def _resolve_slash_date(match: re.Match[str], ref: datetime) -> _Interval:
+    first, second = int(match["a"]), int(match["b"])
+    # US order unless the first number cannot be a month.
+    month, day = (second, first) if first > 12 else (first, second)
+    chosen = date(int(match["y"]), month, day)
+    return _days(chosen, chosen, "day", False)
+
+
+_DAY_WORD_OFFSETS = {
+    "day before yesterday": -2,
+    "yesterday": -1,
+    "today": 0,
+    "tomorrow": 1,
+    "day after tomorrow": 2,
+}
+
+
+def _resolve_day_word(match: re.Match[str], ref: datetime) -> _Interval:
+    words = " ".join(match.group(0).lower().split()).removeprefix("the ")
+    return _period("day", ref, _DAY_WORD_OFFSETS[words])
+
+
+def _part_of_day(day: date, part: str, relative: bool) -> _Interval:
+    first_hour, end_hour = _PARTS_OF_DAY[part]
+    midnight = _midnight(day)
+    return _Interval(
+        midnight + first_hour * _HOUR, midnight + end_hour * _HOUR, "part_of_day", relative
+    )
+
+
+def _resolve_part_of_today(match: re.Match[str], ref: datetime) -> _Interval:
+    if match["part"]:
+        return _part_of_day(ref.date(), match["part"].lower(), True)
+    tonight = match["night"].lower() == "tonight"
+    return _part_of_day(ref.date() - (0 if tonight else 1) * _DAY, "night", True)
+
+
+def _resolve_units_ago(match: re.Match[str], ref: datetime) -> _Interval:
+    future = match["dir"].lower() not in ("ago", "back")
+    return _period(_unit_of(match), ref, _count_of(match) * (1 if future else -1))
+
+
+def _resolve_units_ahead(match: re.Match[str], ref: datetime) -> _Interval:
+    return _period(_unit_of(match), ref, _count_of(match))
+
+
+def _resolve_rolling(match: re.Match[str], ref: datetime) -> _Interval:
+    count = _count_of(match) if match["n"] else 1
+    unit = _unit_of(match)
+    if unit == "hour":
+        start = ref.replace(minute=0, second=0, microsecond=0) - count * _HOUR
+    elif unit in ("day", "week"):
+        start = _midnight(ref.date() - count * (7 if unit == "week" else 1) * _DAY)
+    else:
+        months = count * {"month": 1, "year": 12, "decade": 120}[unit]
+        year, month = _add_months(ref.year, ref.month, -months)
+        start = _midnight(date(year, month, min(ref.day, _last_day(year, month).day)))
+    return _Interval(start, ref, "range", True)
+
+
+_REL_OFFSETS = {
+    "last": -1,
+    "previous": -1,
+    "past": -1,
+    "this": 0,
+    "current": 0,
+    "next": 1,
+    "coming": 1,
+    "following": 1,
+}
+
+
+def _resolve_relative_unit(match: re.Match[str], ref: datetime) -> _Interval:
+    return _period(_unit_of(match), ref, _REL_OFFSETS[match["rel"].lower()])
+
+
+def _resolve_part_of_current_unit(match: re.Match[str], ref: datetime) -> _Interval | None:
+    return _portion(_period(_unit_of(match), ref, 0), match["mod"])
+
+
+_BEFORE_AFTER_OFFSETS = {"before last": -2, "before": -1, "after": 1, "after next": 2}
+
+
+def _resolve_unit_before_after(match: re.Match[str], ref: datetime) -> _Interval:
+    direction = " ".join(match["dir"].lower().split())
+    return _period(_unit_of(match), ref, _BEFORE_AFTER_OFFSETS[direction])
+
+
+def _resolve_weekday(match: re.Match[str], ref: datetime) -> _Interval:
+    weekday = _WEEKDAYS[match["weekday"].lower()]
+    today = ref.date()
+    rel = _which(match["rel"])
+    if rel in ("latest", "last"):
+        day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
+    else:
+        day = _monday(today) + timedelta(days=weekday + (7 if rel == "next" else 0))
+    return _days(day, day, "day", True)
+
+
+def _resolve_weekend(match: re.Match[str], ref: datetime) -> _Interval:
+    # The weekend that has most recently started: this one from Saturday on, else last week's.
+    return _period("weekend", ref, 0 if ref.weekday() >= 5 else -1)
+
+
+def _season_occurrence(season: str) -> Occurrence:
+    first_month, year_offset = _SEASONS[season]
+
+    def occurrence(year: int) -> tuple[date, date]:
+        start_year = year + year_offset
+        end_year, end_month = _add_months(start_year, first_month, 2)
+        return date(start_year, first_month, 1), _last_day(end_year, end_month)
+
+    return occurrence
+
+
+def _resolve_season(match: re.Match[str], ref: datetime) -> _Interval | None:
+    occurrence = _season_occurrence(match["season"].lower())
+    return _yearly(occurrence, _year_of(match), match["rel"], ref, "season")
+
+
+def _resolve_holiday(match: re.Match[str], ref: datetime) -> _Interval | None:
+    name = re.sub(r"['’]", "", " ".join(match["holiday"].lower().split()))
+    occurrence = _HOLIDAYS[name.removesuffix(" day") if name == "thanksgiving day" else name]
+    interval = _yearly(occurrence, _year_of(match), match["rel"], ref, "holiday")
+    if interval is not None and interval.end - interval.start == _DAY:
+        return replace(interval, granularity="day")
+    return interval
+
+
+_THIRDS = {"early": 0, "mid": 1, "late": 2}
+
+
+def _decade(first_year: int, modifier: str | None) -> _Interval:
+    if modifier is None:
+        return _months(first_year, 1, 120, "decade", False)
+    first, last = ((0, 3), (4, 6), (7, 9))[_THIRDS[modifier.lower()]]
+    return _months(first_year + first, 1, 12 * (last - first + 1), "range", False)
+
+
+def _resolve_decade_digits(match: re.Match[str], ref: datetime) -> _Interval:
+    return _decade(int(match["century"]) * 10, match["mod"])
+
+
+def _resolve_decade_short(match: re.Match[str], ref: datetime) -> _Interval:
+    if match["word"]:
+        return _decade(_DECADE_WORDS[match["word"].lower()], match["mod"])
+    digit = int(match["digit"])
+    return _decade((2000 if digit < 2 else 1900) + 10 * digit, match["mod"])
+
+
+def _quarter_occurrence(quarter: int) -> Occurrence:
+    return lambda year: (date(year, 3 * quarter - 2, 1), _last_day(year, 3 * quarter))
+
+
+def _resolve_quarter(match: re.Match[str], ref: datetime) -> _Interval | None:
+    quarter = int(match["q"] or match["q2"])
+    year = match["year"] or match["year2"]
+    return _yearly(_quarter_occurrence(quarter), int(year) if year else None, None, ref, "quarter")
+
+
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
+_ORDINALS |= {"fourth": 4, "4th": 4}
+
+
+def _resolve_ordinal_quarter(match: re.Match[str], ref: datetime) -> _Interval | None:
+    occurrence = _quarter_occurrence(_ORDINALS[match["ord"].lower()])
+    return _yearly(occurrence, _year_of(match), None, ref, "quarter")
+
+
+def _resolve_half_year(match: re.Match[str], ref: datetime) -> _Interval:
+    return _months(int(match["year"]), 6 * int(match["h"]) - 5, 6, "half", False)
+
+
+def _resolve_month_day(match: re.Match[str], ref: datetime) -> _Interval | None:
+    return _yearly(_one_day(_month_of(match), int(match["day"])), _year_of(match), None, ref, "day")
+
+
+def _resolve_month_year(match: re.Match[str], ref: datetime) -> _Interval:
+    year = _year_of(match)
+    assert year is not None  # the pattern requires one
+    return _months(year, _month_of(match), 1, "month", False)
+
+
+def _whole_month(month: int) -> Occurrence:
+    return lambda year: (date(year, month, 1), _last_day(year, month))
+
+
+def _resolve_month(match: re.Match[str], ref: datetime) -> _Interval | None:
+    occurrence = _whole_month(_month_of(match))
+    return _yearly(occurrence, None, match.groupdict().get("rel"), ref, "month")
+
+
+def _resolve_year(match: re.Match[str], ref: datetime) -> _Interval:
+    return _months(int(match["year"]), 1, 12, "year", False)
+
+
+# --------------------------------------------------------------------------------------------
+# The rule table. Order breaks ties between equally long matches of the same text.
+
+Resolver = Callable[[re.Match[str], datetime], _Interval | None]
+ContextCheck = Callable[[str, re.Match[str]], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A pattern and how to resolve it.
+
+    ``in_context`` is None when the words are a time expression wherever they stand; otherwise
+    it decides from the surrounding text ("June" after "in", a year after "since"). ``anchorable``
+    marks calendar names a range may re-anchor to its other end (see ``_join``).
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    resolve: Resolver
+    in_context: ContextCheck | None = None
+    anchorable: bool = False
+
+
+def _rule(
+    name: str,
+    pattern: str,
+    resolve: Resolver,
+    in_context: ContextCheck | None = None,
+    anchorable: bool = False,
+) -> _Rule:
+    return _Rule(name, re.compile(pattern, re.IGNORECASE), resolve, in_context, anchorable)
+
+
+_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "iso_datetime",
+        _ISO_GUARD_BEFORE + r"(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})[T ](?P<h>\d{2}):(?P<mi>\d{2})"
+        r"(?::(?P<s>\d{2})(?:[.,]\d+)?)?\s*(?P<tz>Z|[+-]\d{2}:?\d{2})?(?![\w:/-])",
+        _resolve_iso_datetime,
+    ),
+    _rule(
+        "iso_date",
+        _ISO_GUARD_BEFORE
+        + r"(?P<y>\d{4})(?P<sep>[-/])(?P<mo>\d{2})(?P=sep)(?P<d>\d{2})"
+        + _ISO_GUARD_AFTER,
+        _resolve_iso_date,
+    ),
+    _rule(
+        "iso_month",
+        _ISO_GUARD_BEFORE + r"(?P<y>\d{4})-(?P<mo>\d{2})" + _ISO_GUARD_AFTER,
+        _resolve_iso_month,
+    ),
+    _rule(
+        "slash_date",
+        _ISO_GUARD_BEFORE + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})" + _ISO_GUARD_AFTER,
+        _resolve_slash_date,
+    ),
+    _rule(
+        "day_word",
+        r"\b(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow"
+        r"|yesterday|today|tomorrow)\b",
+        _resolve_day_word,
+    ),
+    _rule(
+        "part_of_today",
+        r"\b(?:this\s+(?P<part>morning|afternoon|evening)|(?P<night>tonight|last\s+night))\b",
+        _resolve_part_of_today,
+    ),
+    _rule(
+        "units_ago",
+        rf"\b{_NUMBER}\s+{_UNIT}\s+(?P<dir>ago|back|from\s+now|hence)\b",
+        _resolve_units_ago,
+    ),
+    _rule("units_ahead", rf"\bin\s+{_NUMBER}\s+{_UNIT}(?:['’]?\s+time)?\b", _resolve_units_ahead),
+    _rule("rolling", rf"\bthe\s+(?:past|last)\s+(?:{_NUMBER}\s+)?{_UNIT}\b", _resolve_rolling),
+    _rule(
+        "relative_unit",
+        r"\b(?:the\s+)?(?P<rel>last|previous|past|this|current|next|coming|following)\s+"
+        r"(?P<unit>weekend|week|month|quarter|year|decade)\b",
+        _resolve_relative_unit,
+    ),
+    _rule(
+        "part_of_current_unit",
+        r"\b(?:the\s+)?(?:very\s+)?(?P<mod>beginning|start|middle|end|first\s+half|second\s+half"
+        r"|first\s+week|last\s+week|first\s+day|last\s+day)\s+of\s+the\s+"
+        r"(?P<unit>week|month|quarter|year|decade)\b",
+        _resolve_part_of_current_unit,
+    ),
+    _rule(
+        "unit_before_after",
+        r"\bthe\s+(?P<unit>day|weekend|week|month|quarter|year|decade)\s+"
+        r"(?P<dir>before\s+last|after\s+next|before|after)\b",
+        _resolve_unit_before_after,
+    ),
+    _rule(
+        "weekday",
+        rf"\b(?:{_REL}\s+)?(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        _resolve_weekday,
+        _named_day_in_context,
+        anchorable=True,
+    ),
+    _rule("weekend", r"\b(?:the\s+)?weekend\b", _resolve_weekend, _after_preposition),
+    _rule(
+        "season",
+        rf"\b(?:{_REL}\s+)?(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\b"
+        # "the fall of Rome", "the summer of love" are no seasons.
+        rf"(?:\s+(?:of\s+)?{_FULL_YEAR}|(?!\s+of\b))",
+        _resolve_season,
+        _bare_needs_preposition,
+        anchorable=True,
+    ),
+    _rule(
+        "holiday",
+        rf"\b(?:{_REL}\s+)?{_HOLIDAY}(?:,?\s+(?:of\s+)?{_FULL_YEAR})?\b",
+        _resolve_holiday,
+        _named_day_in_context,
+        anchorable=True,
+    ),
+    _rule(
+        "decade_digits",
+        r"\b(?:the\s+)?(?:(?P<mod>early|mid|late)[\s-]+)?(?P<century>[12]\d{2})0['’]?s\b",
+        _resolve_decade_digits,
+    ),
+    _rule(
+        "decade_short",
+        r"\bthe\s+(?:(?P<mod>early|mid|late)[\s-]+)?(?:['’]?(?P<digit>\d)0['’]?s|(?P<word>"
+        + "|".join(_DECADE_WORDS)
+        + r"))\b",
+        _resolve_decade_short,
+    ),
+    _rule(
+        "quarter",
+        r"\b(?:Q(?P<q>[1-4])(?:[\s,/-]*(?:of\s+)?(?P<year>[12]\d{3}))?"
+        r"|(?P<year2>[12]\d{3})[\s/-]*Q(?P<q2>[1-4]))(?!\w)",
+        _resolve_quarter,
+        anchorable=True,
+    ),
+    _rule(
+        "ordinal_quarter",
+        rf"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter"
+        rf"(?:\s+(?:of|in)\s+{_FULL_YEAR})?",
+        _resolve_ordinal_quarter,
+        _bare_needs_preposition,
+        anchorable=True,
+    ),
+    _rule("half_year", r"\bH(?P<h>[12])[\s/-]*(?P<year>[12]\d{3})(?!\w)", _resolve_half_year),
+    _rule(
+        "month_day",
+        rf"{_MONTH}\s+(?:the\s+)?{_DAY_OF_MONTH}(?:,?\s+{_YEAR})?",
+        _resolve_month_day,
+        anchorable=True,
+    ),
+    _rule(
+        "day_month",
+        rf"\b(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?",
+        _resolve_month_day,
+        anchorable=True,
+    ),
+    _rule("month_year", rf"{_MONTH},?\s+(?:of\s+)?{_YEAR}", _resolve_month_year),
+    _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
+    _rule("month", _MONTH, _resolve_month, _after_preposition, anchorable=True),
+    _rule(
+        "year",
+        r"(?:(?<=mid-)|(?<![\w$€£#.,/:-]))(?P<year>[12]\d{3})"
+        # Not a year when glued to a code or number, or counting something ("2000 cases").
+        r"(?![\w%/-]|[.,:]\d|\s+(?!(?:was|is|has|this|his|its|as|us)\b)[a-z]+s\b)",
+        _resolve_year,
+        _year_in_context,
+    ),
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Candidates, composition and selection
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    start: int
+    end: int
+    interval: _Interval
+    # False where the words are no date as they stand ("June said hi"): such candidates only
+    # serve compositions ("between March and May") and text that is nothing but the expression.
+    in_context: bool
+    order: int  # tie-break among equally long candidates: earlier rules first
+    rule: _Rule | None = None  # None for composed candidates
+    match: re.Match[str] | None = None
+
+
+def _resolve(rule: _Rule, match: re.Match[str], ref: datetime) -> _Interval | None:
+    try:
+        interval = rule.resolve(match, ref)
+    except (ValueError, OverflowError):
+        # Not a real date (February 30, minute 61) or beyond datetime's years 1-9999.
+        return None
+    if interval is None or not interval.start < interval.end:
+        return None
+    return interval
+
+
+def _candidates(text: str, ref: datetime) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    for order, rule in enumerate(_RULES):
+        for match in rule.pattern.finditer(text):
+            interval = _resolve(rule, match, ref)
+            if interval is None:
+                continue
+            in_context = rule.in_context is None or rule.in_context(text, match)
+            found.append(
+                _Candidate(match.start(), match.end(), interval, in_context, order, rule, match)
+            )
+    found += _with_part_of_day(text, found)
+    found += _with_modifier(text, found)
+    found += _ranges(text, found)
+    found += _since(text, found, ref)
+    return found
+
+
+_PART_OF_DAY_AFTER = re.compile(
+    r"\s+(?:in\s+the\s+|at\s+)?(?P<part>morning|afternoon|evening|night)\b", re.IGNORECASE
+)
+
+
+def _with_part_of_day(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Compose a day and a part of it: "yesterday morning", "Friday night"."""
+    composed = []
+    for candidate in found:
+        if candidate.interval.granularity != "day":
+            continue
+        part = _PART_OF_DAY_AFTER.match(text, candidate.end)
+        if part is None:
+            continue
+        interval = _part_of_day(
+            candidate.interval.start.date(), part["part"].lower(), candidate.interval.relative
+        )
+        composed.append(_Candidate(candidate.start, part.end(), interval, True, -1))
+    return composed
+
+
+_MODIFIER_BEFORE = re.compile(
+    r"\b(?P<mod>early|mid|late|(?:the\s+)?(?:very\s+)?(?:beginning|start|middle|end"
+    r"|first\s+half|second\s+half|first\s+week|last\s+week|first\s+day|last\s+day)\s+of)"
+    r"(?:\s+|-\s*)$",
+    re.IGNORECASE,
+)
+
+
+def _with_modifier(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Compose a modifier and a period: "early 2023", "mid-June", "the end of last month"."""
+    composed = []
+    for candidate in found:
+        modifier = _MODIFIER_BEFORE.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        if modifier is None:
+            continue
+        interval = _portion(candidate.interval, modifier["mod"])
+        if interval is not None:
+            composed.append(_Candidate(modifier.start(), candidate.end, interval, True, -1))
+    return composed
+
+
+def _portion(inner: _Interval, modifier: str) -> _Interval | None:
+    """The part of ``inner`` a modifier names (rules in the module docstring)."""
+    words = " ".join(modifier.lower().replace("the ", "").replace("very ", "").split())
+    words = words.removesuffix(" of")
+    start, end, granularity = inner.start, inner.end, inner.granularity
+    month_aligned = (
+        start.day == 1 and end.day == 1 and start.time() == end.time() == datetime.min.time()
+    )
+    months = (end.year - start.year) * 12 + end.month - start.month if month_aligned else 0
+    relative = inner.relative
+
+    def month_slice(first: int, count: int) -> _Interval:
+        year, month = _add_months(start.year, start.month, first)
+        return _months(year, month, count, "month" if count == 1 else "range", relative)
+
+    def day_slice(first: int, last: int) -> _Interval:
+        """Days ``first``..``last`` of ``inner``, counted from 0; negative counts from its end."""
+        days = (end - start).days
+        first_day = start.date() + timedelta(days=first % days)
+        last_day = start.date() + timedelta(days=last % days)
+        return _days(first_day, last_day, "day" if first_day == last_day else "range", relative)
+
+    if words in ("first week", "last week"):
+        if (end - start).days < 7 or granularity in ("week", "range"):
+            return None
+        return day_slice(0, 6) if words == "first week" else day_slice(-7, -1)
+    if words in ("first day", "last day"):
+        if granularity in ("hour", "part_of_day", "day", "range"):
+            return None
+        return day_slice(0, 0) if words == "first day" else day_slice(-1, -1)
+    if words in ("first half", "second half"):
+        second = words == "second half"
+        if granularity == "decade":
+            return _months(start.year + 5 * second, 1, 60, "range", relative)
+        if months == 1:
+            return day_slice(15, -1) if second else day_slice(0, 14)
+        if granularity in ("year", "half") and months % 2 == 0:
+            return month_slice(months // 2 * second, months // 2)
+        return None
+    third = {"early": 0, "beginning": 0, "start": 0, "mid": 1, "middle": 1}.get(words, 2)
+    narrow = words in ("beginning", "start", "end")
+    if granularity == "decade":
+        if narrow:
+            return _months(start.year + 8 * (third == 2), 1, 24, "range", relative)
+        return replace(_decade(start.year, ("early", "mid", "late")[third]), relative=relative)
+    if granularity == "week":
+        return day_slice(*((0, 1), (2, 3), (4, 6))[third])
+    if months == 1:
+        if narrow:
+            return day_slice(0, 6) if third == 0 else day_slice(-7, -1)
+        return day_slice(*((0, 9), (10, 19), (20, -1))[third])
+    if granularity in ("year", "quarter", "half", "season") and months % 3 == 0:
+        if narrow:
+            return month_slice(0 if third == 0 else months - 1, 1)
+        return month_slice(third * months // 3, months // 3)
+    return None
+
+
+_RANGE_OPEN_BEFORE = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
+_RANGE_JOIN = re.compile(r"\s*(?:[-–—]|\b(?:and|to|until|till|through|thru)\b)\s*", re.IGNORECASE)
+
+
+def _ranges(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Compose two expressions: "between March and May", "from June to August 2024"."""
+    by_start: dict[int, list[_Candidate]] = {}
+    for candidate in found:
+        by_start.setdefault(candidate.start, []).append(candidate)
+    composed = []
+    for first in found:
+        opener = _RANGE_OPEN_BEFORE.search(text, max(0, first.start - _WINDOW), first.start)
+        join = _RANGE_JOIN.match(text, first.end)
+        if opener is None or join is None:
+            continue
+        for last in by_start.get(join.end(), []):
+            interval = _join(first, last)
+            if interval is not None:
+                composed.append(_Candidate(opener.start(), last.end, interval, True, -1))
+    return composed
+
+
+def _join(first: _Candidate, last: _Candidate) -> _Interval | None:
+    """From the start of ``first`` to the end of ``last``.
+
+    A bare calendar name at the start ("March" in "from March to May 2024") is re-resolved as
+    its latest occurrence before ``last`` ends, so it takes its year from ``last``.
+    """
+    head = first.interval
+    if (
+        first.rule is not None
+        and first.match is not None
+        and first.rule.anchorable
+        and head.relative
+        and not first.match.groupdict().get("rel")
+    ):
+        anchored = _resolve(first.rule, first.match, last.interval.end - _TICK)
+        if anchored is None:
+            return None
+        head = replace(anchored, relative=last.interval.relative)
+    tail = last.interval
+    if head.start >= tail.end:
+        return None
+    return _Interval(head.start, max(head.end, tail.end), "range", head.relative or tail.relative)
+
+
+_SINCE_BEFORE = re.compile(r"\bsince\s+$", re.IGNORECASE)
+
+
+def _since(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
+    """Compose "since" and an expression: from its start up to the reference."""
+    composed = []
+    for candidate in found:
+        since = _SINCE_BEFORE.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        if since is None or candidate.interval.start >= ref:
+            continue
+        interval = _Interval(candidate.interval.start, ref, "range", True)
+        composed.append(_Candidate(since.start(), candidate.end, interval, True, -1))
+    return composed
+
+
+# --------------------------------------------------------------------------------------------
+# Whole-text parsing and the dateparser fallback
+
+_LEADING_FILLER = re.compile(
+    r"[\W_]*(?:(?:in|on|during|at|over|throughout|around|of)\s+[\W_]*)?", re.IGNORECASE
+)
+_TRAILING_FILLER = re.compile(r"[\W_]*")
+
+
+def _covers_text(text: str, candidate: _Candidate) -> bool:
+    return (
+        _LEADING_FILLER.fullmatch(text, 0, candidate.start) is not None
+        and _TRAILING_FILLER.fullmatch(text, candidate.end) is not None
+    )
+
+
+def _checked_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text: expected a string, got {type(text).__name__}")
+    return text
+
+
+def _parsed(text: str, candidate: _Candidate) -> ParsedTime:
+    interval = candidate.interval
+    return ParsedTime(
+        start=interval.start,
+        end=interval.end,
+        granularity=interval.granularity,
+        text=text[candidate.start : candidate.end],
+        span=(candidate.start, candidate.end),
+        relative=interval.relative,
+    )
+
+
+# dateparser reads a date into almost anything ("a" is January, "12" is December), so it only
+# sees short text that carries a real date cue.
+_DATEPARSER_MAX_CHARS = 64
+_DATE_CUE = re.compile(
+    r"(?-i:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\d{1,2}:\d{2}"
+    r"|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midnight|ago)\b|o['’]clock"
+    r"|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}",
+    re.IGNORECASE,
+)
+# A second parse against a shifted reference tells whether the result depends on it.
+_PROBE_SHIFT = timedelta(days=400, hours=7)
+_DATEPARSER_PERIODS = {
+    "time": "hour",
+    "hour": "hour",
+    "day": "day",
+    "week": "week",
+    "month": "month",
+    "year": "year",
+}
+
+
+def _parse_with_dateparser(text: str, ref: datetime) -> ParsedTime | None:
+    stripped = text.strip()
+    if not stripped or len(stripped) > _DATEPARSER_MAX_CHARS or not _DATE_CUE.search(stripped):
+        return None
+    interval = _dateparser_interval(stripped, ref)
+    if interval is None:
+        return None
+    try:
+        probe = ref - _PROBE_SHIFT
+    except OverflowError:  # a reference in year 1
+        probe = ref + _PROBE_SHIFT
+    other = _dateparser_interval(stripped, probe)
+    relative = other is None or (other.start, other.end) != (interval.start, interval.end)
+    start = text.index(stripped)
+    return ParsedTime(
+        start=interval.start,
+        end=interval.end,
+        granularity=interval.granularity,
+        text=stripped,
+        span=(start, start + len(stripped)),
+        relative=relative,
+    )
+
+
+def _dateparser_interval(text: str, ref: datetime) -> _Interval | None:
+    from dateparser.date import DateDataParser  # slow to import; most texts never need it
+
+    settings = {
+        "RELATIVE_BASE": ref.replace(tzinfo=None),
+        "PREFER_DATES_FROM": "past",
+        "PREFER_DAY_OF_MONTH": "first",
+        "DATE_ORDER": "MDY",
+        "RETURN_TIME_AS_PERIOD": True,
+        "TIMEZONE": "UTC",
+        "TO_TIMEZONE": "UTC",
+        "RETURN_AS_TIMEZONE_AWARE": True,
+        # Not "timestamp" or "no-spaces-time": they read plain numbers ("101") as dates.
+        "PARSERS": ["relative-time", "absolute-time"],
+    }
+    try:
+        data = DateDataParser(languages=["en"], settings=settings).get_date_data(text)
+    except Exception:  # dateparser fails in many ways on odd text; none of them is a date
+        return None
+    if data.date_obj is None:
+        return None
+    try:
+        moment = to_utc(data.date_obj, field="dateparser result")
+        return _period(_DATEPARSER_PERIODS.get(data.period, "day"), moment, 0)
+    except (InvalidInputError, ValueError, OverflowError):
+        return None

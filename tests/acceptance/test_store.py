@@ -1,0 +1,160 @@
+"""Persistence, isolation, forgetting, crash repair and locking of the store."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import agentmem
+from agentmem.store.vectors import collection_name
+from tests.conftest import CONVERSATION, T0, T1
+
+
+def test_everything_survives_close_and_reopen(store_path):
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("alice")
+        stored = bank.retain(CONVERSATION, mentioned_at=T0, tags=["crm"]).memories
+        entities_before = bank.entities()
+    with agentmem.AgentMemory(store_path) as mem:
+        assert mem.banks() == ["alice"]
+        bank = mem.bank("alice")
+        assert [bank.get(m.id) for m in stored] == stored
+        assert bank.entities() == entities_before
+        for strategy in ("semantic", "keyword"):
+            result = bank.recall(
+                "INV-20931 unpaid invoice", strategies=[strategy], now=T1, reinforce=False
+            )
+            assert result.hits[0].memory == stored[3]
+
+
+def test_banks_are_isolated(mem):
+    a, b = mem.bank("team-a"), mem.bank("team-b")
+    a_ids = {m.id for m in a.retain("The launch code is ALPHA-7.", mentioned_at=T0)}
+    b_ids = {m.id for m in b.retain("The launch code is BRAVO-9.", mentioned_at=T0)}
+    for strategies in (None, ["semantic"], ["keyword"]):
+        assert {h.memory.id for h in a.recall("launch code", strategies=strategies)} == a_ids
+        assert {h.memory.id for h in b.recall("launch code", strategies=strategies)} == b_ids
+    with pytest.raises(agentmem.NotFoundError):
+        a.get(next(iter(b_ids)))
+    assert a.forget(ids=list(b_ids)) == 0
+    assert b.get(next(iter(b_ids)))
+
+
+def test_forget_removes_a_memory_from_every_store(store_path):
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("alice")
+        memories = bank.retain(CONVERSATION, mentioned_at=T0).memories
+        invoice = memories[3]
+        assert bank.forget(invoice.id) == 1
+        with pytest.raises(agentmem.NotFoundError):
+            bank.get(invoice.id)
+        for strategies in (["semantic"], ["keyword"]):
+            found = bank.recall("INV-20931 Quixotrix", strategies=strategies, now=T1)
+            assert invoice.id not in {h.memory.id for h in found}
+        graph = bank.graph()
+        assert invoice.id not in graph
+        assert "Quixotrix" not in graph  # the entity only this fact mentioned is gone too
+        with pytest.raises(agentmem.NotFoundError):
+            bank.entity("Quixotrix")
+        assert all(invoice.id not in e.memory_ids for e in bank.entities())
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("alice")
+        assert len(bank.memories()) == len(CONVERSATION) - 1
+        vectors = mem._engine.vectors.ids(collection_name("alice"))
+        assert invoice.id not in vectors and len(vectors) == len(CONVERSATION) - 1
+
+
+def test_forget_by_document_and_tags_and_episode_cleanup(mem):
+    bank = mem.bank("docs")
+    bank.retain("Doc one says hello.", mentioned_at=T0, document_id="d1", tags=["x"])
+    bank.retain("Doc two says goodbye.", mentioned_at=T0, document_id="d2", tags=["y"])
+    assert bank.forget(document_id="d1") == 1
+    assert bank.stats()["episodes"] == 1
+    assert bank.forget(tags=["x"]) == 0
+    assert bank.forget(tags=["y"]) == 1
+    assert bank.stats()["memories"] == 0 and bank.stats()["episodes"] == 0
+    with pytest.raises(agentmem.InvalidInputError):
+        bank.forget()
+
+
+def test_delete_bank_removes_it_and_a_new_bank_of_that_name_starts_empty(mem):
+    bank = mem.bank("temp")
+    bank.retain("Short-lived fact about kiwis.", mentioned_at=T0)
+    mem.delete_bank("temp")
+    assert "temp" not in mem.banks()
+    fresh = mem.bank("temp")
+    assert fresh.memories() == [] and len(fresh.recall("kiwis")) == 0
+    with pytest.raises(agentmem.NotFoundError):
+        mem.delete_bank("never-existed")
+
+
+CRASH_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import agentmem
+    from agentmem.store import vectors
+
+    def crash(*args, **kwargs):
+        os._exit(9)  # the process dies after the DuckDB commit, before Chroma has the vectors
+
+    mem = agentmem.AgentMemory(sys.argv[1])
+    bank = mem.bank("crashy")
+    bank.retain("Fact stored before the crash: the vault code is 7781.", mentioned_at="2025-01-01")
+    vectors.VectorStore.upsert = crash
+    bank.retain("Fact acknowledged by DuckDB only: the gate code is 4410.",
+                mentioned_at="2025-01-02")
+    """
+)
+
+
+def test_crash_between_duckdb_and_chroma_is_repaired_on_next_open(store_path):
+    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, str(store_path)], timeout=120)
+    assert proc.returncode == 9
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("crashy")
+        assert len(bank.memories()) == 2
+        hit = bank.recall("gate code", strategies=["semantic"]).hits[0]
+        assert hit.text == "Fact acknowledged by DuckDB only: the gate code is 4410."
+        assert mem._engine.db.fetchall("SELECT count(*) FROM vector_journal")[0][0] == 0
+
+
+def test_a_second_process_gets_a_clear_error_pointing_to_server_mode(store_path):
+    with agentmem.AgentMemory(store_path):
+        script = (
+            "import sys, agentmem\n"
+            "try:\n    agentmem.AgentMemory(sys.argv[1])\n"
+            "except agentmem.StoreLockedError as exc:\n    print(exc); sys.exit(3)\n"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", script, str(store_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert proc.returncode == 3, proc.stderr
+    assert "agentmem serve" in proc.stdout
+
+
+def test_temporary_store_is_removed_on_close():
+    mem = agentmem.AgentMemory()
+    path = mem.path
+    mem.bank("t").retain("Temporary fact.", mentioned_at=T0)
+    mem.close()
+    mem.close()  # closing twice is fine
+    assert not path.exists()
+    with pytest.raises(agentmem.StorageError):
+        mem.bank("t")
+
+
+def test_reopening_a_bank_with_another_embedder_is_refused(store_path):
+    from agentmem.testing import HashEmbedder
+
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("minilm").retain("Vectors from MiniLM.", mentioned_at=T0)
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        with pytest.raises(agentmem.InvalidInputError, match="embedder"):
+            mem.bank("minilm")
+        mem.bank("hashed").retain("Vectors from hashing.", mentioned_at=T0)

@@ -1,0 +1,695 @@
+"""Entity recognition (real spaCy output) and resolution (a labelled merge / no-merge table)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.retain.entities import (
+    ENTITY_KINDS,
+    recognize_entities,
+    recognize_entities_in_text,
+)
+from agentmem.retain.facts import EntityMention
+from agentmem.retain.resolve import NICKNAMES, EntityIndex, EntityResolver, KnownEntity
+
+
+def entity(
+    id: str, name: str, kind: str = "person", aliases: tuple[str, ...] = (), neighbors: Any = ()
+) -> KnownEntity:
+    return KnownEntity(id=id, name=name, kind=kind, aliases=aliases, neighbors=frozenset(neighbors))
+
+
+# -- resolution: the labelled table ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    mention: str
+    kind: str
+    known: tuple[KnownEntity, ...]
+    expected: str | None  # id of the entity it must resolve to, None for "new entity"
+    context: tuple[str, ...] = ()
+    resolver: dict[str, Any] = field(default_factory=dict)
+
+
+ALICE_CHEN = entity("alice-chen", "Alice Chen")
+ALICE_WONG = entity("alice-wong", "Alice Wong")
+ROBERT_CHEN = entity("robert-chen", "Robert Chen", neighbors={"google", "mountain view"})
+ROBERT_MILES = entity("robert-miles", "Robert Miles", neighbors={"stanford", "palo alto"})
+APPLE_INC = entity("apple-inc", "Apple Inc.", "org")
+NYC = entity("nyc", "New York City", "place")
+ACME = entity("acme", "Acme", "org")
+
+CASES = [
+    # Persons: first name, initial, full name.
+    Case("first-name-to-full-name", "Alice", "person", (ALICE_CHEN,), "alice-chen"),
+    Case("initial-surname-to-full-name", "Alice C.", "person", (ALICE_CHEN,), "alice-chen"),
+    Case("full-name-to-first-name", "Alice Chen", "person", (entity("a", "Alice"),), "a"),
+    Case("initial-surname-to-first-name", "Alice C.", "person", (entity("a", "Alice"),), "a"),
+    Case("initial-first-name-to-full", "A. Chen", "person", (ALICE_CHEN,), "alice-chen"),
+    Case("only-initials-prove-nothing", "A. C.", "person", (ALICE_CHEN,), None),
+    Case("different-surnames-never-merge", "Alice Wong", "person", (ALICE_CHEN,), None),
+    Case(
+        "different-surname-not-through-a-bare-alias",
+        "Alice Wong",
+        "person",
+        (entity("alice-chen", "Alice Chen", aliases=("Alice",)),),
+        None,
+    ),
+    Case("initial-conflicts-with-surname", "Alice C.", "person", (ALICE_WONG,), None),
+    Case(
+        "middle-names-conflict",
+        "John Paul Smith",
+        "person",
+        (entity("jms", "John Mark Smith"),),
+        None,
+    ),
+    Case(
+        "bare-surname-is-not-a-first-name", "Smith", "person", (entity("js", "John Smith"),), None
+    ),
+    Case("titled-surname", "Dr. Smith", "person", (entity("js", "John Smith"),), "js"),
+    Case("titles-differ", "Mrs. Smith", "person", (entity("ms", "Mr. Smith"),), None),
+    Case("same-title-other-spelling", "Dr Smith", "person", (entity("ds", "Dr. Smith"),), "ds"),
+    Case("title-ignored-with-full-name", "Dr. Alice Chen", "person", (ALICE_CHEN,), "alice-chen"),
+    # Persons: nicknames and co-occurrence.
+    Case("nickname-to-full-name", "Bob", "person", (ROBERT_CHEN,), "robert-chen"),
+    Case("nickname-with-surname", "Bob Chen", "person", (ROBERT_CHEN,), "robert-chen"),
+    Case("two-nicknames-one-formal-name", "Rob", "person", (entity("b", "Bob Chen"),), "b"),
+    Case("formal-name-to-bare-nickname", "Robert", "person", (entity("b", "Bob"),), "b"),
+    Case(
+        "nickname-of-several-picked-by-context",
+        "Bob",
+        "person",
+        (ROBERT_CHEN, ROBERT_MILES),
+        "robert-chen",
+        context=("google",),
+    ),
+    Case(
+        "nickname-of-several-other-context",
+        "Bob",
+        "person",
+        (ROBERT_CHEN, ROBERT_MILES),
+        "robert-miles",
+        context=("stanford", "coffee"),
+    ),
+    Case("ambiguous-nickname-no-context", "Bob", "person", (ROBERT_CHEN, ROBERT_MILES), None),
+    Case(
+        "ambiguous-nickname-unrelated-context",
+        "Bob",
+        "person",
+        (ROBERT_CHEN, ROBERT_MILES),
+        None,
+        context=("berlin",),
+    ),
+    Case(
+        "ambiguous-nickname-tied-context",
+        "Bob",
+        "person",
+        (ROBERT_CHEN, ROBERT_MILES),
+        None,
+        context=("google", "stanford"),
+    ),
+    Case("ambiguous-first-name", "Alice", "person", (ALICE_CHEN, ALICE_WONG), None),
+    Case(
+        "first-name-picked-by-context-through-an-alias",
+        "Alice",
+        "person",
+        (
+            entity("alice-chen", "Alice Chen", neighbors={"robert chen"}),
+            entity("alice-wong", "Alice Wong", neighbors={"google"}),
+            entity("robert-chen", "Robert Chen", aliases=("Bob",)),
+        ),
+        "alice-chen",
+        context=("bob",),  # "bob" is an alias; neighbors hold the canonical "robert chen"
+    ),
+    Case("nickname-is-not-a-different-name", "Mike", "person", (entity("m", "Michelle Li"),), None),
+    Case(
+        "shared-nickname-ambiguous",
+        "Chris",
+        "person",
+        (entity("ct", "Christina Lee"), entity("cr", "Christopher Park")),
+        None,
+    ),
+    # Exact names and aliases short-circuit.
+    Case(
+        "exact-name-beats-first-name-ambiguity",
+        "Alice",
+        "person",
+        (ALICE_CHEN, ALICE_WONG, entity("a", "Alice")),
+        "a",
+    ),
+    Case(
+        "exact-alias",
+        "Bobby",
+        "person",
+        (entity("rc", "Robert Chen", aliases=("Bobby",)),),
+        "rc",
+    ),
+    Case("exact-short-name", "Iran", "place", (entity("iran", "Iran", "place"),), "iran"),
+    Case("exact-ignores-case", "ROOM 101", "place", (entity("r", "Room 101", "place"),), "r"),
+    Case("exact-org-place-swap", "Stanford", "org", (entity("s", "Stanford", "place"),), "s"),
+    Case("exact-concept-matches-any-kind", "Apple", "concept", (entity("a", "Apple", "org"),), "a"),
+    # Kinds: a person is never an org.
+    Case("person-apple-is-not-apple-inc", "Apple", "person", (APPLE_INC,), None),
+    Case("person-apple-is-not-org-apple", "Apple", "person", (entity("a", "Apple", "org"),), None),
+    Case("org-jordan-is-not-person-jordan", "Jordan", "org", (entity("j", "Jordan"),), None),
+    Case(
+        "fuzzy-needs-same-kind",
+        "San Fransisco",
+        "org",
+        (entity("sf", "San Francisco", "place"),),
+        None,
+    ),
+    # Short names and numbers.
+    Case("tigran-is-not-iran", "Tigran", "place", (entity("iran", "Iran", "place"),), None),
+    Case("iran-is-not-iraq", "Iraq", "place", (entity("iran", "Iran", "place"),), None),
+    Case("room-101-is-not-102", "Room 102", "place", (entity("r", "Room 101", "place"),), None),
+    Case(
+        "iphone-14-is-not-15",
+        "iPhone 15",
+        "product",
+        (entity("i", "iPhone 14", "product"),),
+        None,
+    ),
+    Case(
+        "windows-10-is-not-11",
+        "Windows 11",
+        "product",
+        (entity("w", "Windows 10", "product"),),
+        None,
+    ),
+    Case("short-typo-not-merged", "Googel", "org", (entity("g", "Google", "org"),), None),
+    # Orgs: corporate suffixes, designators, prefixes.
+    Case("org-inc-to-bare", "ACME Inc.", "org", (ACME,), "acme"),
+    Case("org-bare-to-corp", "Acme", "org", (entity("ac", "Acme Corp", "org"),), "ac"),
+    Case(
+        "org-corp-to-corporation",
+        "Acme Corporation",
+        "org",
+        (entity("ac", "Acme Corp", "org"),),
+        "ac",
+    ),
+    Case("org-apple-to-apple-inc", "Apple", "org", (APPLE_INC,), "apple-inc"),
+    Case("org-leading-the", "The Hilton", "org", (entity("h", "Hilton", "org"),), "h"),
+    Case("org-designator", "Acme Group", "org", (ACME,), "acme"),
+    Case(
+        "org-university-prefix",
+        "Stanford",
+        "org",
+        (entity("su", "Stanford University", "org"),),
+        "su",
+    ),
+    Case("org-other-word-is-another-org", "Acme Robotics", "org", (ACME,), None),
+    Case(
+        "org-prefix-ambiguous",
+        "Acme",
+        "org",
+        (entity("a1", "Acme Group", "org"), entity("a2", "Acme Holdings", "org")),
+        None,
+    ),
+    # Acronyms: places and orgs only.
+    Case("acronym-to-expansion", "NYC", "place", (NYC,), "nyc"),
+    Case("expansion-to-acronym", "New York City", "place", (entity("n", "NYC", "place"),), "n"),
+    Case(
+        "acronym-skips-small-words",
+        "MIT",
+        "org",
+        (entity("mit", "Massachusetts Institute of Technology", "org"),),
+        "mit",
+    ),
+    Case("two-letter-acronym", "UK", "place", (entity("uk", "United Kingdom", "place"),), "uk"),
+    Case("wrong-acronym", "NYC", "place", (entity("la", "Los Angeles", "place"),), None),
+    Case(
+        "acronym-not-for-concepts",
+        "ML",
+        "concept",
+        (entity("ml", "Machine Learning", "concept"),),
+        None,
+    ),
+    # Spelling variants.
+    Case("typo-concept", "Kubernetis", "concept", (entity("k", "Kubernetes", "concept"),), "k"),
+    Case(
+        "typo-multiword",
+        "Standford University",
+        "org",
+        (entity("su", "Stanford University", "org"),),
+        "su",
+    ),
+    Case("typo-place", "San Fransisco", "place", (entity("sf", "San Francisco", "place"),), "sf"),
+    Case(
+        "one-word-differs",
+        "Golden Gate Park",
+        "place",
+        (entity("gg", "Golden Gate Bridge", "place"),),
+        None,
+    ),
+    Case("one-letter-word-differs", "Team A", "org", (entity("tb", "Team B", "org"),), None),
+    # User corrections win over every rule.
+    Case(
+        "override-alias",
+        "the boss",
+        "concept",
+        (entity("ml", "Maria Lopez"),),
+        "ml",
+        resolver={"overrides": {"The Boss": "Maria Lopez"}},
+    ),
+    Case(
+        "override-beats-kind-rule",
+        "Apple",
+        "person",
+        (APPLE_INC,),
+        "apple-inc",
+        resolver={"overrides": {"apple": "Apple Inc."}},
+    ),
+    Case(
+        "override-beats-different-surname",
+        "Alice Wong",
+        "person",
+        (ALICE_CHEN,),
+        "alice-chen",
+        resolver={"overrides": {"Alice Wong": "Alice Chen"}},
+    ),
+    Case(
+        "override-target-unknown",
+        "the boss",
+        "concept",
+        (entity("ml", "Maria Lopez"),),
+        None,
+        resolver={"overrides": {"the boss": "Dana Kim"}},
+    ),
+    Case(
+        "split-beats-first-name-rule",
+        "Alice",
+        "person",
+        (ALICE_CHEN,),
+        None,
+        resolver={"splits": [("alice", "Alice Chen")]},
+    ),
+    Case(
+        "split-beats-exact-alias",
+        "Alice",
+        "person",
+        (entity("alice-chen", "Alice Chen", aliases=("Alice",)),),
+        None,
+        resolver={"splits": [("Alice Chen", "Alice")]},
+    ),
+    Case(
+        "split-beats-org-suffix-rule",
+        "Acme Inc",
+        "org",
+        (ACME,),
+        None,
+        resolver={"splits": [("Acme Inc", "Acme")]},
+    ),
+    Case(
+        "split-beats-override",
+        "the boss",
+        "concept",
+        (entity("ml", "Maria Lopez"),),
+        None,
+        resolver={
+            "overrides": {"the boss": "Maria Lopez"},
+            "splits": [("the boss", "Maria Lopez")],
+        },
+    ),
+    Case(
+        "unrelated-split-changes-nothing",
+        "Alice",
+        "person",
+        (ALICE_CHEN,),
+        "alice-chen",
+        resolver={"splits": [("Alice", "Alice Wong")]},
+    ),
+    Case("empty-bank", "Alice", "person", (), None),
+    Case("blank-mention", "  ", "person", (ALICE_CHEN,), None),
+]
+
+
+def test_table_is_large_and_balanced() -> None:
+    merges = [c for c in CASES if c.expected is not None]
+    assert len(CASES) >= 40
+    assert len({c.id for c in CASES}) == len(CASES)
+    assert len(merges) >= 15 and len(CASES) - len(merges) >= 15
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_resolution_table(case: Case) -> None:
+    resolver = EntityResolver(**case.resolver)
+    mention = EntityMention(case.mention, case.kind)
+
+    with_index = resolver.resolve(mention, EntityIndex(case.known), case.context)
+    with_list = resolver.resolve(mention, list(case.known), case.context)
+
+    assert (with_index.id if with_index else None) == case.expected
+    assert with_list == with_index
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_resolution_does_not_depend_on_insertion_order(case: Case) -> None:
+    resolver = EntityResolver(**case.resolver)
+    found = resolver.resolve(
+        EntityMention(case.mention, case.kind), EntityIndex(reversed(case.known)), case.context
+    )
+    assert (found.id if found else None) == case.expected
+
+
+# -- resolution: canonical names, absorbing mentions, the index ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mention", "kind", "known", "expected"),
+    [
+        ("Alice Chen", "person", entity("a", "Alice"), "Alice Chen"),
+        ("Alice", "person", ALICE_CHEN, "Alice Chen"),
+        ("Alice Chen", "person", entity("a", "Alice C."), "Alice Chen"),
+        ("Alice C.", "person", ALICE_CHEN, "Alice Chen"),
+        ("Bob", "person", ROBERT_CHEN, "Robert Chen"),
+        ("Dr. Smith", "person", entity("js", "John Smith"), "John Smith"),
+        ("Acme Corporation", "org", ACME, "Acme"),
+        ("New York City", "place", entity("n", "NYC", "place"), "NYC"),
+    ],
+)
+def test_canonical_name_prefers_fuller_person_names(
+    mention: str, kind: str, known: KnownEntity, expected: str
+) -> None:
+    assert EntityResolver().canonical_name(EntityMention(mention, kind), known) == expected
+
+
+def test_canonical_name_for_new_entities_and_overrides() -> None:
+    resolver = EntityResolver(overrides={"the boss": "Maria Lopez"})
+    assert resolver.canonical_name(EntityMention("  Dana   Kim ", "person"), None) == "Dana Kim"
+    assert resolver.canonical_name(EntityMention("The Boss", "concept"), None) == "Maria Lopez"
+
+
+def test_with_mention_renames_and_keeps_old_names_as_aliases() -> None:
+    alice = entity("a", "Alice", neighbors={"google"})
+    merged = alice.with_mention("Alice C.", canonical="Alice Chen", neighbors=["Stanford", "alice"])
+    assert merged.name == "Alice Chen"
+    assert merged.aliases == ("Alice", "Alice C.")
+    assert merged.neighbors == {"google", "stanford", "alice"}
+    again = merged.with_mention("alice chen", canonical="Alice Chen")
+    assert again.aliases == ("Alice", "Alice C.")
+
+
+def test_index_add_update_remove() -> None:
+    index = EntityIndex([ALICE_CHEN])
+    resolver = EntityResolver()
+    with pytest.raises(InvalidInputError):
+        index.add(entity("alice-chen", "Someone Else"))
+    with pytest.raises(NotFoundError):
+        index.update(entity("missing", "Nobody"))
+
+    index.update(ALICE_CHEN.with_mention("Al", canonical="Alice Chen"))
+    assert resolver.resolve(EntityMention("Al", "person"), index).id == "alice-chen"
+
+    index.update(entity("alice-chen", "Alicia Chen"))  # a rename drops the old keys
+    assert resolver.resolve(EntityMention("Al", "person"), index) is None
+    assert resolver.resolve(EntityMention("Alice Chen", "person"), index) is None
+    assert resolver.resolve(EntityMention("Alicia", "person"), index).id == "alice-chen"
+
+    index.remove("alice-chen")
+    index.remove("alice-chen")  # unknown ids are ignored
+    assert len(index) == 0 and "alice-chen" not in index
+    assert resolver.resolve(EntityMention("Alicia", "person"), index) is None
+
+
+def test_index_fuzzy_choices_follow_updates() -> None:
+    index = EntityIndex([entity("k", "Kubernetes", "concept")])
+    resolver = EntityResolver()
+    assert resolver.resolve(EntityMention("Kubernetis", "concept"), index).id == "k"
+    index.update(entity("k", "Terraform", "concept"))
+    assert resolver.resolve(EntityMention("Kubernetis", "concept"), index) is None
+    assert resolver.resolve(EntityMention("Teraform", "concept"), index).id == "k"
+
+
+def resolve_stream(mentions: list[tuple[str, str, list[str]]]) -> dict[str, KnownEntity]:
+    """Feed mentions through resolver and index the way the retain pipeline does."""
+    index = EntityIndex()
+    resolver = EntityResolver()
+    for n, (name, kind, context) in enumerate(mentions):
+        mention = EntityMention(name, kind)
+        match = resolver.resolve(mention, index, context)
+        canonical = resolver.canonical_name(mention, match)
+        if match is None:
+            index.add(
+                KnownEntity(id=f"e{n}", name=canonical, kind=kind, aliases=()).with_mention(
+                    name, canonical=canonical, neighbors=context
+                )
+            )
+        else:
+            index.update(match.with_mention(name, canonical=canonical, neighbors=context))
+    return {e.name: e for e in index}
+
+
+def test_stream_of_mentions_builds_one_entity_per_real_subject() -> None:
+    entities = resolve_stream(
+        [
+            ("Alice", "person", ["google"]),
+            ("Alice Chen", "person", ["google"]),
+            ("Alice C.", "person", []),
+            ("Robert Chen", "person", ["alice chen"]),
+            ("Bob", "person", ["alice"]),
+            ("Alice Wong", "person", ["stanford"]),
+            ("Apple", "person", []),
+            ("Apple Inc.", "org", []),
+            ("ACME Inc.", "org", []),
+            ("Acme", "org", []),
+            ("Room 101", "place", []),
+            ("Room 102", "place", []),
+            ("Iran", "place", []),
+            ("Tigran", "place", []),
+        ]
+    )
+    assert sorted(entities) == [
+        "ACME Inc.",
+        "Alice Chen",
+        "Alice Wong",
+        "Apple",
+        "Apple Inc.",
+        "Iran",
+        "Robert Chen",
+        "Room 101",
+        "Room 102",
+        "Tigran",
+    ]
+    assert set(entities["Alice Chen"].aliases) == {"Alice", "Alice C."}
+    assert entities["Robert Chen"].aliases == ("Bob",)
+    assert entities["ACME Inc."].aliases == ("Acme",)
+
+
+def test_resolution_among_many_distractors() -> None:
+    surnames = [f"Surname{chr(97 + i % 26)}{i}" for i in range(3000)]
+    known = [entity(f"p{i}", f"Person{i} {s}") for i, s in enumerate(surnames)]
+    known += [entity(f"o{i}", f"Company {i} Holdings", "org") for i in range(2000)]
+    known += [ALICE_CHEN, entity("k", "Kubernetes", "concept"), entity("acme", "Acme", "org")]
+    index = EntityIndex(known)
+    resolver = EntityResolver()
+    assert resolver.resolve(EntityMention("Alice", "person"), index).id == "alice-chen"
+    assert resolver.resolve(EntityMention("Kubernetis", "concept"), index).id == "k"
+    assert resolver.resolve(EntityMention("ACME Ltd", "org"), index).id == "acme"
+    assert resolver.resolve(EntityMention("Company 17", "org"), index).id == "o17"
+    assert resolver.resolve(EntityMention("Company 18 Group", "org"), index) is None
+    assert resolver.resolve(EntityMention("Person5 Surnamef5", "person"), index).id == "p5"
+
+
+def test_custom_nickname_table_replaces_the_builtin_one() -> None:
+    known = [entity("m", "Margaret Hale")]
+    default = EntityResolver()
+    custom = EntityResolver(nicknames={**NICKNAMES, "margaret": ("maggie", "daisy")})
+    assert default.resolve(EntityMention("Daisy", "person"), known) is None
+    assert custom.resolve(EntityMention("Daisy", "person"), known).id == "m"
+    assert (
+        EntityResolver(nicknames={}).resolve(EntityMention("Bob", "person"), [ROBERT_CHEN]) is None
+    )
+
+
+@pytest.mark.parametrize("threshold", [-1, 100.5])
+def test_threshold_outside_range_is_rejected(threshold: float) -> None:
+    with pytest.raises(InvalidInputError):
+        EntityResolver(threshold=threshold)
+
+
+@given(st.text(max_size=60), st.sampled_from(ENTITY_KINDS))
+@settings(max_examples=200, deadline=None)
+def test_resolve_never_raises_on_odd_names(name: str, kind: str) -> None:
+    known = [ALICE_CHEN, APPLE_INC, NYC, entity("r", "Room 101", "place")]
+    found = EntityResolver().resolve(EntityMention(name, kind), known, [name])
+    assert found is None or found in known
+
+
+# -- recognition on real spaCy output --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nlp() -> Any:
+    from agentmem.models.nlp import load_nlp
+
+    return load_nlp()
+
+
+def found(text: str, speaker: str | None = None) -> list[tuple[str, str]]:
+    return [(m.name, m.kind) for m in recognize_entities_in_text(text, speaker=speaker)]
+
+
+def test_speaker_is_always_the_first_person() -> None:
+    assert found("The weather was nice today.", speaker="Alice") == [("Alice", "person")]
+    assert found("", speaker="Alice") == [("Alice", "person")]
+    assert found("I met Bob in Paris.", speaker="Dana")[0] == ("Dana", "person")
+
+
+def test_mention_equal_to_speaker_is_that_person() -> None:
+    assert found("Tigran booked the flight.", speaker="Tigran") == [("Tigran", "person")]
+
+
+def test_role_names_are_not_speakers() -> None:
+    assert found("The weather was nice.", speaker="user") == []
+    assert found("The weather was nice.", speaker="assistant") == []
+
+
+def test_lone_first_name_is_a_person() -> None:
+    assert found("Alice") == [("Alice", "person")]
+    assert found("Went running with Jake yesterday.") == [("Jake", "person")]
+
+
+@pytest.mark.parametrize("label", ["ORG", "GPE", "NORP"])
+def test_first_name_mislabelled_by_spacy_is_a_person(nlp: Any, label: str) -> None:
+    from spacy.tokens import Span
+
+    doc = nlp("Alice")
+    doc.ents = [Span(doc, 0, 1, label=label)]
+    assert recognize_entities(doc) == [EntityMention("Alice", "person")]
+
+
+def test_unknown_name_tagged_org_is_a_person_when_it_is_the_speaker(nlp: Any) -> None:
+    from spacy.tokens import Span
+
+    doc = nlp("Zorblat")
+    doc.ents = [Span(doc, 0, 1, label="ORG")]
+    assert recognize_entities(doc) == [EntityMention("Zorblat", "org")]
+    assert recognize_entities(doc, speaker="Zorblat") == [EntityMention("Zorblat", "person")]
+
+
+def test_batched_docs(nlp: Any) -> None:
+    texts = ["Alice joined Google.", "Bob moved to Berlin."]
+    results = [recognize_entities(doc) for doc in nlp.pipe(texts)]
+    assert results == [
+        [EntityMention("Alice", "person"), EntityMention("Google", "org")],
+        [EntityMention("Bob", "person"), EntityMention("Berlin", "place")],
+    ]
+
+
+def test_possessives_are_stripped() -> None:
+    assert found("Alice's dog is sick.") == [("Alice", "person")]
+    assert ("James", "person") in found("I visited James' house and Dr. Smith's office.")
+    assert ("Dr. Smith", "person") in found("I visited James' house and Dr. Smith's office.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I met Bob on Monday in May.",
+        "See you on Tuesday, or Friday in March at the latest.",
+        "Over Christmas and in September we rested.",
+    ],
+)
+def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
+    names = {name.casefold() for name, _ in found(text)}
+    assert names <= {"bob"}
+
+
+def test_labels_map_to_kinds() -> None:
+    assert found("Alice Johnson flew to Boston to join Google.") == [
+        ("Alice Johnson", "person"),
+        ("Boston", "place"),
+        ("Google", "org"),
+    ]
+    assert found("The New York Times covered the Olympics.") == [
+        ("New York Times", "org"),
+        ("Olympics", "event"),
+    ]
+
+
+def test_leading_the_is_stripped_from_orgs() -> None:
+    assert found("He works at the Bank of America.") == [("Bank of America", "org")]
+
+
+def test_capitalised_words_spacy_missed() -> None:
+    assert found("My boss Priyanka approved the budget.") == [("Priyanka", "person")]
+    assert ("Room 101", "concept") in found("We booked Room 101 at the Hilton.")
+    assert found("Call Mom tomorrow") == [("Mom", "person")]
+    assert ("iPhone 15 Pro", "concept") in found("I upgraded to the iPhone 15 Pro yesterday.")
+    assert ("Will", "person") in found("I met Will at the University of Michigan.")
+
+
+def test_common_capitalised_words_are_not_entities() -> None:
+    assert found("Meeting notes are ready. Thanks, everyone!") == []
+    assert found("OK. Yes. Hello there.") == []
+    assert found("Weekly Meeting Notes From The Board") == []
+    assert found("I think I should go.") == []
+
+
+def test_mentions_are_deduplicated_case_insensitively() -> None:
+    result = found("Alice called Bob. Later Alice texted BOB again.", speaker="alice")
+    names = [name.casefold() for name, _ in result]
+    assert names.count("alice") == 1 and names.count("bob") == 1
+    assert result[0] == ("alice", "person")
+
+
+def test_very_long_text_is_parsed_in_pieces() -> None:
+    text = "We talked about the weather for a while. " * 3000 + "Then Alice called from Berlin."
+    assert len(text) > 100_000
+    assert found(text) == [("Alice", "person"), ("Berlin", "place")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "héllo 😀 Zoë met José in São Paulo.",
+        "\x00\x01Alice\u200b\x7f met \u202eBob\ufeff",
+        "👩‍👩‍👧‍👦🏳️‍🌈" * 50,
+        "'s ' ' the The THE",
+        "Mr. Dr. Mrs.",
+        "\n\n\t   \r\n",
+    ],
+)
+def test_odd_text_gives_clean_names(text: str) -> None:
+    for mention in recognize_entities_in_text(text, speaker="😀 Sam\x00"):
+        assert mention.kind in ENTITY_KINDS
+        assert mention.name == mention.name.strip() and mention.name
+        assert any(c.isalpha() for c in mention.name)
+        assert all(c.isprintable() for c in mention.name)
+
+
+@given(
+    st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
+        max_size=200,
+    ),
+    st.one_of(st.none(), st.text(max_size=20)),
+)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_recognition_never_raises(text: str, speaker: str | None) -> None:
+    mentions = recognize_entities_in_text(text, speaker=speaker)
+    keys = [m.name.casefold() for m in mentions]
+    assert len(keys) == len(set(keys))
+    for mention in mentions:
+        assert mention.kind in ENTITY_KINDS
+        assert mention.name and all(c.isprintable() for c in mention.name)
+
+
+def test_importing_does_not_load_spacy() -> None:
+    code = (
+        "import sys, agentmem.retain.entities, agentmem.retain.resolve; "
+        "print('spacy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

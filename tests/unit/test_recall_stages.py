@@ -1,0 +1,83 @@
+"""The recall stages on their own: fusion, reranking, scoring."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agentmem.config import RecallConfig, ScoringWeights
+from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.recall.candidates import Candidate, StrategyHit
+from agentmem.recall.fusion import reciprocal_rank_fusion
+from agentmem.recall.rerank import ScoreFusionReranker
+from agentmem.recall.scoring import recency, reinforcement
+from agentmem.types import Memory
+
+NOW = datetime(2025, 1, 31, tzinfo=UTC)
+
+
+def hit(memory_id: str, rank: int, normalized: float = 0.5) -> StrategyHit:
+    return StrategyHit(memory_id, rank, score=normalized * 10, normalized=normalized)
+
+
+def memory(memory_id: str) -> Memory:
+    return Memory(memory_id, "b", memory_id, "world", None, None, NOW)
+
+
+def test_rrf_rewards_agreement_between_lists():
+    fused = dict(
+        reciprocal_rank_fusion(
+            {"keyword": [hit("a", 1), hit("b", 2)], "semantic": [hit("b", 1), hit("c", 2)]}, k=60
+        )
+    )
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert max(fused, key=fused.get) == "b"
+
+
+def test_score_fusion_reranker_weights_arms_and_counts_missing_arms_as_zero():
+    reranker = ScoreFusionReranker({"keyword": 1.0, "semantic": 0.5})
+    both = Candidate(
+        memory("both"), {"keyword": hit("both", 1, 1.0), "semantic": hit("both", 1, 0.6)}
+    )
+    kw_only = Candidate(memory("kw"), {"keyword": hit("kw", 2, 0.9)})
+    sem_only = Candidate(memory("sem"), {"semantic": hit("sem", 2, 0.9)})
+    scores = reranker.rerank("q", [both, kw_only, sem_only])
+    assert scores == pytest.approx([(1.0 + 0.3) / 1.5, 0.9 / 1.5, 0.45 / 1.5])
+    assert all(0 <= s <= 1 for s in scores)
+
+
+def test_recency_and_reinforcement_follow_the_documented_formulas():
+    assert recency(NOW, NOW, 30) == 1.0
+    assert recency(NOW - timedelta(days=15), NOW, 30) == pytest.approx(0.5)
+    assert recency(NOW - timedelta(days=45), NOW, 30) == 0.0
+    assert recency(NOW + timedelta(days=3), NOW, 30) == 1.0
+    assert reinforcement(0, 100) == 0.0
+    assert reinforcement(100, 100) == pytest.approx(1.0)
+    assert reinforcement(10_000, 100) == 1.0
+
+
+def test_scoring_weights_are_validated_and_partial_overrides_keep_defaults():
+    weights = ScoringWeights.from_mapping({"w_relevance": 1})
+    assert (weights.w_relevance, weights.w_recency, weights.total) == (1.0, 0.2, 1.5)
+    for bad in ({"w_x": 1}, {"w_recency": -1}, {"w_recency": float("inf")}, {"w_recency": "1"}):
+        with pytest.raises(InvalidInputError):
+            ScoringWeights.from_mapping(bad)
+
+
+def test_recall_config_normalises_strategies_and_filters():
+    config = RecallConfig.build(
+        "q",
+        strategies=["similarity", "keyword", "semantic"],
+        tags=["b", "a", "a"],
+        fact_types="world",
+        now="2025-01-31",
+    )
+    assert config.strategies == ("semantic", "keyword")
+    assert config.tags == ("a", "b") and config.fact_types == ("world",)
+    assert config.now == NOW and config.has_filters
+    with pytest.raises(NotAvailableError):
+        RecallConfig.build("q", strategies=["timeline"])
+    with pytest.raises(InvalidInputError):
+        RecallConfig.build("q", top_k=True)

@@ -1,0 +1,537 @@
+"""Time expressions: exact intervals for a fixed reference, negatives, and properties."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmem.errors import InvalidInputError
+from agentmem.temporal import ParsedTime, find_time_expressions, parse_time_expression
+
+# A Wednesday; its ISO week runs Monday 2025-01-13 to Sunday 2025-01-19.
+REF = datetime(2025, 1, 15, 12, 0, tzinfo=UTC)
+# A Thursday in summer; its week runs Monday 2025-07-07 to Sunday 2025-07-13.
+SUMMER_REF = datetime(2025, 7, 10, 9, 0, tzinfo=UTC)
+SPRING_REF = datetime(2025, 4, 10, 9, 0, tzinfo=UTC)
+JUNE_REF = datetime(2025, 6, 15, 9, 0, tzinfo=UTC)
+
+
+def utc(value: str) -> datetime:
+    """'2024-06-05' or '2024-06-05T14' (hour) as an aware UTC datetime."""
+    if "T" in value:
+        day, hour = value.split("T")
+        return datetime.fromisoformat(day).replace(hour=int(hour), tzinfo=UTC)
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+# (expression, start, end) for REF; end is exclusive.
+CASES_AT_REF = [
+    # The seed's table and examples.
+    ("last spring", "2024-03-01", "2024-06-01"),
+    ("in June", "2024-06-01", "2024-07-01"),
+    ("last June", "2024-06-01", "2024-07-01"),
+    ("last year", "2024-01-01", "2025-01-01"),
+    ("between March and May", "2024-03-01", "2024-06-01"),
+    # Days and parts of days.
+    ("yesterday", "2025-01-14", "2025-01-15"),
+    ("today", "2025-01-15", "2025-01-16"),
+    ("tomorrow", "2025-01-16", "2025-01-17"),
+    ("tonight", "2025-01-15T18", "2025-01-16T06"),
+    ("this morning", "2025-01-15T06", "2025-01-15T12"),
+    ("this afternoon", "2025-01-15T12", "2025-01-15T18"),
+    ("this evening", "2025-01-15T18", "2025-01-16"),
+    ("last night", "2025-01-14T18", "2025-01-15T06"),
+    ("the day before yesterday", "2025-01-13", "2025-01-14"),
+    ("the day after tomorrow", "2025-01-17", "2025-01-18"),
+    ("yesterday morning", "2025-01-14T06", "2025-01-14T12"),
+    ("Friday night", "2025-01-10T18", "2025-01-11T06"),
+    ("last Tuesday evening", "2025-01-14T18", "2025-01-15"),
+    # Weeks, weekends, months.
+    ("last week", "2025-01-06", "2025-01-13"),
+    ("this week", "2025-01-13", "2025-01-20"),
+    ("next week", "2025-01-20", "2025-01-27"),
+    ("the week before", "2025-01-06", "2025-01-13"),
+    ("the week after", "2025-01-20", "2025-01-27"),
+    ("last weekend", "2025-01-11", "2025-01-13"),
+    ("this weekend", "2025-01-18", "2025-01-20"),
+    ("next weekend", "2025-01-25", "2025-01-27"),
+    ("over the weekend", "2025-01-11", "2025-01-13"),
+    ("last month", "2024-12-01", "2025-01-01"),
+    ("this month", "2025-01-01", "2025-02-01"),
+    ("next month", "2025-02-01", "2025-03-01"),
+    ("the year before last", "2023-01-01", "2024-01-01"),
+    ("last decade", "2010-01-01", "2020-01-01"),
+    # N units ago / ahead: the calendar unit holding the shifted reference.
+    ("3 days ago", "2025-01-12", "2025-01-13"),
+    ("three days ago", "2025-01-12", "2025-01-13"),
+    ("a day ago", "2025-01-14", "2025-01-15"),
+    ("a couple of days ago", "2025-01-13", "2025-01-14"),
+    ("a few days ago", "2025-01-12", "2025-01-13"),
+    ("2 weeks ago", "2024-12-30", "2025-01-06"),
+    ("a month ago", "2024-12-01", "2025-01-01"),
+    ("six months ago", "2024-07-01", "2024-08-01"),
+    ("two years ago", "2023-01-01", "2024-01-01"),
+    ("4 hours ago", "2025-01-15T08", "2025-01-15T09"),
+    ("in 3 days", "2025-01-18", "2025-01-19"),
+    ("5 days from now", "2025-01-20", "2025-01-21"),
+    ("in two weeks", "2025-01-27", "2025-02-03"),
+    ("in a month", "2025-02-01", "2025-03-01"),
+    # Weekdays.
+    ("last Friday", "2025-01-10", "2025-01-11"),
+    ("on Friday", "2025-01-10", "2025-01-11"),
+    ("Friday", "2025-01-10", "2025-01-11"),
+    ("this Friday", "2025-01-17", "2025-01-18"),
+    ("next Friday", "2025-01-24", "2025-01-25"),
+    ("last Wednesday", "2025-01-08", "2025-01-09"),
+    ("on Monday", "2025-01-13", "2025-01-14"),
+    # Months and dates.
+    ("June 2024", "2024-06-01", "2024-07-01"),
+    ("in June 2024", "2024-06-01", "2024-07-01"),
+    ("June of 2024", "2024-06-01", "2024-07-01"),
+    ("Sept. 2024", "2024-09-01", "2024-10-01"),
+    ("June '24", "2024-06-01", "2024-07-01"),
+    ("next June", "2025-06-01", "2025-07-01"),
+    ("this June", "2025-06-01", "2025-07-01"),
+    ("June 5th", "2024-06-05", "2024-06-06"),
+    ("June 5, 2024", "2024-06-05", "2024-06-06"),
+    ("5 June 2024", "2024-06-05", "2024-06-06"),
+    ("the 5th of June 2024", "2024-06-05", "2024-06-06"),
+    ("Jan. 5th, 2023", "2023-01-05", "2023-01-06"),
+    ("January 10", "2025-01-10", "2025-01-11"),
+    ("January 20", "2024-01-20", "2024-01-21"),
+    ("Feb 29", "2024-02-29", "2024-03-01"),
+    # Quarters, halves, parts of periods.
+    ("Q3 2023", "2023-07-01", "2023-10-01"),
+    ("2023 Q4", "2023-10-01", "2024-01-01"),
+    ("Q3", "2024-07-01", "2024-10-01"),
+    ("the third quarter of 2023", "2023-07-01", "2023-10-01"),
+    ("last quarter", "2024-10-01", "2025-01-01"),
+    ("H1 2024", "2024-01-01", "2024-07-01"),
+    ("the first half of 2024", "2024-01-01", "2024-07-01"),
+    ("early 2023", "2023-01-01", "2023-05-01"),
+    ("mid 2023", "2023-05-01", "2023-09-01"),
+    ("mid-2023", "2023-05-01", "2023-09-01"),
+    ("late 2023", "2023-09-01", "2024-01-01"),
+    ("early June", "2024-06-01", "2024-06-11"),
+    ("mid-June", "2024-06-11", "2024-06-21"),
+    ("late June 2023", "2023-06-21", "2023-07-01"),
+    ("end of last month", "2024-12-25", "2025-01-01"),
+    ("beginning of this year", "2025-01-01", "2025-02-01"),
+    ("the end of the year", "2025-12-01", "2026-01-01"),
+    ("the last week of June 2024", "2024-06-24", "2024-07-01"),
+    # Years and decades.
+    ("in 2021", "2021-01-01", "2022-01-01"),
+    ("during 2019", "2019-01-01", "2020-01-01"),
+    ("2021", "2021-01-01", "2022-01-01"),
+    ("the 1990s", "1990-01-01", "2000-01-01"),
+    ("the 90s", "1990-01-01", "2000-01-01"),
+    ("the '80s", "1980-01-01", "1990-01-01"),
+    ("the early 2000s", "2000-01-01", "2004-01-01"),
+    # Seasons.
+    ("the summer of 2023", "2023-06-01", "2023-09-01"),
+    ("winter 2024", "2023-12-01", "2024-03-01"),
+    ("last winter", "2023-12-01", "2024-03-01"),
+    ("this winter", "2024-12-01", "2025-03-01"),
+    ("in the fall", "2024-09-01", "2024-12-01"),
+    ("next summer", "2025-06-01", "2025-09-01"),
+    # Holidays.
+    ("over Christmas", "2024-12-24", "2024-12-27"),
+    ("on Christmas Eve", "2024-12-24", "2024-12-25"),
+    ("Christmas Day 2023", "2023-12-25", "2023-12-26"),
+    ("New Year's Eve", "2024-12-31", "2025-01-01"),
+    ("New Year's Day", "2025-01-01", "2025-01-02"),
+    ("Thanksgiving", "2024-11-28", "2024-11-29"),
+    ("Thanksgiving 2023", "2023-11-23", "2023-11-24"),
+    ("Easter 2024", "2024-03-29", "2024-04-02"),
+    ("Easter Sunday 2025", "2025-04-20", "2025-04-21"),
+    # ISO and numeric dates.
+    ("2024-06-05", "2024-06-05", "2024-06-06"),
+    ("2024-06", "2024-06-01", "2024-07-01"),
+    ("2024-06-05T14:30:00Z", "2024-06-05T14", "2024-06-05T15"),
+    ("2024-06-05T14:30:00+02:00", "2024-06-05T12", "2024-06-05T13"),
+    ("05/06/2024", "2024-05-06", "2024-05-07"),
+    ("25/06/2024", "2024-06-25", "2024-06-26"),
+    ("12/25/2024", "2024-12-25", "2024-12-26"),
+    # Ranges.
+    ("from June to August 2024", "2024-06-01", "2024-09-01"),
+    ("between 2019 and 2021", "2019-01-01", "2022-01-01"),
+    ("from November to February 2024", "2023-11-01", "2024-03-01"),
+    ("between early March and late May", "2024-03-01", "2024-06-01"),
+    # Left to dateparser: a date with a clock time.
+    ("June 5th at 3pm", "2024-06-05T15", "2024-06-05T16"),
+    ("next Tuesday at 5pm", "2025-01-21T17", "2025-01-21T18"),
+]
+
+# (expression, reference, start, end): the same words said at other times.
+CASES_AT_OTHER_REFS = [
+    ("last spring", SUMMER_REF, "2025-03-01", "2025-06-01"),
+    ("last spring", SPRING_REF, "2024-03-01", "2024-06-01"),
+    ("in June", SUMMER_REF, "2025-06-01", "2025-07-01"),
+    ("in June", JUNE_REF, "2025-06-01", "2025-07-01"),
+    ("last June", SUMMER_REF, "2025-06-01", "2025-07-01"),
+    ("last June", JUNE_REF, "2024-06-01", "2024-07-01"),
+    ("last year", SUMMER_REF, "2024-01-01", "2025-01-01"),
+    ("between March and May", SUMMER_REF, "2025-03-01", "2025-06-01"),
+    ("June 2024", SUMMER_REF, "2024-06-01", "2024-07-01"),
+    ("last weekend", SUMMER_REF, "2025-07-05", "2025-07-07"),
+    ("last Friday", SUMMER_REF, "2025-07-04", "2025-07-05"),
+    ("this summer", SUMMER_REF, "2025-06-01", "2025-09-01"),
+    ("last summer", SUMMER_REF, "2024-06-01", "2024-09-01"),
+    ("this winter", SUMMER_REF, "2025-12-01", "2026-03-01"),
+    ("in July", SUMMER_REF, "2025-07-01", "2025-08-01"),
+    ("Q3", SUMMER_REF, "2025-07-01", "2025-10-01"),
+    ("last quarter", SUMMER_REF, "2025-04-01", "2025-07-01"),
+    ("over Christmas", SUMMER_REF, "2024-12-24", "2024-12-27"),
+    # A naive reference means UTC; an aware one is converted to UTC first.
+    ("yesterday", datetime(2025, 1, 15, 12), "2025-01-14", "2025-01-15"),
+    (
+        "yesterday",
+        datetime(2025, 1, 15, 21, tzinfo=timezone(timedelta(hours=-5))),
+        "2025-01-15",
+        "2025-01-16",
+    ),
+]
+
+NOT_TIME_EXPRESSIONS = [
+    "I may go to the store",
+    "Alice prefers coffee",
+    "room 101",
+    "call 555-2024",
+    "INV-2021 is still unpaid",
+    "They march every morning of the year",
+    "The Marching band played",
+    "May I ask a question?",
+    "June said hello to Bob",
+    "Sunday school starts soon",
+    "Friday was fun",
+    "a spring in her step",
+    "after the fall of Rome",
+    "In 2000 cases the test passed",
+    "over 2000 people came",
+    "she lives in room 2021",
+    "order #2021 shipped",
+    "it costs $2021",
+    "3/4 of the team agreed",
+    "I don't want to fall",
+    "a Christmas tree",
+    "",
+    "   ",
+]
+
+
+def test_at_least_eighty_table_cases() -> None:
+    assert len(CASES_AT_REF) + len(CASES_AT_OTHER_REFS) >= 80
+
+
+@pytest.mark.parametrize(("text", "start", "end"), CASES_AT_REF)
+def test_expression_at_reference(text: str, start: str, end: str) -> None:
+    parsed = parse_time_expression(text, REF)
+    assert parsed is not None, text
+    assert (parsed.start, parsed.end) == (utc(start), utc(end))
+
+
+@pytest.mark.parametrize(("text", "reference", "start", "end"), CASES_AT_OTHER_REFS)
+def test_expression_at_other_reference(
+    text: str, reference: datetime, start: str, end: str
+) -> None:
+    parsed = parse_time_expression(text, reference)
+    assert parsed is not None, text
+    assert (parsed.start, parsed.end) == (utc(start), utc(end))
+
+
+def test_seed_example_alice_married_last_june() -> None:
+    said = datetime(2025, 1, 15, tzinfo=UTC)
+    [found] = find_time_expressions("Alice got married last June", said)
+    assert (found.start, found.end) == (utc("2024-06-01"), utc("2024-07-01"))
+    assert found.text == "last June"
+    assert found.relative
+
+
+def test_seed_example_query_in_june_2024() -> None:
+    question = "What happened to Alice in June 2024?"
+    [found] = find_time_expressions(question, REF)
+    assert found == ParsedTime(
+        start=utc("2024-06-01"),
+        end=utc("2024-07-01"),
+        granularity="month",
+        text="June 2024",
+        span=(26, 35),
+        relative=False,
+    )
+    assert question[found.span[0] : found.span[1]] == "June 2024"
+
+
+def test_find_in_a_question_about_last_spring() -> None:
+    [found] = find_time_expressions("What did Alice do last spring?", REF)
+    assert (found.text, found.granularity) == ("last spring", "season")
+    assert (found.start, found.end) == (utc("2024-03-01"), utc("2024-06-01"))
+
+
+def test_find_several_left_to_right() -> None:
+    found = find_time_expressions("We met Friday night and again on Sunday.", REF)
+    assert [(f.text, f.start, f.end) for f in found] == [
+        ("Friday night", utc("2025-01-10T18"), utc("2025-01-11T06")),
+        ("Sunday", utc("2025-01-12"), utc("2025-01-13")),
+    ]
+    quarters = find_time_expressions("Revenue in Q3 2023 versus Q4 2023", REF)
+    assert [q.text for q in quarters] == ["Q3 2023", "Q4 2023"]
+
+
+def test_find_prefers_the_longest_expression() -> None:
+    [found] = find_time_expressions("What did we do between March and May?", REF)
+    assert found.text == "between March and May"
+    [found] = find_time_expressions("It happened the day before yesterday.", REF)
+    assert found.text == "the day before yesterday"
+
+
+def test_find_needs_context_for_ambiguous_words() -> None:
+    assert [f.text for f in find_time_expressions("June said she would come in May", REF)] == [
+        "May"
+    ]
+    assert [f.text for f in find_time_expressions("Room 2021 was booked in 2021.", REF)] == ["2021"]
+    assert find_time_expressions("Room 2021 was booked in 2021.", REF)[0].span == (24, 28)
+    assert [f.text for f in find_time_expressions("What did Alice do Friday?", REF)] == ["Friday"]
+
+
+@pytest.mark.parametrize("text", NOT_TIME_EXPRESSIONS)
+def test_not_a_time_expression(text: str) -> None:
+    assert find_time_expressions(text, REF) == []
+    assert parse_time_expression(text, REF) is None
+
+
+def test_parse_rejects_a_sentence_around_an_expression() -> None:
+    assert parse_time_expression("Alice married in June 2024", REF) is None
+
+
+def test_parse_tolerates_punctuation_and_case() -> None:
+    parsed = parse_time_expression("  (LAST WEEK).", REF)
+    assert parsed is not None
+    assert (parsed.start, parsed.end, parsed.text) == (
+        utc("2025-01-06"),
+        utc("2025-01-13"),
+        "LAST WEEK",
+    )
+    assert parsed.span == (3, 12)
+
+
+@pytest.mark.parametrize(
+    ("text", "granularity"),
+    [
+        ("2024-06-05T14:30:00Z", "hour"),
+        ("this morning", "part_of_day"),
+        ("yesterday", "day"),
+        ("last week", "week"),
+        ("last weekend", "weekend"),
+        ("June 2024", "month"),
+        ("Q3 2023", "quarter"),
+        ("H1 2024", "half"),
+        ("last spring", "season"),
+        ("last year", "year"),
+        ("the 1990s", "decade"),
+        ("over Christmas", "holiday"),
+        ("between March and May", "range"),
+        ("since 2021", "range"),
+    ],
+)
+def test_granularity(text: str, granularity: str) -> None:
+    parsed = parse_time_expression(text, REF)
+    assert parsed is not None
+    assert parsed.granularity == granularity
+
+
+def test_since_runs_up_to_the_reference() -> None:
+    parsed = parse_time_expression("since June", REF)
+    assert parsed is not None
+    assert (parsed.start, parsed.end, parsed.relative) == (utc("2024-06-01"), REF, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "relative"),
+    [
+        ("June 2024", False),
+        ("2024-06-05", False),
+        ("Q3 2023", False),
+        ("early 2023", False),
+        ("the 1990s", False),
+        ("between 2019 and 2021", False),
+        ("from June to August 2024", False),
+        ("Christmas Day 2023", False),
+        ("the 3rd of March 2023 at noon", False),
+        ("last spring", True),
+        ("in June", True),
+        ("June 5th", True),
+        ("Q3", True),
+        ("since 2021", True),
+        ("next Friday", True),
+        ("June 5th at 3pm", True),
+    ],
+)
+def test_relative_flag(text: str, relative: bool) -> None:
+    parsed = parse_time_expression(text, REF)
+    assert parsed is not None
+    assert parsed.relative is relative
+
+
+def test_bad_arguments_raise_invalid_input() -> None:
+    with pytest.raises(InvalidInputError):
+        parse_time_expression(b"June 2024", REF)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        find_time_expressions("June 2024", "not a datetime")  # type: ignore[arg-type]
+
+
+def _run_python(code: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return result.stdout.strip()
+
+
+def test_rules_never_import_dateparser() -> None:
+    # Importing is slow; the common path (rules) and the import itself must not need it.
+    code = (
+        "import sys\n"
+        "from datetime import datetime\n"
+        "from agentmem.temporal import find_time_expressions, parse_time_expression\n"
+        "ref = datetime(2025, 1, 15)\n"
+        "parse_time_expression('last spring', ref)\n"
+        "parse_time_expression('Alice prefers coffee', ref)\n"
+        "find_time_expressions('What happened to Alice in June 2024?', ref)\n"
+        "print('dateparser' in sys.modules)\n"
+    )
+    assert _run_python(code) == "False"
+
+
+# ------------------------------------------------------------------------------------------
+# Properties
+
+MONTHS = [date(2000, m, 1).strftime("%B") for m in range(1, 13)]
+references = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2100, 12, 31)).flatmap(
+    lambda naive: st.sampled_from(
+        [naive, naive.replace(tzinfo=UTC), naive.replace(tzinfo=timezone(timedelta(hours=5)))]
+    )
+)
+years = st.integers(min_value=1900, max_value=2099)
+counts = st.sampled_from(["1", "2", "10", "a", "one", "three", "twelve", "a couple of", "a few"])
+units = st.sampled_from(["hours", "days", "weeks", "months", "years"])
+relatives = st.sampled_from(["last", "this", "next"])
+seasons = st.sampled_from(["spring", "summer", "autumn", "fall", "winter"])
+weekdays = st.sampled_from(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"])
+modifiers = st.sampled_from(["early", "mid", "late", "the beginning of", "the end of"])
+days = st.integers(min_value=1, max_value=28)
+
+absolute_expressions = st.one_of(
+    st.builds("{} {}".format, st.sampled_from(MONTHS), years),
+    st.builds("{2} {0} {1}".format, st.sampled_from(MONTHS), years, days),
+    st.builds("{0} {2}, {1}".format, st.sampled_from(MONTHS), years, days),
+    st.dates(min_value=date(1900, 1, 1), max_value=date(2099, 12, 31)).map(date.isoformat),
+    st.builds("Q{} {}".format, st.integers(1, 4), years),
+    st.builds("{} {}".format, modifiers, years),
+    st.builds("the {} of {}".format, seasons, years),
+    st.builds("the {}0s".format, st.integers(190, 209)),
+    st.builds("between {} and {}".format, years, years).filter(
+        lambda text: text.split()[1] <= text.split()[3]
+    ),
+    st.builds("Christmas {}".format, years),
+    st.builds("in {}".format, years),
+)
+
+relative_expressions = st.one_of(
+    st.sampled_from(
+        [
+            "yesterday",
+            "today",
+            "tomorrow",
+            "tonight",
+            "last night",
+            "this morning",
+            "the day before yesterday",
+            "the week before",
+            "over the weekend",
+            "in June",
+            "in the spring",
+            "Q2",
+            "Thanksgiving",
+            "the end of the year",
+        ]
+    ),
+    st.builds("{} {} ago".format, counts, units),
+    st.builds("in {} {}".format, counts, units),
+    st.builds("{} {}".format, relatives, st.sampled_from(["week", "weekend", "month", "year"])),
+    st.builds("{} {}".format, relatives, seasons),
+    st.builds("{} {}".format, relatives, st.sampled_from(MONTHS)),
+    st.builds("{} {}".format, relatives, weekdays),
+    st.builds("on {}".format, weekdays),
+    st.builds("{} {}".format, st.sampled_from(MONTHS), days),
+    st.builds("between {} and {}".format, st.sampled_from(MONTHS), st.sampled_from(MONTHS)),
+    st.builds("{} last month".format, modifiers),
+)
+
+
+def _assert_well_formed(parsed: ParsedTime, text: str) -> None:
+    assert parsed.start < parsed.end
+    assert parsed.start.utcoffset() == timedelta(0) and parsed.end.utcoffset() == timedelta(0)
+    assert text[parsed.span[0] : parsed.span[1]] == parsed.text
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(absolute_expressions, relative_expressions), reference=references)
+def test_grammar_gives_well_formed_intervals(text: str, reference: datetime) -> None:
+    parsed = parse_time_expression(text, reference)
+    assert parsed is not None, text
+    _assert_well_formed(parsed, text)
+    sentence = f"What did Alice do {text}?"
+    [found] = find_time_expressions(sentence, reference)
+    _assert_well_formed(found, sentence)
+    assert (found.start, found.end) == (parsed.start, parsed.end)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=absolute_expressions, first=references, second=references)
+def test_absolute_expressions_ignore_the_reference(
+    text: str, first: datetime, second: datetime
+) -> None:
+    one, other = parse_time_expression(text, first), parse_time_expression(text, second)
+    assert one is not None and other is not None, text
+    assert (one.start, one.end, one.relative) == (other.start, other.end, False)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(max_size=120), reference=references)
+def test_arbitrary_text_never_raises(text: str, reference: datetime) -> None:
+    found = find_time_expressions(text, reference)
+    for earlier, later in zip(found, found[1:], strict=False):
+        assert earlier.span[1] <= later.span[0]
+    for parsed in found:
+        _assert_well_formed(parsed, text)
+    parsed = parse_time_expression(text, reference)
+    if parsed is not None:
+        _assert_well_formed(parsed, text)
+
+
+SALAD_WORDS = [
+    *("in", "on", "last", "next", "the", "of", "between", "and", "from", "to", "since"),
+    *("early", "May", "June", "2024", "Q3", "spring", "weekend", "Friday", "ago", "days"),
+    *("a", "few", "3", "2024-06-05", "12/25/2024", "night", "end", "-", ",", "?"),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(SALAD_WORDS),
+        max_size=8,
+    ),
+    reference=references,
+)
+def test_word_salad_gives_well_formed_intervals(words: list[str], reference: datetime) -> None:
+    text = " ".join(words)
+    for parsed in find_time_expressions(text, reference):
+        _assert_well_formed(parsed, text)
+    parsed = parse_time_expression(text, reference)
+    if parsed is not None:
+        _assert_well_formed(parsed, text)
