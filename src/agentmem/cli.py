@@ -6,6 +6,7 @@ Examples::
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
     agentmem bench locomo --data ../shared/data/locomo10.json
+    agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
 """
 
 from __future__ import annotations
@@ -172,6 +173,31 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
+    import tempfile
+
+    from agentmem.bench.scale import format_report, run_scale
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="agentmem-scale-")
+    with _progress(console) as progress:
+        task = progress.add_task("scale", total=None)
+
+        def show(description: str, completed: int, total: int) -> None:
+            progress.update(task, description=description, completed=completed, total=total)
+
+        report = run_scale(
+            args.sizes,
+            workdir,
+            out_path=args.out,
+            queries=args.queries,
+            singles=args.singles,
+            progress=show,
+        )
+    print(format_report(report))
+    print(f"stores: {workdir}\nreport: {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentmem`` command."""
     parser = argparse.ArgumentParser(prog="agentmem", description=__doc__.split("\n")[0])
@@ -214,6 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
     locomo.add_argument("--weights", choices=("relevance", "default", "both"), default="both")
     locomo.add_argument("--questions", action="store_true", help="per-question figures in JSON")
     locomo.set_defaults(func=cmd_bench_locomo)
+    scale = bench_sub.add_parser(
+        "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"
+    )
+    scale.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    scale.add_argument("--workdir", default=None, help="where stores are built (kept, reused)")
+    scale.add_argument("--out", default="bench-reports/scale.json", help="JSON report path")
+    scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
+    scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
+    scale.set_defaults(func=cmd_bench_scale)
     return parser
 
 

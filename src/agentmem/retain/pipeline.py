@@ -34,7 +34,14 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
-from agentmem.store.records import MemoryRow, execute_many, insert_memories, to_db_time
+from agentmem.store.records import (
+    MemoryRow,
+    insert_memories,
+    insert_rows,
+    json_list,
+    sql_list,
+    to_db_time,
+)
 from agentmem.types import Memory, RetainResult
 
 log = logging.getLogger("agentmem")
@@ -106,9 +113,9 @@ def retain(
             entity_names = link_entities(
                 engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
             )
-            execute_many(
+            insert_rows(
                 cur,
-                "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
+                "links",
                 [
                     (bank_id, src, dst, kind, weight, to_db_time(created))
                     for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
@@ -116,11 +123,7 @@ def retain(
             )
             if rows:
                 engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                execute_many(
-                    cur,
-                    "INSERT INTO vector_journal VALUES (?, ?, 'add')",
-                    [(r.memory.id, bank_id) for r in rows],
-                )
+                insert_rows(cur, "vector_journal", [(r.memory.id, bank_id, "add") for r in rows])
     except BaseException:
         engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
         raise
@@ -239,6 +242,7 @@ def _write_vectors(
         [{"fact_type": r.memory.fact_type} for r in rows],
     )
     engine.db.execute(
-        "DELETE FROM vector_journal WHERE bank_id = $bank AND list_contains($ids, memory_id)",
-        {"bank": bank_id, "ids": [r.memory.id for r in rows]},
+        "DELETE FROM vector_journal "
+        f"WHERE bank_id = $bank AND list_contains({sql_list('ids')}, memory_id)",
+        {"bank": bank_id, "ids": json_list(r.memory.id for r in rows)},
     )

@@ -138,13 +138,6 @@ class KeywordIndex:
         """Index rows ``first_seq..last_seq`` as pending postings, in the caller's transaction."""
         cur.execute(_PENDING_INSERT, {"first": first_seq, "last": last_seq})
 
-    def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
-        """Drop pending postings of deleted rows, in the caller's transaction."""
-        if seqs:
-            cur.execute(
-                "DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs}
-            )
-
     def pending_rows(self) -> int:
         """Rows written since the last build."""
         return self._db.fetchall("SELECT count(DISTINCT seq) FROM keyword_pending")[0][0]

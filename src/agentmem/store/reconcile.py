@@ -14,6 +14,7 @@ import numpy as np
 
 from agentmem.protocols import Embedder
 from agentmem.store.database import Database
+from agentmem.store.records import json_list, sql_list
 from agentmem.store.vectors import VectorStore
 
 log = logging.getLogger("agentmem")
@@ -32,7 +33,8 @@ def replay_vector_journal(db: Database, vectors: VectorStore, embedder: Embedder
         vectors.delete(collection, deletes)
         adds = [e[0] for e in entries if e[3] == collection and e[2] == "add"]
         rows = db.fetchall(
-            "SELECT id, text, fact_type FROM memories WHERE list_contains($ids, id)", {"ids": adds}
+            f"SELECT id, text, fact_type FROM memories WHERE list_contains({sql_list('ids')}, id)",
+            {"ids": json_list(adds)},
         )
         if rows:
             embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
@@ -41,8 +43,8 @@ def replay_vector_journal(db: Database, vectors: VectorStore, embedder: Embedder
             )
     with db.transaction() as cur:
         cur.execute(
-            "DELETE FROM vector_journal WHERE list_contains($ids, memory_id)",
-            {"ids": [e[0] for e in entries]},
+            f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
+            {"ids": json_list(e[0] for e in entries)},
         )
     log.info("replayed %d vector journal entries left by an interrupted write", len(entries))
     return len(entries)

@@ -82,12 +82,11 @@ class VectorStore:
         """Nearest ``n`` (id, cosine similarity), best first."""
         col = self._collection(collection)
         try:
-            count = col.count()
-            if count == 0:
-                return []
+            # No count() first: it costs as much as the query itself, and Chroma returns
+            # fewer than n results (none for an empty collection) without complaint.
             result = col.query(
                 query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                n_results=min(n, count),
+                n_results=n,
                 where=dict(where) if where else None,
                 include=["distances"],
             )
