@@ -26,6 +26,7 @@ from agentmem.errors import (
 )
 from agentmem.memory import AgentMemory
 from agentmem.protocols import Embedder, Extractor, Reranker
+from agentmem.store.integrity import IntegrityReport
 from agentmem.types import (
     Entity,
     Memory,
@@ -46,6 +47,7 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "FusionWeights",
+    "IntegrityReport",
     "InvalidInputError",
     "Memory",
     "MemoryBank",

@@ -5,6 +5,8 @@ Examples::
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
+    agentmem export --path ./memdata --bank notes notes.jsonl
+    agentmem import --path ./other --bank notes-copy notes.jsonl
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
 """
@@ -24,7 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
-from agentmem.errors import AgentMemError
+from agentmem.errors import AgentMemError, NotFoundError
 from agentmem.memory import AgentMemory
 from agentmem.types import RecallHit, RecallResult
 
@@ -151,6 +153,33 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    with AgentMemory(args.path) as mem, _progress(console) as progress:
+        if args.bank not in mem.banks():
+            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+        task = progress.add_task(f"exporting {args.bank}", total=None)
+        count = mem.bank(args.bank).export(
+            args.file,
+            vectors=not args.no_vectors,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    console.print(f"exported {count} memories of bank {args.bank!r} to {args.file}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    with AgentMemory(args.path) as mem, _progress(console) as progress:
+        task = progress.add_task(f"importing {args.file}", total=None)
+        bank = mem.import_(
+            args.file,
+            bank_id=args.bank,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+        count = bank.stats()["memories"]
+    console.print(f"imported {count} memories into bank {bank.id!r}")
+    return 0
+
+
 def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
     from agentmem.bench.locomo import format_report, run_locomo
 
@@ -230,6 +259,19 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--strategy", action="append", help="a strategy (repeatable)")
     recall.add_argument("--now", default=None, help="ISO time recency is measured from")
     recall.set_defaults(func=cmd_recall)
+
+    export = sub.add_parser("export", help="write a bank to a JSON Lines file")
+    export.add_argument("--path", required=True, help="store directory")
+    export.add_argument("--bank", required=True, help="bank id")
+    export.add_argument("--no-vectors", action="store_true", help="leave vectors out")
+    export.add_argument("file", help="the .jsonl file to write")
+    export.set_defaults(func=cmd_export)
+
+    import_ = sub.add_parser("import", help="load a bank from an export file")
+    import_.add_argument("--path", required=True, help="store directory")
+    import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
+    import_.add_argument("file", help="the .jsonl file to read")
+    import_.set_defaults(func=cmd_import)
 
     bench = sub.add_parser("bench", help="benchmarks (print figures, write a JSON report)")
     bench_sub = bench.add_subparsers(dest="bench", required=True)

@@ -6,6 +6,7 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -22,8 +23,10 @@ from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows
+from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.reconcile import replay_vector_journal
+from agentmem.store.transfer import import_bank, read_header
 from agentmem.store.vectors import VectorStore, collection_name
 
 # Letters, digits and . _ : @ - ; no path separators, no leading dot, at most 128 characters.
@@ -175,7 +178,7 @@ class AgentMemory:
         rows = self._engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
         if not rows:
             raise NotFoundError(f"no bank {bank_id!r}")
-        with self._lock:
+        with self._lock, self._engine.db.write_lock:
             self._banks.pop(bank_id, None)
             delete_bank_rows(self._engine, bank_id)
             self._engine.vectors.drop(rows[0][0])
@@ -191,6 +194,50 @@ class AgentMemory:
         """Fold pending keyword postings into the full-text index now; returns seconds taken."""
         self._check_open()
         return self._engine.keyword.rebuild()
+
+    def import_(
+        self,
+        path: str | Path,
+        *,
+        bank_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> MemoryBank:
+        """Load a bank written by :meth:`MemoryBank.export`.
+
+        Ids are kept unless this store already uses one of them (then all are renewed,
+        consistently). Vectors in the file are used when it was made with this embedder;
+        otherwise the memories are re-embedded.
+
+        Args:
+            path: The JSON Lines file.
+            bank_id: Import under this id instead of the exported bank's.
+            progress: Called as ``progress(memories_done, memories_total)``.
+
+        Returns:
+            The bank, holding everything the file holds.
+
+        Raises:
+            InvalidInputError: Not an export file, a bad bank id, or the bank already holds
+                memories.
+        """
+        self._check_open()
+        header = read_header(path)
+        bank = self.bank(bank_id if bank_id is not None else header["bank_id"])
+        import_bank(self._engine, path, bank.id, bank._collection, progress=progress)
+        return bank
+
+    def check_integrity(self) -> IntegrityReport:
+        """Check that DuckDB, Chroma and the keyword index agree on every bank.
+
+        Every memory must have its vector and be keyword-searchable, every episode, entity and
+        link it refers to must exist, and no row may belong to an unknown bank. Writes wait
+        while the check reads.
+
+        Returns:
+            A report; ``report.ok`` is True when ``report.problems`` is empty.
+        """
+        self._check_open()
+        return check_integrity(self._engine)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -91,43 +91,49 @@ def retain(
 
     episode_id = uuid.uuid4().hex
     created = utc_now()
-    try:
-        with engine.db.transaction() as cur:
-            cur.execute(
-                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    episode_id,
-                    bank_id,
-                    raw_episode(content),
-                    doc_id,
-                    request.context,
-                    to_db_time(when),
-                    json.dumps(call_metadata, ensure_ascii=False),
-                    to_db_time(created),
-                ],
-            )
-            rows = _memory_rows(
-                cur, bank_id, episode_id, facts, tag_values, doc_id, request.context, created
-            )
-            insert_memories(cur, rows)
-            entity_names = link_entities(
-                engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
-            )
-            insert_rows(
-                cur,
-                "links",
-                [
-                    (bank_id, src, dst, kind, weight, to_db_time(created))
-                    for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
-                ],
-            )
-            if rows:
-                engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                insert_rows(cur, "vector_journal", [(r.memory.id, bank_id, "add") for r in rows])
-    except BaseException:
-        engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
-        raise
-    _write_vectors(engine, bank_id, collection, rows, vectors)
+    # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
+    # then never delete a memory whose vector is still on its way, and the entity cache is
+    # dropped before any other writer can read entities that rolled back.
+    with engine.db.write_lock:
+        try:
+            with engine.db.transaction() as cur:
+                cur.execute(
+                    "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        episode_id,
+                        bank_id,
+                        raw_episode(content),
+                        doc_id,
+                        request.context,
+                        to_db_time(when),
+                        json.dumps(call_metadata, ensure_ascii=False),
+                        to_db_time(created),
+                    ],
+                )
+                rows = _memory_rows(
+                    cur, bank_id, episode_id, facts, tag_values, doc_id, request.context, created
+                )
+                insert_memories(cur, rows)
+                entity_names = link_entities(
+                    engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
+                )
+                insert_rows(
+                    cur,
+                    "links",
+                    [
+                        (bank_id, src, dst, kind, weight, to_db_time(created))
+                        for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
+                    ],
+                )
+                if rows:
+                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
+                    insert_rows(
+                        cur, "vector_journal", [(r.memory.id, bank_id, "add") for r in rows]
+                    )
+        except BaseException:
+            engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
+            raise
+        _write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)

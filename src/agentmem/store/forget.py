@@ -64,31 +64,34 @@ def forget_memories(
     if document_id is not None:
         conditions.append("document_id = $document_id")
         params["document_id"] = document_id
-    try:
-        with engine.db.transaction() as cur:
-            rows = cur.execute(
-                f"SELECT id, seq, episode_id FROM memories WHERE {' AND '.join(conditions)}",
-                params,
-            ).fetchall()
-            if not rows:
-                return 0
-            doomed = [r[0] for r in rows]
-            values = {
-                "bank": bank_id,
-                "ids": json_list(doomed),
-                "seqs": json_list(r[1] for r in rows),
-                "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
-            }
-            for sql, names in _CLEANUP:
-                cur.execute(sql, {name: values[name] for name in names})
-            insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
-    finally:
-        engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
-    engine.vectors.delete(collection, doomed)
-    engine.db.execute(
-        f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
-        {"ids": json_list(doomed)},
-    )
+    # Held until Chroma is done too (see retain/pipeline.py), and the entity cache is dropped
+    # before another writer can use entities that went with their facts.
+    with engine.db.write_lock:
+        try:
+            with engine.db.transaction() as cur:
+                rows = cur.execute(
+                    f"SELECT id, seq, episode_id FROM memories WHERE {' AND '.join(conditions)}",
+                    params,
+                ).fetchall()
+                if not rows:
+                    return 0
+                doomed = [r[0] for r in rows]
+                values = {
+                    "bank": bank_id,
+                    "ids": json_list(doomed),
+                    "seqs": json_list(r[1] for r in rows),
+                    "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
+                }
+                for sql, names in _CLEANUP:
+                    cur.execute(sql, {name: values[name] for name in names})
+                insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
+        finally:
+            engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
+        engine.vectors.delete(collection, doomed)
+        engine.db.execute(
+            f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
+            {"ids": json_list(doomed)},
+        )
     return len(doomed)
 
 
@@ -109,4 +112,4 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
-    engine.entity_indexes.pop(bank_id, None)
+        engine.entity_indexes.pop(bank_id, None)  # still under the write lock
