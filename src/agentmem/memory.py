@@ -6,6 +6,7 @@ import re
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,7 +26,7 @@ from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
-from agentmem.store.reconcile import replay_vector_journal
+from agentmem.store.reconcile import begin_session, end_session
 from agentmem.store.transfer import import_bank, read_header
 from agentmem.store.vectors import VectorStore, collection_name
 
@@ -45,6 +46,26 @@ def validate_bank_id(bank_id: object) -> str:
     return bank_id
 
 
+def _vector_namespace(db: Database, chroma_url: str | None) -> str:
+    """The prefix of this store's collection names, "" for the embedded Chroma.
+
+    A store remembers whether its vectors live in the embedded Chroma or on a server; opening
+    it the other way would show banks without vectors, so it is refused. On a server, which
+    several stores may share, collection names are scoped by a random id of the store.
+    """
+    mode = "embedded" if chroma_url is None else "server"
+    with db.transaction() as cur:
+        for key, value in (("vector_store", mode), ("store_id", uuid.uuid4().hex)):
+            cur.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT DO NOTHING", [key, value])
+    if db.get_meta("vector_store") != mode:
+        where = "a Chroma server (pass chroma_url=)" if mode == "embedded" else "embedded Chroma"
+        raise InvalidInputError(
+            f"this store keeps its vectors in {where}; open it the same way, or export its "
+            "banks and import them into a new store"
+        )
+    return "" if mode == "embedded" else str(db.get_meta("store_id"))
+
+
 class AgentMemory:
     """Long-term memory for agents: one store on disk holding any number of banks.
 
@@ -59,6 +80,9 @@ class AgentMemory:
             :class:`~agentmem.recall.rerank.ScoreFusionReranker`.
         llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
+        chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
+            vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
+            record, stays in ``path``. A store keeps the mode it was created with.
 
     Raises:
         StoreLockedError: Another process has this store open.
@@ -80,6 +104,7 @@ class AgentMemory:
         reranker: Reranker | None = None,
         llm: Any = None,
         config: EngineConfig | None = None,
+        chroma_url: str | None = None,
     ) -> None:
         if llm is not None:
             raise NotAvailableError("the LLM path (llm=...) is not available in this version")
@@ -95,7 +120,8 @@ class AgentMemory:
         self._banks: dict[str, MemoryBank] = {}
         db = Database(self.path / DB_FILE)
         try:
-            vectors = VectorStore(self.path / VECTOR_DIR)
+            self._namespace = _vector_namespace(db, chroma_url)
+            vectors = VectorStore(self.path / VECTOR_DIR, url=chroma_url)
             keyword = KeywordIndex(
                 db,
                 context_weight=self._config.context_weight,
@@ -119,7 +145,11 @@ class AgentMemory:
             ),
         )
         self._closed = False
-        replay_vector_journal(db, vectors, self._engine.embedder)
+        try:
+            begin_session(db, vectors, self._engine.embedder)
+        except BaseException:
+            self._engine.close()
+            raise
 
     # -- banks ------------------------------------------------------------------------------
 
@@ -153,7 +183,7 @@ class AgentMemory:
                     f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
                 )
             return collection
-        collection = collection_name(bank_id)
+        collection = collection_name(bank_id, self._namespace)
         engine.vectors.drop(collection)  # a leftover of a bank deleted before a crash
         with engine.db.transaction() as cur:
             cur.execute(
@@ -248,7 +278,10 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
-        self._engine.close()
+        try:
+            end_session(self._engine.db)
+        finally:
+            self._engine.close()
         if self._temporary:
             shutil.rmtree(self.path, ignore_errors=True)
 
