@@ -14,7 +14,7 @@ import numpy as np
 
 from agentmem.protocols import Embedder
 from agentmem.store.database import Database
-from agentmem.store.vectors import VectorStore
+from agentmem.store.vectors import VectorStore, vector_metadata
 
 log = logging.getLogger("agentmem")
 
@@ -32,12 +32,14 @@ def replay_vector_journal(db: Database, vectors: VectorStore, embedder: Embedder
         vectors.delete(collection, deletes)
         adds = [e[0] for e in entries if e[3] == collection and e[2] == "add"]
         rows = db.fetchall(
-            "SELECT id, text, fact_type FROM memories WHERE list_contains($ids, id)", {"ids": adds}
+            "SELECT id, text, fact_type, occurred_start, occurred_end, mentioned_at "
+            "FROM memories WHERE list_contains($ids, id)",
+            {"ids": adds},
         )
         if rows:
             embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
             vectors.upsert(
-                collection, [r[0] for r in rows], embedded, [{"fact_type": r[2]} for r in rows]
+                collection, [r[0] for r in rows], embedded, [vector_metadata(*r[2:]) for r in rows]
             )
     with db.transaction() as cur:
         cur.execute(
