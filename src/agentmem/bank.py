@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import networkx as nx
 
-from agentmem.config import RecallConfig, normalize_tags
+from agentmem.config import BankConfig, RecallConfig, normalize_tags
 from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain.link import bank_entity_index
@@ -50,10 +51,33 @@ def _async_twin(method: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 class MemoryBank:
     """One hard-isolated bank of memories. Get it from :meth:`AgentMemory.bank`."""
 
-    def __init__(self, engine: Engine, bank_id: str, collection: str) -> None:
+    def __init__(self, engine: Engine, bank_id: str, collection: str, config: BankConfig) -> None:
         self._engine = engine
         self._collection = collection
+        self._config = config
         self.id = bank_id
+
+    @property
+    def config(self) -> BankConfig:
+        """The bank's persisted settings."""
+        return self._config
+
+    def configure(self, **changes: Any) -> BankConfig:
+        """Change and persist bank settings (see :class:`~agentmem.config.BankConfig`).
+
+        Applies to what is retained from now on.
+
+        Raises:
+            InvalidInputError: An unknown setting or a bad value.
+        """
+        config = BankConfig.from_mapping({**self._config.to_mapping(), **changes})
+        with self._engine.db.transaction() as cur:
+            cur.execute(
+                "UPDATE banks SET config = ? WHERE bank_id = ?",
+                [json.dumps(config.to_mapping()), self.id],
+            )
+        self._config = config
+        return config
 
     def __repr__(self) -> str:
         return f"MemoryBank({self.id!r})"
@@ -98,6 +122,7 @@ class MemoryBank:
             self._engine,
             self.id,
             self._collection,
+            self._config,
             content,
             mentioned_at=mentioned_at,
             occurred_at=occurred_at,
@@ -378,3 +403,4 @@ class MemoryBank:
     astats = _async_twin(stats)
     aexport = _async_twin(export)
     acheck_integrity = _async_twin(check_integrity)
+    aconfigure = _async_twin(configure)

@@ -18,11 +18,18 @@ from agentmem.errors import InvalidInputError, NotAvailableError
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
-TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword")
+TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword", "temporal")
+#: Every strategy that can be asked for by name, with the extra recall arguments it takes.
+STRATEGY_PARAMS: Mapping[str, frozenset[str]] = {
+    "semantic": frozenset(),
+    "keyword": frozenset(),
+    "temporal": frozenset(),
+    "timeline": frozenset({"entity", "start", "end", "order"}),
+}
+#: A single one of these keeps its own order instead of the composite score's.
+ORDERED_STRATEGIES: frozenset[str] = frozenset({"timeline"})
 #: Strategies of the contract that later versions add; asking for them raises NotAvailableError.
-PLANNED_STRATEGIES: frozenset[str] = frozenset(
-    {"graph", "temporal", "timeline", "causal", "analogical"}
-)
+PLANNED_STRATEGIES: frozenset[str] = frozenset({"graph", "causal", "analogical"})
 STRATEGY_ALIASES: Mapping[str, str] = {"similarity": "semantic", "bm25": "keyword"}
 TAGS_MATCH_MODES: frozenset[str] = frozenset({"any", "all", "exact"})
 
@@ -77,6 +84,8 @@ class FusionWeights:
 
     keyword: float = 1.0
     semantic: float = 0.5
+    temporal: float = 0.5
+    timeline: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +117,38 @@ class EngineConfig:
     workers: int = 4
 
 
+@dataclass(frozen=True, slots=True)
+class BankConfig:
+    """Per-bank settings, persisted with the bank and editable with ``bank.configure()``.
+
+    Attributes:
+        temporal_sigma_days: Decay of temporal links: two facts Δt apart are linked with
+            weight exp(-Δt/σ); a day apart stays strong, months apart fade.
+    """
+
+    temporal_sigma_days: float = 14.0
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> BankConfig:
+        """Validate settings (unknown names and bad values raise InvalidInputError)."""
+        known = set(cls.__dataclass_fields__)
+        unknown = set(values) - known
+        if unknown:
+            raise InvalidInputError(
+                f"unknown bank setting(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
+        sigma = values.get("temporal_sigma_days", cls.temporal_sigma_days)
+        if isinstance(sigma, bool) or not isinstance(sigma, int | float):
+            raise InvalidInputError("temporal_sigma_days must be a number")
+        if not math.isfinite(sigma) or sigma <= 0:
+            raise InvalidInputError("temporal_sigma_days must be finite and > 0")
+        return cls(temporal_sigma_days=float(sigma))
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The settings as JSON-ready data."""
+        return {"temporal_sigma_days": self.temporal_sigma_days}
+
+
 def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, ...]:
     if strategies is None:
         return TEMPR_STRATEGIES
@@ -120,8 +161,8 @@ def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, 
         name = STRATEGY_ALIASES.get(raw.strip().lower(), raw.strip().lower())
         if name in PLANNED_STRATEGIES:
             raise NotAvailableError(f"recall strategy {raw!r} is not available in this version")
-        if name not in TEMPR_STRATEGIES:
-            known = sorted({*TEMPR_STRATEGIES, *PLANNED_STRATEGIES, *STRATEGY_ALIASES})
+        if name not in STRATEGY_PARAMS:
+            known = sorted({*STRATEGY_PARAMS, *PLANNED_STRATEGIES, *STRATEGY_ALIASES})
             raise InvalidInputError(f"unknown recall strategy {raw!r}; known: {known}")
         if name not in names:
             names.append(name)
@@ -181,15 +222,18 @@ class RecallConfig:
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
-        if strategy_params:
+        names = _normalize_strategies(strategies)
+        accepted = frozenset().union(*(STRATEGY_PARAMS[name] for name in names))
+        unknown = set(strategy_params or {}) - accepted
+        if unknown:
             raise InvalidInputError(
-                f"unknown recall argument(s) {sorted(strategy_params)} for the strategies in use"
+                f"unknown recall argument(s) {sorted(unknown)} for strategies {list(names)}"
             )
         return cls(
             query=query,
             top_k=_positive_int(top_k, "top_k"),
             max_tokens=_positive_int(max_tokens, "max_tokens"),
-            strategies=_normalize_strategies(strategies),
+            strategies=names,
             fact_types=_normalize_fact_types(fact_types),
             tags=normalize_tags(tags) if tags is not None else None,
             tags_match=str(tags_match),
@@ -201,6 +245,13 @@ class RecallConfig:
             reinforce=bool(reinforce),
             strategy_params=dict(strategy_params or {}),
         )
+
+    @property
+    def ordered_strategy(self) -> str | None:
+        """The strategy whose own order the result keeps (a single timeline, ...), if any."""
+        if len(self.strategies) == 1 and self.strategies[0] in ORDERED_STRATEGIES:
+            return self.strategies[0]
+        return None
 
     @property
     def has_filters(self) -> bool:

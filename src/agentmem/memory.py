@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ from types import TracebackType
 from typing import Any
 
 from agentmem.bank import MemoryBank
-from agentmem.config import EngineConfig
+from agentmem.config import BankConfig, EngineConfig
 from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
 from agentmem.models.embedder import MiniLMEmbedder
@@ -165,32 +166,41 @@ class AgentMemory:
         with self._lock:
             bank = self._banks.get(bank_id)
             if bank is None:
-                bank = MemoryBank(self._engine, bank_id, self._open_bank(bank_id))
+                bank = MemoryBank(self._engine, bank_id, *self._open_bank(bank_id))
                 self._banks[bank_id] = bank
             return bank
 
-    def _open_bank(self, bank_id: str) -> str:
+    def _open_bank(self, bank_id: str) -> tuple[str, BankConfig]:
+        """The bank's vector collection and settings, creating the bank if it is new."""
         engine = self._engine
         embedder = engine.embedder
         rows = engine.db.fetchall(
-            "SELECT collection, embedder, dimension FROM banks WHERE bank_id = ?", [bank_id]
+            "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?",
+            [bank_id],
         )
         if rows:
-            collection, name, dimension = rows[0]
+            collection, name, dimension, config = rows[0]
             if (name, dimension) != (embedder.name, embedder.dimension):
                 raise InvalidInputError(
                     f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
                     f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
                 )
-            return collection
+            return collection, BankConfig.from_mapping(json.loads(config or "{}"))
         collection = collection_name(bank_id, self._namespace)
+        config = BankConfig()
         engine.vectors.drop(collection)  # a leftover of a bank deleted before a crash
         with engine.db.transaction() as cur:
             cur.execute(
-                "INSERT INTO banks VALUES (?, ?, ?, ?, '{}', now())",
-                [bank_id, collection, embedder.name, embedder.dimension],
+                "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now())",
+                [
+                    bank_id,
+                    collection,
+                    embedder.name,
+                    embedder.dimension,
+                    json.dumps(config.to_mapping()),
+                ],
             )
-        return collection
+        return collection, config
 
     def banks(self) -> list[str]:
         """Ids of every bank in the store, sorted."""

@@ -94,7 +94,9 @@ def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
                     ("keyword", code),
                     ("semantic", f"Ann: Locker code {code} is for Ann."),
                 ):
-                    hits = bank.recall(query, strategies=[strategy], top_k=10, reinforce=False)
+                    # Near-identical texts saturate the composite score; a wide top_k keeps
+                    # every candidate of the arm, so the check is about the stores.
+                    hits = bank.recall(query, strategies=[strategy], top_k=50, reinforce=False)
                     found = {h.memory.id: h.strategy_details[strategy]["score"] for h in hits}
                     assert memory_id in found, (strategy, code)
                     if strategy == "semantic":

@@ -78,6 +78,6 @@ def test_recall_config_normalises_strategies_and_filters():
     assert config.tags == ("a", "b") and config.fact_types == ("world",)
     assert config.now == NOW and config.has_filters
     with pytest.raises(NotAvailableError):
-        RecallConfig.build("q", strategies=["timeline"])
+        RecallConfig.build("q", strategies=["causal"])
     with pytest.raises(InvalidInputError):
         RecallConfig.build("q", top_k=True)

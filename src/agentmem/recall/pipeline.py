@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, StorageError
@@ -20,13 +22,13 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
     _rerank(engine, config, candidates)
-    scored = _score(engine, config, candidates)
+    scored = _score(engine, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
     if config.reinforce and hits:
         _reinforce(engine, [h.memory.id for h in hits])
     return RecallResult(
         hits=hits,
-        query_time_range=None,
+        query_time_range=ctx.query_time.range,
         total_tokens=total_tokens,
         dropped=dropped,
         strategies=config.strategies,
@@ -82,13 +84,26 @@ def _rerank(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -
     del candidates[top_n:]  # never rank an unscored candidate above a scored one
 
 
-def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -> list[RecallHit]:
+def _recency_reference(ctx: StrategyContext) -> datetime:
+    """When recency is measured from: ``now``, or the end of a past period the query names.
+
+    "What did Alice do in June 2024?" should not punish facts for being learned long ago.
+    """
+    period = ctx.query_time.range
+    if period is not None and ctx.query_time.mode == "occurrence" and period.end < ctx.config.now:
+        return period.end
+    return ctx.config.now
+
+
+def _score(
+    engine: Engine, config: RecallConfig, candidates: list[Candidate], reference: datetime
+) -> list[RecallHit]:
     scored: list[tuple[float, float, RecallHit]] = []
     for fusion_rank, candidate in enumerate(candidates, start=1):
         s = signals(
             candidate.memory,
             candidate.relevance,
-            config.now,
+            reference,
             engine.config.recency_window_days,
             engine.config.reinforcement_cap,
         )
@@ -105,6 +120,14 @@ def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) ->
             "reinforcement": s.reinforcement,
         }
         scored.append((score, candidate.rrf, RecallHit(candidate.memory, score, details)))
+    ordered = config.ordered_strategy
+    if ordered is not None:  # a single timeline keeps time order
+        return [
+            hit
+            for _, _, hit in sorted(
+                scored, key=lambda item: item[2].strategy_details[ordered]["rank"]
+            )
+        ]
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [hit for _, _, hit in scored]
 

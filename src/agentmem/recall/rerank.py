@@ -8,6 +8,7 @@ meaning scores near 1, and one found weakly by a single arm scores low.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
@@ -29,7 +30,7 @@ class ScoreFusionReranker:
         if weights is None:
             weights = FusionWeights()
         if isinstance(weights, FusionWeights):
-            weights = {"keyword": weights.keyword, "semantic": weights.semantic}
+            weights = asdict(weights)
         self._weights = dict(weights)
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:

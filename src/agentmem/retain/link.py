@@ -16,7 +16,7 @@ from typing import Any
 from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
-from agentmem.store.records import insert_rows
+from agentmem.store.records import insert_rows, to_db_time
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases,
@@ -112,8 +112,8 @@ def link_entities(
         cur,
         "memory_entities",
         [
-            (memory_id, entity_id, bank_id)
-            for memory_id, ids in zip(memory_ids, fact_entity_ids, strict=True)
+            (memory_id, entity_id, bank_id, to_db_time(fact.occurred_start or fact.mentioned_at))
+            for memory_id, fact, ids in zip(memory_ids, facts, fact_entity_ids, strict=True)
             for entity_id in ids
         ],
     )
@@ -123,3 +123,44 @@ def link_entities(
 def followed_by_links(memory_ids: list[str]) -> list[tuple[str, str, str, float]]:
     """(src, dst, kind, weight) edges that keep the order of facts within one episode."""
     return [(a, b, "followed_by", 1.0) for a, b in zip(memory_ids, memory_ids[1:], strict=False)]
+
+
+# New facts with an occurrence link to their nearest facts in time (at most
+# TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once.
+_TEMPORAL_LINKS = """
+INSERT INTO links
+WITH dated AS (
+    SELECT id, list_contains($ids, id) AS is_new,
+           epoch(occurred_start) / 2 + epoch(coalesce(occurred_end, occurred_start)) / 2 AS mid
+    FROM memories WHERE bank_id = $bank AND occurred_start IS NOT NULL
+), pairs AS (
+    SELECT a.id AS src, b.id AS dst, abs(a.mid - b.mid) AS gap,
+           row_number() OVER (PARTITION BY a.id ORDER BY abs(a.mid - b.mid), b.id) AS nearest
+    FROM dated AS a JOIN dated AS b
+      ON a.is_new AND b.id <> a.id AND abs(a.mid - b.mid) <= 3 * $sigma
+     AND NOT (b.is_new AND b.id < a.id)
+)
+SELECT $bank, src, dst, 'temporal', exp(-gap / $sigma), $created
+FROM pairs WHERE nearest <= $neighbours
+"""
+TEMPORAL_NEIGHBOURS = 5
+
+
+def add_temporal_links(
+    cur: Any, bank_id: str, memory_ids: list[str], sigma_days: float, created: object
+) -> None:
+    """Link new dated facts to the facts nearest in time, weight exp(-Δt/σ).
+
+    Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
+    """
+    if memory_ids:
+        cur.execute(
+            _TEMPORAL_LINKS,
+            {
+                "ids": memory_ids,
+                "bank": bank_id,
+                "sigma": sigma_days * 86_400.0,
+                "neighbours": TEMPORAL_NEIGHBOURS,
+                "created": created,
+            },
+        )

@@ -22,11 +22,11 @@ from datetime import datetime
 import numpy as np
 
 from agentmem._time import optional_utc, utc_now
-from agentmem.config import normalize_tags
+from agentmem.config import BankConfig, normalize_tags
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, ExtractionError, ModelError
 from agentmem.retain.facts import EntityMention, ExtractedFact
-from agentmem.retain.link import followed_by_links, link_entities
+from agentmem.retain.link import add_temporal_links, followed_by_links, link_entities
 from agentmem.retain.messages import (
     normalize_content,
     raw_episode,
@@ -34,6 +34,7 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
+from agentmem.retain.timing import anchor_in_time
 from agentmem.store.records import (
     MemoryRow,
     insert_memories,
@@ -42,6 +43,7 @@ from agentmem.store.records import (
     sql_list,
     to_db_time,
 )
+from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
 
 log = logging.getLogger("agentmem")
@@ -51,6 +53,7 @@ def retain(
     engine: Engine,
     bank_id: str,
     collection: str,
+    bank_config: BankConfig,
     content: object,
     *,
     mentioned_at: object = None,
@@ -85,7 +88,8 @@ def retain(
 
     facts = _extract(engine, request)
     facts = [
-        _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity) for f in facts
+        anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
+        for f in facts
     ]
     vectors = _embed(engine, [f.text for f in facts])
 
@@ -124,6 +128,13 @@ def retain(
                         (bank_id, src, dst, kind, weight, to_db_time(created))
                         for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
                     ],
+                )
+                add_temporal_links(
+                    cur,
+                    bank_id,
+                    [r.memory.id for r in rows if r.memory.occurred_start is not None],
+                    bank_config.temporal_sigma_days,
+                    to_db_time(created),
                 )
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
@@ -245,7 +256,10 @@ def _write_vectors(
         collection,
         [r.memory.id for r in rows],
         vectors,
-        [{"fact_type": r.memory.fact_type} for r in rows],
+        [
+            vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
+            for m in (r.memory for r in rows)
+        ],
     )
     engine.db.execute(
         "DELETE FROM vector_journal "

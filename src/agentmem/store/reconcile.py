@@ -26,7 +26,7 @@ import numpy as np
 from agentmem.protocols import Embedder
 from agentmem.store.database import Database
 from agentmem.store.records import json_list, sql_list
-from agentmem.store.vectors import VectorStore
+from agentmem.store.vectors import VectorStore, vector_metadata
 
 log = logging.getLogger("agentmem")
 
@@ -44,13 +44,14 @@ def replay_vector_journal(db: Database, vectors: VectorStore, embedder: Embedder
         vectors.delete(collection, deletes)
         adds = [e[0] for e in entries if e[3] == collection and e[2] == "add"]
         rows = db.fetchall(
-            f"SELECT id, text, fact_type FROM memories WHERE list_contains({sql_list('ids')}, id)",
+            "SELECT id, text, fact_type, occurred_start, occurred_end, mentioned_at "
+            f"FROM memories WHERE list_contains({sql_list('ids')}, id)",
             {"ids": json_list(adds)},
         )
         if rows:
             embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
             vectors.upsert(
-                collection, [r[0] for r in rows], embedded, [{"fact_type": r[2]} for r in rows]
+                collection, [r[0] for r in rows], embedded, [vector_metadata(*r[2:]) for r in rows]
             )
     with db.transaction() as cur:
         cur.execute(
@@ -77,20 +78,21 @@ def begin_session(db: Database, vectors: VectorStore, embedder: Embedder) -> int
     if vectors.embedded and db.get_meta(SESSION_KEY) == "1":
         mark = int(db.get_meta(DURABLE_KEY) or 0)
         rows = db.fetchall(
-            "SELECT m.id, m.text, m.fact_type, b.collection FROM memories AS m "
+            "SELECT m.id, m.text, m.fact_type, m.occurred_start, m.occurred_end, "
+            "m.mentioned_at, b.collection FROM memories AS m "
             "JOIN banks AS b ON b.bank_id = m.bank_id WHERE m.seq > ? ORDER BY m.seq",
             [mark],
         )
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
             embedded = np.asarray(embedder.embed([r[1] for r in chunk]), dtype=np.float32)
-            for collection in {r[3] for r in chunk}:
-                picked = [i for i, r in enumerate(chunk) if r[3] == collection]
+            for collection in {r[6] for r in chunk}:
+                picked = [i for i, r in enumerate(chunk) if r[6] == collection]
                 vectors.upsert(
                     collection,
                     [chunk[i][0] for i in picked],
                     embedded[picked],
-                    [{"fact_type": chunk[i][2]} for i in picked],
+                    [vector_metadata(*chunk[i][2:6]) for i in picked],
                 )
         repaired = len(rows)
         if repaired:

@@ -37,6 +37,7 @@ from agentmem.store.records import (
     sql_list,
     to_db_time,
 )
+from agentmem.store.vectors import vector_metadata
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -352,7 +353,12 @@ def _insert_rows(
         insert_rows(
             cur, "memories", [(r[0], seq, *r[2:-1]) for r, seq in zip(chunk, seqs, strict=True)]
         )
-        insert_rows(cur, "memory_entities", [(r[0], e, bank_id) for r in chunk for e in r[-1]])
+        # t: the memory's time, as retain sets it (occurrence start, else mention).
+        insert_rows(
+            cur,
+            "memory_entities",
+            [(r[0], e, bank_id, r[8] or r[10]) for r in chunk for e in r[-1]],
+        )
         engine.keyword.add_pending(cur, seqs[0], seqs[-1])
         insert_rows(cur, "vector_journal", [(r[0], bank_id, "add") for r in chunk])
     for start in range(0, len(batches["links"]), _CHUNK):
@@ -388,6 +394,15 @@ def _memory_row(
     )
 
 
+def _vector_metadata(memory: Mapping[str, Any]) -> dict[str, str | float]:
+    return vector_metadata(
+        memory["fact_type"],
+        optional_utc(memory.get("occurred_start"), field="occurred_start"),
+        optional_utc(memory.get("occurred_end"), field="occurred_end"),
+        optional_utc(memory["mentioned_at"], field="mentioned_at"),  # type: ignore[arg-type]
+    )
+
+
 def _write_vectors(
     engine: Engine,
     path: str | Path,
@@ -411,9 +426,7 @@ def _write_vectors(
             )
         else:
             vectors = np.asarray(engine.embedder.embed([m["text"] for m in chunk]), np.float32)
-        engine.vectors.upsert(
-            collection, ids, vectors, [{"fact_type": m["fact_type"]} for m in chunk]
-        )
+        engine.vectors.upsert(collection, ids, vectors, [_vector_metadata(m) for m in chunk])
         engine.db.execute(
             f"DELETE FROM vector_journal WHERE bank_id = $bank "
             f"AND list_contains({sql_list('ids')}, memory_id)",

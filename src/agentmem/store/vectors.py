@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,6 +19,31 @@ import numpy as np
 from agentmem.errors import StorageError
 
 HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 64}}
+
+
+def vector_metadata(
+    fact_type: str,
+    occurred_start: datetime | None,
+    occurred_end: datetime | None,
+    mentioned_at: datetime,
+) -> dict[str, str | float]:
+    """What Chroma keeps beside a vector, so searches can filter on type and time.
+
+    ``t_start``/``t_end`` are the fact's event time (its occurrence, else its mention) and
+    ``mentioned`` its mention time, as POSIX seconds.
+    """
+    start = occurred_start or mentioned_at
+    return {
+        "fact_type": fact_type,
+        "t_start": _seconds(start),
+        "t_end": _seconds(occurred_end or start),
+        "mentioned": _seconds(mentioned_at),
+    }
+
+
+def _seconds(moment: datetime) -> float:
+    # Naive values come from DuckDB TIMESTAMP columns, which hold UTC.
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def collection_name(bank_id: str, namespace: str = "") -> str:
