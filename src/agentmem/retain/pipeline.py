@@ -2,7 +2,10 @@
 
 Write order, and why nothing acknowledged is lost:
 
-1. Everything that can fail on bad input or a model error runs before the first write.
+1. Everything that can fail on bad input runs before the first write. The embedding model
+   runs in a worker thread while the DuckDB transaction writes (the two are the largest
+   costs of a retain and neither needs the other); the transaction waits for the vectors
+   before it commits, so a model error still rolls everything back.
 2. One DuckDB transaction stores the episode, the facts, their entities and links, their
    pending keyword postings and a *vector journal* entry per fact. From its commit on, the
    facts are durable and keyword-searchable.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from concurrent.futures import wait
 from dataclasses import replace
 from datetime import datetime
 
@@ -91,7 +95,7 @@ def retain(
         anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
         for f in facts
     ]
-    vectors = _embed(engine, [f.text for f in facts])
+    embedding = engine.executor.submit(_embed, engine, [f.text for f in facts])
 
     episode_id = uuid.uuid4().hex
     created = utc_now()
@@ -141,7 +145,9 @@ def retain(
                     insert_rows(
                         cur, "vector_journal", [(r.memory.id, bank_id, "add") for r in rows]
                     )
+                vectors = embedding.result()  # before COMMIT: a model error writes nothing
         except BaseException:
+            wait([embedding])  # never leave the model running for a call that has failed
             engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
             raise
         _write_vectors(engine, bank_id, collection, rows, vectors)
