@@ -23,12 +23,14 @@ import asyncio
 import logging
 import tempfile
 from datetime import datetime
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentmem import __version__
 from agentmem.bank import MemoryBank
@@ -208,6 +210,13 @@ async def _agentmem_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Starlette's own errors (unknown route, unparsable body, ...) in the same JSON shape."""
+    name = HTTPStatus(exc.status_code).phrase.title().replace(" ", "")
+    body = ErrorOut(error=name, detail=str(exc.detail))
+    return JSONResponse(body.model_dump(), status_code=exc.status_code, headers=exc.headers)
+
+
 async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     body = ErrorOut(error="InternalError", detail="internal server error; see the server log")
@@ -236,6 +245,7 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
     )
     app.state.memory = memory
     app.add_exception_handler(AgentMemError, _agentmem_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _internal_error)
 
     def existing_bank(bank_id: str) -> MemoryBank:
@@ -288,6 +298,10 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
     @app.post("/banks/{bank_id}/recall", tags=["memories"])
     def recall(bank_id: str, body: RecallIn) -> RecallOut:
         """Recall the memories that answer a query, best first, within a token budget."""
+        params = body.strategy_params or {}
+        clashes = sorted(params.keys() & (RecallIn.model_fields.keys() | {"thinking_budget"}))
+        if clashes:
+            raise InvalidInputError(f"strategy_params must not repeat recall arguments {clashes}")
         time_range = None
         if body.time_range is not None:
             time_range = (body.time_range.start, body.time_range.end)
@@ -303,7 +317,7 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
             now=body.now,
             scoring_weights=body.scoring_weights,
             reinforce=body.reinforce,
-            **(body.strategy_params or {}),
+            **params,
         )
         return RecallOut.of(result)
 
@@ -361,8 +375,10 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
     @app.get(
         "/banks/{bank_id}/export",
         tags=["export"],
-        response_class=PlainTextResponse,
-        responses={200: {"content": {NDJSON: {}}, "description": "JSON Lines"}},
+        response_class=Response,
+        responses={
+            200: {"content": {NDJSON: {"schema": {"type": "string"}}}, "description": "JSON Lines"}
+        },
     )
     def export(bank_id: str) -> Response:
         """The bank as JSON Lines. Answers 501 until banks have ``export``."""
