@@ -1,20 +1,31 @@
 """JSON forms of agentmem's values, shared by the REST and MCP servers, the tools and the CLI.
 
-Each model is built from the frozen value it mirrors (:meth:`MemoryOut.of`, ...), so every
+Each model is built from the frozen value it mirrors (``MemoryOut.of(memory)``, ...), so every
 surface that sends a memory over the wire sends the same fields with the same types.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentmem.types import Entity, Memory, RecallHit, RecallResult, RetainResult
+from agentmem.types import RecallHit
 
 
-class MemoryOut(BaseModel):
+class _ValueOut(BaseModel):
+    """A JSON model read from the attributes of the frozen value it mirrors."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    @classmethod
+    def of(cls, value: Any) -> Self:
+        """The JSON form of ``value`` (a :class:`~agentmem.Memory`, a ``RecallResult``, ...)."""
+        return cls.model_validate(value, from_attributes=True)
+
+
+class MemoryOut(_ValueOut):
     """A memory as JSON (the fields of :class:`agentmem.Memory`)."""
 
     model_config = ConfigDict(title="Memory")
@@ -35,29 +46,8 @@ class MemoryOut(BaseModel):
     metadata: dict[str, Any]
     episode_id: str | None
 
-    @classmethod
-    def of(cls, memory: Memory) -> MemoryOut:
-        """The JSON form of ``memory``."""
-        return cls(
-            id=memory.id,
-            bank_id=memory.bank_id,
-            text=memory.text,
-            fact_type=memory.fact_type,
-            occurred_start=memory.occurred_start,
-            occurred_end=memory.occurred_end,
-            mentioned_at=memory.mentioned_at,
-            entities=list(memory.entities),
-            tags=list(memory.tags),
-            importance=memory.importance,
-            access_count=memory.access_count,
-            document_id=memory.document_id,
-            context=memory.context,
-            metadata=memory.metadata,
-            episode_id=memory.episode_id,
-        )
 
-
-class RecallHitOut(BaseModel):
+class RecallHitOut(_ValueOut):
     """One recalled memory with its composite score and why it came back."""
 
     model_config = ConfigDict(title="RecallHit")
@@ -68,15 +58,8 @@ class RecallHitOut(BaseModel):
         description="Per strategy: its rank and raw score; then fusion, rerank and scoring."
     )
 
-    @classmethod
-    def of(cls, hit: RecallHit) -> RecallHitOut:
-        """The JSON form of ``hit``."""
-        return cls(
-            memory=MemoryOut.of(hit.memory), score=hit.score, strategy_details=hit.strategy_details
-        )
 
-
-class TimeRangeOut(BaseModel):
+class TimeRangeOut(_ValueOut):
     """A half-open time range ``[start, end)``."""
 
     model_config = ConfigDict(title="TimeRange")
@@ -85,7 +68,7 @@ class TimeRangeOut(BaseModel):
     end: datetime
 
 
-class RecallOut(BaseModel):
+class RecallOut(_ValueOut):
     """The result of a recall: hits best first, within the token budget."""
 
     model_config = ConfigDict(title="RecallResult")
@@ -96,20 +79,8 @@ class RecallOut(BaseModel):
     dropped: list[str]
     strategies: list[str]
 
-    @classmethod
-    def of(cls, result: RecallResult) -> RecallOut:
-        """The JSON form of ``result``."""
-        span = result.query_time_range
-        return cls(
-            hits=[RecallHitOut.of(hit) for hit in result],
-            query_time_range=None if span is None else TimeRangeOut(start=span.start, end=span.end),
-            total_tokens=result.total_tokens,
-            dropped=list(result.dropped),
-            strategies=list(result.strategies),
-        )
 
-
-class RetainOut(BaseModel):
+class RetainOut(_ValueOut):
     """What a retain stored."""
 
     model_config = ConfigDict(title="RetainResult")
@@ -118,17 +89,8 @@ class RetainOut(BaseModel):
     memories: list[MemoryOut]
     warnings: list[str]
 
-    @classmethod
-    def of(cls, result: RetainResult) -> RetainOut:
-        """The JSON form of ``result``."""
-        return cls(
-            episode_id=result.episode_id,
-            memories=[MemoryOut.of(m) for m in result],
-            warnings=list(result.warnings),
-        )
 
-
-class EntityOut(BaseModel):
+class EntityOut(_ValueOut):
     """A canonical entity with its aliases and the memories that mention it."""
 
     model_config = ConfigDict(title="Entity")
@@ -138,20 +100,10 @@ class EntityOut(BaseModel):
     aliases: list[str]
     memory_ids: list[str]
 
-    @classmethod
-    def of(cls, entity: Entity) -> EntityOut:
-        """The JSON form of ``entity``."""
-        return cls(
-            name=entity.name,
-            kind=entity.kind,
-            aliases=list(entity.aliases),
-            memory_ids=list(entity.memory_ids),
-        )
-
 
 def brief_hit(hit: RecallHit) -> dict[str, Any]:
     """A recalled memory as an LLM should see it: text, score and times, no engine internals."""
-    data = RecallHitOut.of(hit).memory.model_dump(
+    data = MemoryOut.of(hit.memory).model_dump(
         mode="json",
         include={
             "id",

@@ -282,18 +282,8 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
         content: Any = body.content
         if isinstance(content, list):
             content = [m.model_dump(exclude_none=True) for m in content]
-        result = memory.bank(bank_id).retain(
-            content,
-            mentioned_at=body.mentioned_at,
-            occurred_at=body.occurred_at,
-            tags=body.tags,
-            importance=body.importance,
-            context=body.context,
-            document_id=body.document_id,
-            entity_id=body.entity_id,
-            metadata=body.metadata,
-        )
-        return RetainOut.of(result)
+        options = {name: getattr(body, name) for name in RetainIn.model_fields if name != "content"}
+        return RetainOut.of(memory.bank(bank_id).retain(content, **options))
 
     @app.post("/banks/{bank_id}/recall", tags=["memories"])
     def recall(bank_id: str, body: RecallIn) -> RecallOut:
@@ -302,24 +292,14 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
         clashes = sorted(params.keys() & (RecallIn.model_fields.keys() | {"thinking_budget"}))
         if clashes:
             raise InvalidInputError(f"strategy_params must not repeat recall arguments {clashes}")
-        time_range = None
+        options = {
+            name: getattr(body, name)
+            for name in RecallIn.model_fields
+            if name not in ("query", "time_range", "strategy_params")
+        }
         if body.time_range is not None:
-            time_range = (body.time_range.start, body.time_range.end)
-        result = existing_bank(bank_id).recall(
-            body.query,
-            top_k=body.top_k,
-            max_tokens=body.max_tokens,
-            strategies=body.strategies,
-            fact_types=body.fact_types,
-            tags=body.tags,
-            tags_match=body.tags_match,
-            time_range=time_range,
-            now=body.now,
-            scoring_weights=body.scoring_weights,
-            reinforce=body.reinforce,
-            **params,
-        )
-        return RecallOut.of(result)
+            options["time_range"] = (body.time_range.start, body.time_range.end)
+        return RecallOut.of(existing_bank(bank_id).recall(body.query, **options, **params))
 
     @app.post("/banks/{bank_id}/reflect", tags=["memories"])
     def reflect(bank_id: str, body: ReflectIn) -> dict[str, Any]:
