@@ -228,3 +228,28 @@ def test_fuzzed_requests_never_cause_a_server_error(memory, serve, mode):
                 case.call_and_validate(base_url=url, headers=AUTH, checks=FUZZ_CHECKS)
 
             fuzz()
+
+
+def test_export_and_import_routes_use_the_engine_once_it_has_them(client, monkeypatch):
+    client.post("/banks/b/retain", json={"content": "Alice likes tea.", "mentioned_at": T0})
+    written: list[str] = []
+
+    def export(bank, path):
+        lines = [f'{{"id": "{m.id}", "text": "{m.text}"}}' for m in bank.memories()]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def import_(memory, path):
+        written.append(path.read_text(encoding="utf-8"))
+        return {"memories": 1}
+
+    monkeypatch.setattr(agentmem.MemoryBank, "export", export, raising=False)
+    monkeypatch.setattr(agentmem.AgentMemory, "import_", import_, raising=False)
+    exported = client.get("/banks/b/export")
+    assert exported.status_code == 200
+    assert exported.headers["content-type"] == "application/x-ndjson"
+    assert '"text": "Alice likes tea."' in exported.text
+    imported = client.post(
+        "/import", content=exported.content, headers={"content-type": "application/x-ndjson"}
+    )
+    assert imported.json() == {"result": {"memories": 1}}
+    assert written == [exported.text]
