@@ -1,4 +1,4 @@
-"""The ``agentmem`` command: demo, retain, recall and bench.
+"""The ``agentmem`` command: demo, retain, recall, serve, mcp and bench.
 
 Examples::
 
@@ -7,6 +7,8 @@ Examples::
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
+    agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
+    agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
 """
@@ -15,9 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from importlib import resources
 from typing import Any
 
@@ -26,9 +29,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
-from agentmem.errors import AgentMemError, NotFoundError
+from agentmem.errors import AgentMemError, NotAvailableError, NotFoundError
 from agentmem.memory import AgentMemory
+from agentmem.schemas import RecallHitOut
 from agentmem.types import RecallHit, RecallResult
+
+TOKEN_ENV = "AGENTMEM_TOKEN"
 
 
 def explain(hit: RecallHit) -> str:
@@ -57,25 +63,9 @@ def recall_table(title: str, result: RecallResult) -> Table:
 
 
 def hit_json(hit: RecallHit) -> dict[str, Any]:
-    """A hit as JSON-ready data."""
-    memory = hit.memory
-
-    def iso(value: datetime | None) -> str | None:
-        return value.isoformat() if value else None
-
-    return {
-        "id": memory.id,
-        "text": memory.text,
-        "score": hit.score,
-        "fact_type": memory.fact_type,
-        "mentioned_at": iso(memory.mentioned_at),
-        "occurred_start": iso(memory.occurred_start),
-        "occurred_end": iso(memory.occurred_end),
-        "entities": list(memory.entities),
-        "tags": list(memory.tags),
-        "metadata": memory.metadata,
-        "strategy_details": hit.strategy_details,
-    }
+    """A hit as JSON-ready data: the memory's fields, its score and why it came back."""
+    out = RecallHitOut.of(hit).model_dump(mode="json")
+    return {**out.pop("memory"), **out}
 
 
 def _progress(console: Console) -> Progress:
@@ -180,6 +170,54 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _import_extra(module: str, extra: str) -> None:
+    try:
+        __import__(module)
+    except ImportError as exc:
+        raise NotAvailableError(
+            f"this command needs agentmem[{extra}]: pip install 'agentmem[{extra}]' ({exc})"
+        ) from None
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    return args.token or os.environ.get(TOKEN_ENV) or None
+
+
+def _serve_http(app: Any, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    _import_extra("fastapi", "server")
+    from agentmem.server.auth import check_bind
+    from agentmem.server.rest import create_app
+
+    token = _token(args)
+    check_bind(args.host, token)
+    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+        _serve_http(create_app(mem, token=token), args.host, args.port)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
+    _import_extra("mcp.server", "mcp")
+    from agentmem.server.auth import check_bind
+    from agentmem.server.mcp_server import create_mcp_server, streamable_http_app
+
+    token = _token(args)
+    if args.transport == "streamable-http":
+        check_bind(args.host, token)
+    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+        server = create_mcp_server(mem.bank(args.bank))
+        if args.transport == "stdio":
+            server.run("stdio")  # stdout carries the protocol; logs go to stderr
+        else:
+            _serve_http(streamable_http_app(server, token=token), args.host, args.port)
+    return 0
+
+
 def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
     from agentmem.bench.locomo import format_report, run_locomo
 
@@ -272,6 +310,30 @@ def build_parser() -> argparse.ArgumentParser:
     import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
     import_.add_argument("file", help="the .jsonl file to read")
     import_.set_defaults(func=cmd_import)
+
+    def server_args(p: argparse.ArgumentParser, port: int) -> None:
+        p.add_argument("--host", default="127.0.0.1", help="interface (default: loopback only)")
+        p.add_argument("--port", type=int, default=port, help="0 picks a free port")
+        p.add_argument(
+            "--token", default=None, help=f"require this bearer token (or set ${TOKEN_ENV})"
+        )
+        p.add_argument(
+            "--chroma-url",
+            default=None,
+            help="keep vectors on this Chroma server (http://host:port) instead of embedded",
+        )
+
+    serve = sub.add_parser("serve", help="REST server (OpenAPI at /docs)")
+    serve.add_argument("--path", required=True, help="store directory")
+    server_args(serve, 8888)
+    serve.set_defaults(func=cmd_serve)
+
+    mcp = sub.add_parser("mcp", help="MCP server with a bank's memory tools")
+    mcp.add_argument("--path", required=True, help="store directory")
+    mcp.add_argument("--bank", required=True, help="bank id the tools act on")
+    mcp.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
+    server_args(mcp, 8765)
+    mcp.set_defaults(func=cmd_mcp)
 
     bench = sub.add_parser("bench", help="benchmarks (print figures, write a JSON report)")
     bench_sub = bench.add_subparsers(dest="bench", required=True)

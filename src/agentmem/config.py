@@ -79,12 +79,14 @@ class FusionWeights:
     """How much each arm's normalised raw score counts in the offline relevance.
 
     BM25 is the strongest single arm on conversational memory (research/retrieval-lessons.md),
-    so it weighs more than cosine similarity.
+    so it weighs more than cosine similarity. A fact inside the period a query names (or, for
+    a "when" question, anchored in time) is strong evidence, so the temporal arm weighs as much
+    as BM25 (LoCoMo temporal R@10 .767 at 0.25, .780 at 0.5, .785 at 1.0).
     """
 
     keyword: float = 1.0
     semantic: float = 0.5
-    temporal: float = 0.5
+    temporal: float = 1.0
     timeline: float = 0.5
 
 

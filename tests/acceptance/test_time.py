@@ -163,3 +163,20 @@ def test_timeline_works_with_explicit_entity_ids(mem):
 def test_timeline_bad_arguments(diary, kwargs):
     with pytest.raises(agentmem.InvalidInputError):
         diary.recall("Alice", **kwargs)
+
+
+def test_when_questions_prefer_facts_anchored_in_time(mem):
+    bank = mem.bank("when")
+    bank.retain(
+        [
+            {"role": "user", "name": "Jon", "content": "I love talking about mentors."},
+            {"role": "user", "name": "Jon", "content": "A business mentor coached me yesterday."},
+        ],
+        mentioned_at="2023-06-16T10:00:00Z",
+    )
+    result = bank.recall("When did Jon get coaching from a mentor?", now="2023-07-01")
+    top = result.hits[0]
+    assert top.text == "Jon: A business mentor coached me yesterday."
+    assert "temporal" in top.strategy_details
+    assert result.query_time_range is None
+    assert all(h.memory.occurred_start for h in result if "temporal" in h.strategy_details)

@@ -34,3 +34,8 @@ class Candidate:
     rrf: float = 0.0
     relevance: float = 0.0
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def cosine_relevance(cosine: float) -> float:
+    """Map a MiniLM cosine to [0, 1]: unrelated text sits near 0.1, paraphrases above 0.6."""
+    return min(1.0, max(0.0, (cosine - 0.1) / 0.6))

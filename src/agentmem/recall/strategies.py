@@ -14,7 +14,7 @@ import numpy as np
 
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
-from agentmem.recall.candidates import StrategyHit
+from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.recall.temporal import QueryTime, parse_query_time, temporal, timeline
 from agentmem.store.records import filter_clause, from_db_time
 
@@ -89,11 +89,6 @@ def keyword(ctx: StrategyContext) -> list[StrategyHit]:
     )
     best = scored[0][1] if scored else 1.0
     return _ranked(scored, lambda score: score / best if best > 0 else 0.0)
-
-
-def cosine_relevance(cosine: float) -> float:
-    """Map a MiniLM cosine to [0, 1]: unrelated text sits near 0.1, paraphrases above 0.6."""
-    return min(1.0, max(0.0, (cosine - 0.1) / 0.6))
 
 
 STRATEGIES: dict[str, Callable[[StrategyContext], list[StrategyHit]]] = {

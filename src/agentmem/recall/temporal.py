@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
-from agentmem.recall.candidates import StrategyHit
+from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.store.records import to_db_time
 from agentmem.temporal import find_time_expressions
 from agentmem.types import TimeRange
@@ -42,6 +42,13 @@ _LAST_CONVERSATION = re.compile(
     r"(conversation|chat|session|talk|time we (talked|spoke))\b",
     re.IGNORECASE,
 )
+# Questions that ask for a time: their answer is most likely a fact anchored in time.
+_ASKS_WHEN = re.compile(
+    r"^\W*(when\b|since when\b|how long ago\b|at what time\b|"
+    r"(what|which) (year|month|date|day|week|time)\b|on what (date|day)\b|"
+    r"in (what|which) (year|month)\b)",
+    re.IGNORECASE,
+)
 RECENT_DAYS = 7
 EXPANSION_DECAY = 0.8
 
@@ -54,11 +61,14 @@ class QueryTime:
         range: The period, or None when the query names none.
         mode: "occurrence" (when things happened) or "mention" (when they were said).
         content_query: The query without its time words, for the semantic and keyword arms.
+        asks_when: The query asks for a time ("When did ...?"), so facts anchored in time
+            are the likely answers.
     """
 
     range: TimeRange | None
     mode: TimeMode
     content_query: str
+    asks_when: bool = False
 
 
 def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -> QueryTime:
@@ -70,6 +80,7 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
         last_mention: When the bank last learned something ("our last conversation").
     """
     mode: TimeMode = "mention" if _TALK.search(query) else "occurrence"
+    asks_when = bool(_ASKS_WHEN.match(query))
     expressions = find_time_expressions(query, now)
     if expressions:
         content = query
@@ -77,10 +88,10 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
             lo, hi = expression.span
             content = content[:lo] + " " + content[hi:]
         period = TimeRange(min(e.start for e in expressions), max(e.end for e in expressions))
-        return QueryTime(period, mode, _content(content, query))
+        return QueryTime(period, mode, _content(content, query), asks_when)
     if match := _LAST_CONVERSATION.search(query):
         if last_mention is None:
-            return QueryTime(None, mode, query)
+            return QueryTime(None, mode, query, asks_when)
         day = last_mention.replace(hour=0, minute=0, second=0, microsecond=0)
         cut = query[: match.start()] + " " + query[match.end() :]
         return QueryTime(
@@ -89,8 +100,8 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
     if match := _RECENTLY.search(query):
         cut = query[: match.start()] + " " + query[match.end() :]
         period = TimeRange(now - timedelta(days=RECENT_DAYS), now + timedelta(seconds=1))
-        return QueryTime(period, mode, _content(cut, query))
-    return QueryTime(None, mode, query)
+        return QueryTime(period, mode, _content(cut, query), asks_when)
+    return QueryTime(None, mode, query, asks_when)
 
 
 def _content(stripped: str, query: str) -> str:
@@ -104,10 +115,14 @@ def _epoch(moment: datetime) -> float:
 
 
 def temporal(ctx: StrategyContext) -> list[StrategyHit]:
-    """Facts inside the period the query names, closest in meaning first, plus linked facts."""
+    """Facts inside the period the query names, closest in meaning first, plus linked facts.
+
+    A query that names no period but asks for one ("When did Caroline ...?") gets the facts
+    anchored in time that are closest in meaning.
+    """
     period = ctx.query_time.range
     if period is None:
-        return []
+        return _dated(ctx) if ctx.query_time.asks_when else []
     lo, hi = _epoch(max(period.start, _FLOOR)), _epoch(min(period.end, _CEILING))
     if ctx.query_time.mode == "mention":
         where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
@@ -127,6 +142,14 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     return [
         StrategyHit(memory_id, rank, score, normalized=min(1.0, score))
         for rank, (memory_id, score) in enumerate(ranked, start=1)
+    ]
+
+
+def _dated(ctx: StrategyContext) -> list[StrategyHit]:
+    scored = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, {"dated": True})
+    return [
+        StrategyHit(memory_id, rank, cosine, normalized=cosine_relevance(cosine))
+        for rank, (memory_id, cosine) in enumerate(scored, start=1)
     ]
 
 

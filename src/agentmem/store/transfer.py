@@ -26,10 +26,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import numpy as np
 
 from agentmem._time import optional_utc
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, StorageError
 from agentmem.store.records import (
     from_db_time,
     insert_rows,
@@ -213,6 +214,8 @@ def read_header(path: str | Path) -> dict[str, Any]:
         raise InvalidInputError(f"{path} is not an agentmem export (no header line)")
     if header.get("format") != FORMAT:
         raise InvalidInputError(f"{path} has export format {header.get('format')!r}, not 1")
+    if not isinstance(header.get("bank_id"), str) or not isinstance(header.get("counts"), dict):
+        raise InvalidInputError(f"{path} has a malformed header line")
     return header
 
 
@@ -264,7 +267,8 @@ def import_bank(
         header.get("embedder"),
         header.get("dimension"),
     ) == (embedder.name, embedder.dimension)
-    total = int(header.get("counts", {}).get("memories", 0))
+    total = header["counts"].get("memories", 0)
+    total = total if isinstance(total, int) else 0
     with engine.db.write_lock:
         if engine.db.fetchall("SELECT count(*) FROM memories WHERE bank_id = ?", [bank_id])[0][0]:
             raise InvalidInputError(
@@ -278,6 +282,11 @@ def import_bank(
                     [json.dumps(header.get("config") or {}), bank_id],
                 )
                 memory_ids = _insert_rows(engine, cur, path, bank_id, new_id)
+        except (duckdb.ConstraintException, duckdb.ConversionException) as exc:
+            # NULL in a required field, a duplicate id, a value of the wrong type.
+            raise InvalidInputError(f"{path} does not hold a valid bank: {exc}") from exc
+        except duckdb.Error as exc:
+            raise StorageError(f"import failed: {exc}") from exc
         finally:
             engine.entity_indexes.pop(bank_id, None)
         _write_vectors(engine, path, bank_id, collection, new_id, reuse_vectors, total, progress)
@@ -295,48 +304,13 @@ def _insert_rows(
         "links": [],
     }
     memory_ids: list[str] = []
-    for obj in _lines(path):
-        kind = obj["type"]
-        if kind == "episode":
-            batches["episodes"].append(
-                (
-                    new_id(obj["id"]),
-                    bank_id,
-                    json.dumps(obj["content"], ensure_ascii=False),
-                    obj.get("document_id"),
-                    obj.get("context"),
-                    _db_time(obj["mentioned_at"], "mentioned_at"),
-                    json.dumps(obj.get("metadata") or {}, ensure_ascii=False),
-                    _db_time(obj["created_at"], "created_at"),
-                )
-            )
-        elif kind == "entity":
-            batches["entities"].append(
-                (
-                    new_id(obj["id"]),
-                    bank_id,
-                    obj["name"],
-                    obj["kind"],
-                    list(obj.get("aliases") or ()),
-                    _db_time(obj["created_at"], "created_at"),
-                )
-            )
-        elif kind == "memory":
-            batches["memories"].append(_memory_row(obj, bank_id, new_id))
-            memory_ids.append(new_id(obj["id"]))
-        elif kind == "link":
-            batches["links"].append(
-                (
-                    bank_id,
-                    new_id(obj["src_id"]),
-                    new_id(obj["dst_id"]),
-                    obj["kind"],
-                    float(obj["weight"]),
-                    _db_time(obj["created_at"], "created_at"),
-                )
-            )
-        else:
-            raise InvalidInputError(f"unknown line type {kind!r} in {path}")
+    for number, obj in enumerate(_lines(path), start=2):
+        try:
+            _collect(obj, batches, memory_ids, bank_id, new_id)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInputError(
+                f"line {number} of {path} is not a valid {obj.get('type')!r} record: {exc!r}"
+            ) from exc
     # Episodes and entities first: memories refer to them.
     for table in ("episodes", "entities"):
         for start in range(0, len(batches[table]), _CHUNK):
@@ -364,6 +338,59 @@ def _insert_rows(
     for start in range(0, len(batches["links"]), _CHUNK):
         insert_rows(cur, "links", batches["links"][start : start + _CHUNK])
     return memory_ids
+
+
+def _collect(
+    obj: Mapping[str, Any],
+    batches: dict[str, list[tuple[Any, ...]]],
+    memory_ids: list[str],
+    bank_id: str,
+    new_id: Callable[[str], str],
+) -> None:
+    """Turn one line into a row of its table (in ``batches``)."""
+    kind = obj["type"]
+    if kind == "episode":
+        batches["episodes"].append(
+            (
+                new_id(obj["id"]),
+                bank_id,
+                json.dumps(obj["content"], ensure_ascii=False),
+                obj.get("document_id"),
+                obj.get("context"),
+                _db_time(obj["mentioned_at"], "mentioned_at"),
+                json.dumps(obj.get("metadata") or {}, ensure_ascii=False),
+                _db_time(obj["created_at"], "created_at"),
+            )
+        )
+    elif kind == "entity":
+        batches["entities"].append(
+            (
+                new_id(obj["id"]),
+                bank_id,
+                obj["name"],
+                obj["kind"],
+                list(obj.get("aliases") or ()),
+                _db_time(obj["created_at"], "created_at"),
+            )
+        )
+    elif kind == "memory":
+        if obj.get("vector") is not None:
+            _decode_vector(obj["vector"])  # a bad vector fails here, before anything commits
+        batches["memories"].append(_memory_row(obj, bank_id, new_id))
+        memory_ids.append(new_id(obj["id"]))
+    elif kind == "link":
+        batches["links"].append(
+            (
+                bank_id,
+                new_id(obj["src_id"]),
+                new_id(obj["dst_id"]),
+                obj["kind"],
+                float(obj["weight"]),
+                _db_time(obj["created_at"], "created_at"),
+            )
+        )
+    else:
+        raise ValueError(f"unknown line type {kind!r}")
 
 
 def _memory_row(
@@ -394,6 +421,15 @@ def _memory_row(
     )
 
 
+def _decode_vector(text: object) -> np.ndarray:
+    if not isinstance(text, str):
+        raise TypeError("vector must be base64 text")
+    vector = np.frombuffer(base64.b64decode(text, validate=True), dtype="<f4")
+    if not vector.size or not np.isfinite(vector).all():
+        raise ValueError("vector is empty or not finite")
+    return vector
+
+
 def _vector_metadata(memory: Mapping[str, Any]) -> dict[str, str | float]:
     return vector_metadata(
         memory["fact_type"],
@@ -421,9 +457,7 @@ def _write_vectors(
         nonlocal done
         ids = [new_id(m["id"]) for m in chunk]
         if reuse and all(m.get("vector") for m in chunk):
-            vectors = np.stack(
-                [np.frombuffer(base64.b64decode(m["vector"]), dtype="<f4") for m in chunk]
-            )
+            vectors = np.stack([_decode_vector(m["vector"]) for m in chunk])
         else:
             vectors = np.asarray(engine.embedder.embed([m["text"] for m in chunk]), np.float32)
         engine.vectors.upsert(collection, ids, vectors, [_vector_metadata(m) for m in chunk])

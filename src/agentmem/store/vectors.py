@@ -26,15 +26,16 @@ def vector_metadata(
     occurred_start: datetime | None,
     occurred_end: datetime | None,
     mentioned_at: datetime,
-) -> dict[str, str | float]:
+) -> dict[str, str | float | bool]:
     """What Chroma keeps beside a vector, so searches can filter on type and time.
 
     ``t_start``/``t_end`` are the fact's event time (its occurrence, else its mention) and
-    ``mentioned`` its mention time, as POSIX seconds.
+    ``mentioned`` its mention time, as POSIX seconds; ``dated`` says it has an occurrence.
     """
     start = occurred_start or mentioned_at
     return {
         "fact_type": fact_type,
+        "dated": occurred_start is not None,
         "t_start": _seconds(start),
         "t_end": _seconds(occurred_end or start),
         "mentioned": _seconds(mentioned_at),
