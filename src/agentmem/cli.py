@@ -19,7 +19,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from importlib import resources
 from typing import Any
@@ -218,15 +219,22 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
-    from agentmem.bench.locomo import format_report, run_locomo
-
+@contextmanager
+def _stage_progress(console: Console, label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar driven by ``show(description, completed, total)`` callbacks."""
     with _progress(console) as progress:
-        task = progress.add_task("LoCoMo", total=None)
+        task = progress.add_task(label, total=None)
 
         def show(description: str, completed: int, total: int) -> None:
             progress.update(task, description=description, completed=completed, total=total)
 
+        yield show
+
+
+def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.bench.locomo import format_report, run_locomo
+
+    with _stage_progress(console, "LoCoMo") as show:
         report = run_locomo(
             args.data,
             out_path=args.out,
@@ -246,12 +254,7 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
     from agentmem.bench.scale import format_report, run_scale
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="agentmem-scale-")
-    with _progress(console) as progress:
-        task = progress.add_task("scale", total=None)
-
-        def show(description: str, completed: int, total: int) -> None:
-            progress.update(task, description=description, completed=completed, total=total)
-
+    with _stage_progress(console, "scale") as show:
         report = run_scale(
             args.sizes,
             workdir,
