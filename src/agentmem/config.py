@@ -15,6 +15,7 @@ from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.retain.messages import clean_text
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
@@ -220,6 +221,7 @@ class RecallConfig:
         """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong."""
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        query = clean_text(query)  # as retained text is: no control chars, no lone surrogates
         if not query.strip():
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
@@ -274,7 +276,8 @@ def _normalize_fact_types(fact_types: Iterable[str] | str | None) -> tuple[str, 
 
 
 def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
-    """Validate tags: non-empty strings without control characters, deduplicated, sorted."""
+    """Validate tags: non-empty strings without control characters or lone surrogates,
+    deduplicated, sorted."""
     if tags is None:
         return ()
     if isinstance(tags, str):
@@ -283,7 +286,8 @@ def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip():
             raise InvalidInputError(f"tags must be non-empty strings, got {tag!r}")
-        if any(ord(ch) < 32 for ch in tag) or len(tag) > 256:
+        # Control characters and lone surrogates (which UTF-8 cannot store) are refused.
+        if any(ord(ch) < 32 or "\ud800" <= ch <= "\udfff" for ch in tag) or len(tag) > 256:
             raise InvalidInputError(f"invalid tag {tag!r}")
         result.add(tag.strip())
     return tuple(sorted(result))

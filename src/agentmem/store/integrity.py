@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentmem.store.keyword import FTS_SCHEMA
+from agentmem.store.keyword import FTS_SCHEMA, tokenize_sql
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -54,6 +54,7 @@ class IntegrityReport:
         return not self.problems
 
 
+_MEMORY_TOKENS = tokenize_sql("m.search_text || ' ' || m.context_text")
 # Each query returns offending ids for bank $bank; the label says what is wrong with them.
 _BANK_CHECKS: tuple[tuple[str, str], ...] = (
     (
@@ -85,10 +86,15 @@ _BANK_CHECKS: tuple[tuple[str, str], ...] = (
         "NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.id = l.dst_id AND m.bank_id = $bank))",
     ),
     (
+        # Neither built nor pending, although its text has words to index (a fact of only
+        # stopwords or emoji has no postings, rightly).
         "memory missing from the keyword index",
         f"SELECT m.id FROM memories AS m WHERE m.bank_id = $bank "
         f"AND m.seq NOT IN (SELECT name FROM {FTS_SCHEMA}.docs) "
-        "AND m.seq NOT IN (SELECT seq FROM keyword_pending)",
+        "AND m.seq NOT IN (SELECT seq FROM keyword_pending) "
+        "AND EXISTS (SELECT 1 FROM (SELECT unnest("
+        f"{_MEMORY_TOKENS}) AS token) "
+        f"WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords))",
     ),
 )
 
