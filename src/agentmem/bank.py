@@ -156,7 +156,7 @@ class MemoryBank:
 
         Args:
             query: What to recall; its text is data (FTS operators and quotes are harmless).
-            top_k: At most this many hits.
+            top_k: At most this many hits (1 to 10,000).
             max_tokens: cl100k_base token budget of the returned texts; misfits are skipped
                 and the top hit is always returned (truncated if it alone is too long).
             strategies: None runs TEMPR (every available arm, fused); or names such as

@@ -174,9 +174,14 @@ def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, 
     return tuple(names)
 
 
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
+MAX_TOP_K = 10_000
+# Far above any real use; beyond it, sizes derived from these overflow the stores' integers.
+MAX_RECALL_SIZE = 1_000_000_000
+
+
+def _positive_int(value: object, name: str, maximum: int = MAX_RECALL_SIZE) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{name} must be an integer in [1, {maximum}], got {value!r}")
     return value
 
 
@@ -235,7 +240,7 @@ class RecallConfig:
             )
         return cls(
             query=query,
-            top_k=_positive_int(top_k, "top_k"),
+            top_k=_positive_int(top_k, "top_k", maximum=MAX_TOP_K),
             max_tokens=_positive_int(max_tokens, "max_tokens"),
             strategies=names,
             fact_types=_normalize_fact_types(fact_types),
