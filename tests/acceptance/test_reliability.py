@@ -168,3 +168,23 @@ def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):
         total = sum(len(retained[b] - forgotten[b]) for b in retained)
         assert report.memories == report.vectors == total
         assert sum(len(r) for r in retained.values()) > threads * ops_per_thread * 0.35
+
+
+def test_last_conversation_follows_every_write(store_path):
+    # "Our last conversation" is resolved from the bank's newest mention time, which recall
+    # caches; each retain and forget must move it.
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("talks")
+        first = bank.retain("We talked about the garden shed.", mentioned_at="2025-01-01T10:00")
+        query = "what did we discuss in our last conversation"
+        assert [h.memory.id for h in bank.recall(query, strategies=["temporal"])] == [
+            first.memories[0].id
+        ]
+        second = bank.retain("We talked about the boat engine.", mentioned_at="2025-02-01T10:00")
+        assert [h.memory.id for h in bank.recall(query, strategies=["temporal"])] == [
+            second.memories[0].id
+        ]
+        bank.forget(second.memories[0].id)
+        assert [h.memory.id for h in bank.recall(query, strategies=["temporal"])] == [
+            first.memories[0].id
+        ]

@@ -150,6 +150,8 @@ def retain(
             wait([embedding])  # never leave the model running for a call that has failed
             engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
             raise
+        finally:
+            engine.bank_changed(bank_id)
         _write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [
