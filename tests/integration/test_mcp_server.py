@@ -17,7 +17,7 @@ import agentmem
 from agentmem.server.mcp_server import create_mcp_server, streamable_http_app
 from agentmem.testing import HashEmbedder
 
-from .conftest import TOKEN
+from .conftest import SLOW_MACHINE, TOKEN
 
 SRC = str(Path(agentmem.__file__).resolve().parents[1])
 
@@ -76,13 +76,13 @@ async def test_refused_calls_are_tool_errors_with_agentmem_messages(bank):
 async def test_streamable_http_on_loopback_with_a_bearer_token(bank, serve):
     app = streamable_http_app(create_mcp_server(bank), token=TOKEN)
     with serve(app) as url:
-        async with httpx2.AsyncClient() as anonymous:
+        async with httpx2.AsyncClient(timeout=SLOW_MACHINE) as anonymous:
             refused = await anonymous.post(f"{url}/mcp", json={})
         assert refused.status_code == 401
 
         headers = {"Authorization": f"Bearer {TOKEN}"}
         async with (
-            httpx2.AsyncClient(headers=headers) as http,
+            httpx2.AsyncClient(headers=headers, timeout=SLOW_MACHINE) as http,
             Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
         ):
             await client.call_tool("retain_memory", {"content": "Alice drinks green tea."})
