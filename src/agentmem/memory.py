@@ -18,7 +18,7 @@ from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
 from agentmem.models.embedder import MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
-from agentmem.recall.rerank import ScoreFusionReranker
+from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
@@ -55,7 +55,7 @@ class AgentMemory:
             :class:`~agentmem.retain.extract.OfflineExtractor`.
         reranker: A :class:`~agentmem.protocols.Reranker` (e.g.
             :class:`~agentmem.models.cross_encoder.CrossEncoderReranker`); default the
-            offline :class:`~agentmem.recall.rerank.ScoreFusionReranker`, which
+            offline :class:`~agentmem.recall.calibrated.CalibratedReranker`, which
             ``recall(rerank=False)`` also falls back to.
         llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
@@ -105,7 +105,7 @@ class AgentMemory:
         except BaseException:
             db.close()
             raise
-        offline_reranker = ScoreFusionReranker(self._config.fusion)
+        offline_reranker = CalibratedReranker(self._config.fusion)
         self._engine = Engine(
             db=db,
             vectors=vectors,

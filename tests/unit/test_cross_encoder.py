@@ -152,7 +152,7 @@ def test_it_reranks_recall_and_records_its_name_and_score(model_dir: Path, tmp_p
         query = "What does Alice drink?"
         offline = bank.recall(query, rerank=False, reinforce=False)
         assert offline[0].memory.text.startswith("Alice drinks coffee")
-        assert offline[0].strategy_details["rerank"]["reranker"] == "score-fusion"
+        assert offline[0].strategy_details["rerank"]["reranker"] == "calibrated"
         reranked = bank.recall(query, reinforce=False)
         assert reranked[0].memory.text.startswith("Alice likes tea")
         details = reranked[0].strategy_details["rerank"]
