@@ -24,10 +24,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
+from agentmem.recall.rerank import arm_weights
 
 # Logistic coefficients (see the module docstring).
 INTERCEPT = -7.08
@@ -78,11 +78,7 @@ class CalibratedReranker:
     name = "calibrated"
 
     def __init__(self, weights: FusionWeights | Mapping[str, float] | None = None) -> None:
-        if weights is None:
-            weights = FusionWeights()
-        if isinstance(weights, FusionWeights):
-            weights = asdict(weights)
-        self._weights = dict(weights)
+        self._weights = arm_weights(weights)
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
         """One calibrated relevance in [0, 1] per candidate, in the candidates' order."""
