@@ -167,7 +167,9 @@ class MemoryBank:
             scoring_weights: Overrides of w_relevance / w_recency / w_importance /
                 w_reinforcement (defaults 0.5 / 0.2 / 0.2 / 0.1), divided by their sum.
             thinking_budget: Most graph nodes a graph strategy may visit.
-            rerank: Reserved for rerankers (None uses the configured one).
+            rerank: None uses the bank's ``rerank`` setting, else the configured reranker;
+                False the offline default; True requires a configured reranker (else
+                InvalidInputError). Each hit's ``strategy_details["rerank"]`` names it.
             reinforce: Count this recall in the returned memories' ``access_count``.
             **strategy_params: Parameters of individual strategies.
 
@@ -190,7 +192,7 @@ class MemoryBank:
             now=now,
             scoring_weights=scoring_weights,
             thinking_budget=thinking_budget,
-            rerank=rerank,
+            rerank=self._config.rerank if rerank is None else rerank,
             reinforce=reinforce,
             strategy_params=strategy_params,
         )

@@ -126,9 +126,13 @@ class BankConfig:
     Attributes:
         temporal_sigma_days: Decay of temporal links: two facts Δt apart are linked with
             weight exp(-Δt/σ); a day apart stays strong, months apart fade.
+        rerank: The bank's default for ``recall(rerank=None)``: None uses the reranker the
+            ``AgentMemory`` was given, False the offline default, True requires a configured
+            reranker.
     """
 
     temporal_sigma_days: float = 14.0
+    rerank: bool | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> BankConfig:
@@ -144,11 +148,14 @@ class BankConfig:
             raise InvalidInputError("temporal_sigma_days must be a number")
         if not math.isfinite(sigma) or sigma <= 0:
             raise InvalidInputError("temporal_sigma_days must be finite and > 0")
-        return cls(temporal_sigma_days=float(sigma))
+        rerank = values.get("rerank")
+        if rerank is not None and not isinstance(rerank, bool):
+            raise InvalidInputError("rerank must be true, false or null")
+        return cls(temporal_sigma_days=float(sigma), rerank=rerank)
 
     def to_mapping(self) -> dict[str, Any]:
         """The settings as JSON-ready data."""
-        return {"temporal_sigma_days": self.temporal_sigma_days}
+        return {"temporal_sigma_days": self.temporal_sigma_days, "rerank": self.rerank}
 
 
 def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -224,6 +231,8 @@ class RecallConfig:
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
+        if rerank is not None and not isinstance(rerank, bool):
+            raise InvalidInputError(f"rerank must be None, True or False, got {rerank!r}")
         names = _normalize_strategies(strategies)
         accepted = frozenset().union(*(STRATEGY_PARAMS[name] for name in names))
         unknown = set(strategy_params or {}) - accepted

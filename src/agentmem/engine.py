@@ -30,6 +30,8 @@ class Engine:
     # Per-bank entity indexes, loaded on first use and kept current under the write lock.
     entity_indexes: dict[str, object] = field(default_factory=dict)
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
+    # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
+    offline_reranker: Reranker | None = None
 
     def close(self) -> None:
         """Stop the worker threads and close both stores."""

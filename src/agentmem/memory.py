@@ -18,7 +18,7 @@ from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
 from agentmem.models.embedder import MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
-from agentmem.recall.rerank import ScoreFusionReranker
+from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
@@ -53,8 +53,10 @@ class AgentMemory:
             ONNX, loaded lazily from an installed package.
         extractor: An :class:`~agentmem.protocols.Extractor`; default the offline
             :class:`~agentmem.retain.extract.OfflineExtractor`.
-        reranker: A :class:`~agentmem.protocols.Reranker`; default the offline
-            :class:`~agentmem.recall.rerank.ScoreFusionReranker`.
+        reranker: A :class:`~agentmem.protocols.Reranker` (e.g.
+            :class:`~agentmem.models.cross_encoder.CrossEncoderReranker`); default the
+            offline :class:`~agentmem.recall.calibrated.CalibratedReranker`, which
+            ``recall(rerank=False)`` also falls back to.
         llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
 
@@ -103,18 +105,20 @@ class AgentMemory:
         except BaseException:
             db.close()
             raise
+        offline_reranker = CalibratedReranker(self._config.fusion)
         self._engine = Engine(
             db=db,
             vectors=vectors,
             keyword=keyword,
             embedder=embedder or MiniLMEmbedder(),
             extractor=extractor or OfflineExtractor(),
-            reranker=reranker or ScoreFusionReranker(self._config.fusion),
+            reranker=reranker or offline_reranker,
             resolver=EntityResolver(),
             config=self._config,
             executor=ThreadPoolExecutor(
                 max_workers=self._config.workers, thread_name_prefix="agentmem"
             ),
+            offline_reranker=offline_reranker,
         )
         self._closed = False
         replay_vector_journal(db, vectors, self._engine.embedder)
