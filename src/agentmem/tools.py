@@ -17,7 +17,7 @@ the same tools::
 With the Responses API use ``openai_tools(bank, shape="responses")``; ``dispatch`` then
 returns ``{"type": "function_call_output", "call_id": ..., "output": ...}``.
 
-A tool whose bank verb this version lacks (``reflect_memory`` needs ``bank.reflect``) is left
+A tool whose bank verb an object lacks (a bank-like wrapper without ``reflect``, say) is left
 out, so a model is never offered a tool that cannot run.
 """
 
@@ -287,7 +287,7 @@ def openai_tools(
         shape: "chat" for Chat Completions (``{"type": "function", "function": {...}}``) or
             "responses" for the Responses API (the same fields, flat).
         names: Only these tools (default: every tool the bank can run: recall_memory,
-            retain_memory, forget_memory, and reflect_memory once banks have ``reflect``).
+            retain_memory, reflect_memory and forget_memory).
 
     Returns:
         Tool definitions to pass as ``tools=``.
