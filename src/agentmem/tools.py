@@ -207,7 +207,8 @@ class MemoryTool:
 MEMORY_TOOLS: tuple[MemoryTool, ...] = (
     MemoryTool("recall_memory", RecallMemoryArgs, "recall", True, False, _recall),
     MemoryTool("retain_memory", RetainMemoryArgs, "retain", False, False, _retain),
-    MemoryTool("reflect_memory", ReflectMemoryArgs, "reflect", True, False, _reflect),
+    # Not read-only: with an LLM, reflect may store an "opinion" memory.
+    MemoryTool("reflect_memory", ReflectMemoryArgs, "reflect", False, False, _reflect),
     MemoryTool("forget_memory", ForgetMemoryArgs, "forget", False, True, _forget),
 )
 _BY_NAME = {tool.name: tool for tool in MEMORY_TOOLS}

@@ -148,9 +148,8 @@ def test_labels_outside_the_enum_are_dropped_and_labels_become_entities_and_tags
     memory = open_memory(llm)
     bank = memory.bank("tutoring")
     bank.configure(entity_labels=LABELS, consolidate=False)
-    assert "engagement" in llm_prompt_after(bank, llm)
-
-    (stored,) = llm_retained(bank)
+    (stored,) = bank.retain("The tutor broke the proof into steps.", mentioned_at=T0).memories
+    assert "- engagement (value, optional): Student engagement level" in llm.calls[0].prompt
     assert stored.entities == ("Bob", "engagement:active", "pedagogy:scaffolding")
     assert stored.tags == ("pedagogy:scaffolding",)
     assert bank.entity("pedagogy:scaffolding").kind == "label"
@@ -164,15 +163,6 @@ def test_labels_outside_the_enum_are_dropped_and_labels_become_entities_and_tags
     assert "labels only" in llm.calls[-1].messages[0]["content"]
     reopened = agentmem.BankConfig.from_mapping(bank.config.to_mapping())
     assert reopened == bank.config and not reopened.entities_allow_free_form
-
-
-def llm_prompt_after(bank, llm) -> str:
-    bank.retain("The tutor broke the proof into steps.", mentioned_at=T0)
-    return llm.calls[-1].messages[0]["content"]
-
-
-def llm_retained(bank) -> list[agentmem.Memory]:
-    return bank.memories()
 
 
 @pytest.mark.parametrize("failure", [500, "not json at all"], ids=["http-500", "invalid-output"])

@@ -61,10 +61,11 @@ def extraction_messages(config: BankConfig, transcript: str) -> list[dict[str, s
         parts.append(f"Mission of this memory bank: {config.retain_mission}")
     if labels := _label_rules(config):
         parts.append(labels)
-    return [
-        {"role": "system", "content": "\n\n".join(parts)},
-        {"role": "user", "content": transcript},
-    ]
+    return _chat("\n\n".join(parts), transcript)
+
+
+def _chat(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def _memory_lines(memories: Sequence[Memory]) -> str:
@@ -75,33 +76,27 @@ def consolidation_messages(
     facts: Sequence[Memory], observations: Sequence[Memory]
 ) -> list[dict[str, str]]:
     """Ask how new facts change the bank's observations."""
-    system = (
+    return _chat(
         "You maintain observations: durable, general statements synthesised from facts "
         "(preferences, habits, relationships, patterns). Compare the new facts with the "
         "existing observations. For each pattern either create a new observation or refine an "
         "existing one (give its id and the refined text, which must keep what the old text "
         "said unless the new facts correct it). List the ids of the facts that support it. "
         "List in contradicted_fact_ids the ids of new facts an observation shows to be wrong. "
-        "Return no actions when nothing general can be said."
-    )
-    user = (
+        "Return no actions when nothing general can be said.",
         f"Existing observations:\n{_memory_lines(observations)}\n\n"
-        f"New facts:\n{_memory_lines(facts)}"
+        f"New facts:\n{_memory_lines(facts)}",
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def reflect_messages(
     query: str, observations: Sequence[Memory], memories: Sequence[Memory]
 ) -> list[dict[str, str]]:
     """Ask for an answer that cites the ids of the memories it rests on."""
-    system = (
+    return _chat(
         "Answer the question from the memories below only. Cite the id of every memory you "
         "use in cited_ids. If the memories do not answer it, say so. When the evidence "
-        "supports a judgement worth keeping, state it as opinion (else leave it null)."
-    )
-    user = (
+        "supports a judgement worth keeping, state it as opinion (else leave it null).",
         f"Question: {query}\n\nObservations:\n{_memory_lines(observations)}\n\n"
-        f"Facts:\n{_memory_lines(memories)}"
+        f"Facts:\n{_memory_lines(memories)}",
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
