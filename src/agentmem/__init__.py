@@ -13,24 +13,28 @@ Quickstart::
 """
 
 from agentmem.bank import MemoryBank
-from agentmem.config import EngineConfig, FusionWeights, RecallConfig, ScoringWeights
+from agentmem.config import BankConfig, EngineConfig, FusionWeights, RecallConfig, ScoringWeights
 from agentmem.errors import (
     AgentMemError,
     ExtractionError,
     InvalidInputError,
+    LLMError,
     ModelError,
     NotAvailableError,
     NotFoundError,
     StorageError,
     StoreLockedError,
 )
+from agentmem.llm.client import LLMSettings
 from agentmem.memory import AgentMemory
-from agentmem.protocols import Embedder, Extractor, Reranker
+from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.types import (
     Entity,
     Memory,
     RecallHit,
     RecallResult,
+    Reflection,
+    ReflectPrompt,
     RetainResult,
     TimeRange,
 )
@@ -40,6 +44,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentMemError",
     "AgentMemory",
+    "BankConfig",
     "Embedder",
     "EngineConfig",
     "Entity",
@@ -47,6 +52,9 @@ __all__ = [
     "Extractor",
     "FusionWeights",
     "InvalidInputError",
+    "LanguageModel",
+    "LLMError",
+    "LLMSettings",
     "Memory",
     "MemoryBank",
     "ModelError",
@@ -55,6 +63,8 @@ __all__ = [
     "RecallConfig",
     "RecallHit",
     "RecallResult",
+    "Reflection",
+    "ReflectPrompt",
     "Reranker",
     "RetainResult",
     "ScoringWeights",

@@ -14,8 +14,10 @@ from typing import Any
 
 from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
+from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
-from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
+from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.llm.client import language_model
 from agentmem.models.embedder import MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
@@ -57,7 +59,10 @@ class AgentMemory:
             :class:`~agentmem.models.cross_encoder.CrossEncoderReranker`); default the
             offline :class:`~agentmem.recall.calibrated.CalibratedReranker`, which
             ``recall(rerank=False)`` also falls back to.
-        llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
+        llm: Switches retain, consolidation and reflect to the LLM path: an
+            ``openai.OpenAI``-compatible client, :class:`~agentmem.llm.client.LLMSettings`,
+            a mapping of those settings (``base_url``, ``model``, ``api_key``), or any
+            :class:`~agentmem.protocols.LanguageModel`. None keeps everything offline.
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
 
     Raises:
@@ -81,8 +86,7 @@ class AgentMemory:
         llm: Any = None,
         config: EngineConfig | None = None,
     ) -> None:
-        if llm is not None:
-            raise NotAvailableError("the LLM path (llm=...) is not available in this version")
+        language = language_model(llm)
         if config is not None and not isinstance(config, EngineConfig):
             raise InvalidInputError("config must be an agentmem.EngineConfig")
         self._temporary = path is None
@@ -120,6 +124,9 @@ class AgentMemory:
             ),
             offline_reranker=offline_reranker,
         )
+        if language is not None:
+            self._engine.llm = language
+            self._engine.consolidator = ConsolidationWorker()
         self._closed = False
         replay_vector_journal(db, vectors, self._engine.embedder)
 
