@@ -28,6 +28,7 @@ from agentmem.errors import (
 from agentmem.llm.client import LLMSettings
 from agentmem.memory import AgentMemory
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
+from agentmem.store.integrity import IntegrityReport
 from agentmem.types import (
     Entity,
     Memory,
@@ -51,6 +52,7 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "FusionWeights",
+    "IntegrityReport",
     "InvalidInputError",
     "LanguageModel",
     "LLMError",

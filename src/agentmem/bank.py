@@ -11,6 +11,7 @@ import functools
 import json
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import networkx as nx
@@ -25,7 +26,9 @@ from agentmem.retain.link import bank_entity_index
 from agentmem.retain.messages import validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
 from agentmem.store.forget import forget_memories
+from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.records import MEMORY_SELECT, from_db_time, load_memories, memory_from_row
+from agentmem.store.transfer import export_bank
 from agentmem.types import (
     Entity,
     Memory,
@@ -274,7 +277,7 @@ class MemoryBank:
 
         Args:
             query: What to recall; its text is data (FTS operators and quotes are harmless).
-            top_k: At most this many hits.
+            top_k: At most this many hits (1 to 10,000).
             max_tokens: cl100k_base token budget of the returned texts; misfits are skipped
                 and the top hit is always returned (truncated if it alone is too long).
             strategies: None runs TEMPR (every available arm, fused); or names such as
@@ -479,6 +482,38 @@ class MemoryBank:
             "last_mentioned_at": from_db_time(span[1]),
         }
 
+    def export(
+        self,
+        path: str | Path,
+        *,
+        vectors: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Write the whole bank to ``path`` as JSON Lines (see :mod:`agentmem.store.transfer`).
+
+        Memories (every field, access counts included), episodes, entities, links and times
+        round-trip exactly through :meth:`AgentMemory.import_`.
+
+        Args:
+            path: The file to write (overwritten).
+            vectors: Include each memory's vector (base64 float32), so an import with the same
+                embedder need not re-embed.
+            progress: Called as ``progress(memories_done, memories_total)``.
+
+        Returns:
+            The number of memories written.
+        """
+        return export_bank(
+            self._engine, self.id, self._collection, path, vectors=vectors, progress=progress
+        )
+
+    def check_integrity(self) -> IntegrityReport:
+        """Check that this bank's rows, vectors and keyword postings agree.
+
+        See :meth:`AgentMemory.check_integrity`; this checks one bank only.
+        """
+        return check_integrity(self._engine, [self.id])
+
     aretain = _async_twin(retain)
     arecall = _async_twin(recall)
     aget = _async_twin(get)
@@ -489,6 +524,8 @@ class MemoryBank:
     aentity = _async_twin(entity)
     agraph = _async_twin(graph)
     astats = _async_twin(stats)
+    aexport = _async_twin(export)
+    acheck_integrity = _async_twin(check_integrity)
     aconfigure = _async_twin(configure)
     aobservations = _async_twin(observations)
     areflect = _async_twin(reflect)

@@ -5,9 +5,12 @@ Examples::
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
+    agentmem export --path ./memdata --bank notes notes.jsonl
+    agentmem import --path ./other --bank notes-copy notes.jsonl
     agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
+    agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from importlib import resources
 from typing import Any
@@ -26,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
-from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError
+from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
 from agentmem.memory import AgentMemory
 from agentmem.schemas import RecallHitOut
 from agentmem.types import RecallHit, RecallResult
@@ -140,6 +144,33 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    with AgentMemory(args.path) as mem, _progress(console) as progress:
+        if args.bank not in mem.banks():
+            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+        task = progress.add_task(f"exporting {args.bank}", total=None)
+        count = mem.bank(args.bank).export(
+            args.file,
+            vectors=not args.no_vectors,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    console.print(f"exported {count} memories of bank {args.bank!r} to {args.file}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    with AgentMemory(args.path) as mem, _progress(console) as progress:
+        task = progress.add_task(f"importing {args.file}", total=None)
+        bank = mem.import_(
+            args.file,
+            bank_id=args.bank,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+        count = bank.stats()["memories"]
+    console.print(f"imported {count} memories into bank {bank.id!r}")
+    return 0
+
+
 def _import_extra(module: str, extra: str) -> None:
     try:
         __import__(module)
@@ -166,7 +197,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     token = _token(args)
     check_bind(args.host, token)
-    with AgentMemory(args.path) as mem:
+    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
         _serve_http(create_app(mem, token=token), args.host, args.port)
     return 0
 
@@ -179,7 +210,7 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     token = _token(args)
     if args.transport == "streamable-http":
         check_bind(args.host, token)
-    with AgentMemory(args.path) as mem:
+    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
         server = create_mcp_server(mem.bank(args.bank))
         if args.transport == "stdio":
             server.run("stdio")  # stdout carries the protocol; logs go to stderr
@@ -198,15 +229,22 @@ def _bench_reranker(args: argparse.Namespace) -> Any:
     return CrossEncoderReranker(args.cross_encoder_dir)
 
 
-def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
-    from agentmem.bench.locomo import format_report, run_locomo
-
+@contextmanager
+def _stage_progress(console: Console, label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar driven by ``show(description, completed, total)`` callbacks."""
     with _progress(console) as progress:
-        task = progress.add_task("LoCoMo", total=None)
+        task = progress.add_task(label, total=None)
 
         def show(description: str, completed: int, total: int) -> None:
             progress.update(task, description=description, completed=completed, total=total)
 
+        yield show
+
+
+def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.bench.locomo import format_report, run_locomo
+
+    with _stage_progress(console, "LoCoMo") as show:
         report = run_locomo(
             args.data,
             out_path=args.out,
@@ -218,6 +256,26 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
         )
     print(format_report(report))
     print(f"report: {args.out}")
+    return 0
+
+
+def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
+    import tempfile
+
+    from agentmem.bench.scale import format_report, run_scale
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="agentmem-scale-")
+    with _stage_progress(console, "scale") as show:
+        report = run_scale(
+            args.sizes,
+            workdir,
+            out_path=args.out,
+            queries=args.queries,
+            singles=args.singles,
+            progress=show,
+        )
+    print(format_report(report))
+    print(f"stores: {workdir}\nreport: {args.out}")
     return 0
 
 
@@ -254,11 +312,29 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--now", default=None, help="ISO time recency is measured from")
     recall.set_defaults(func=cmd_recall)
 
+    export = sub.add_parser("export", help="write a bank to a JSON Lines file")
+    export.add_argument("--path", required=True, help="store directory")
+    export.add_argument("--bank", required=True, help="bank id")
+    export.add_argument("--no-vectors", action="store_true", help="leave vectors out")
+    export.add_argument("file", help="the .jsonl file to write")
+    export.set_defaults(func=cmd_export)
+
+    import_ = sub.add_parser("import", help="load a bank from an export file")
+    import_.add_argument("--path", required=True, help="store directory")
+    import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
+    import_.add_argument("file", help="the .jsonl file to read")
+    import_.set_defaults(func=cmd_import)
+
     def server_args(p: argparse.ArgumentParser, port: int) -> None:
         p.add_argument("--host", default="127.0.0.1", help="interface (default: loopback only)")
         p.add_argument("--port", type=int, default=port, help="0 picks a free port")
         p.add_argument(
             "--token", default=None, help=f"require this bearer token (or set ${TOKEN_ENV})"
+        )
+        p.add_argument(
+            "--chroma-url",
+            default=None,
+            help="keep vectors on this Chroma server (http://host:port) instead of embedded",
         )
 
     serve = sub.add_parser("serve", help="REST server (OpenAPI at /docs)")
@@ -289,6 +365,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     locomo.add_argument("--cross-encoder-dir", default=None, help="folder of model.onnx")
     locomo.set_defaults(func=cmd_bench_locomo)
+    scale = bench_sub.add_parser(
+        "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"
+    )
+    scale.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    scale.add_argument("--workdir", default=None, help="where stores are built (kept, reused)")
+    scale.add_argument("--out", default="bench-reports/scale.json", help="JSON report path")
+    scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
+    scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
+    scale.set_defaults(func=cmd_bench_scale)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError, NotAvailableError
 from agentmem.retain.labels import LabelGroup, parse_label_groups
+from agentmem.retain.messages import clean_text
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
@@ -247,9 +248,14 @@ def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, 
     return tuple(names)
 
 
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
+MAX_TOP_K = 10_000
+# Far above any real use; beyond it, sizes derived from these overflow the stores' integers.
+MAX_RECALL_SIZE = 1_000_000_000
+
+
+def _positive_int(value: object, name: str, maximum: int = MAX_RECALL_SIZE) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{name} must be an integer in [1, {maximum}], got {value!r}")
     return value
 
 
@@ -294,6 +300,7 @@ class RecallConfig:
         """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong."""
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        query = clean_text(query)  # as retained text is: no control chars, no lone surrogates
         if not query.strip():
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
@@ -309,7 +316,7 @@ class RecallConfig:
             )
         return cls(
             query=query,
-            top_k=_positive_int(top_k, "top_k"),
+            top_k=_positive_int(top_k, "top_k", maximum=MAX_TOP_K),
             max_tokens=_positive_int(max_tokens, "max_tokens"),
             strategies=names,
             fact_types=_normalize_fact_types(fact_types),
@@ -350,7 +357,8 @@ def _normalize_fact_types(fact_types: Iterable[str] | str | None) -> tuple[str, 
 
 
 def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
-    """Validate tags: non-empty strings without control characters, deduplicated, sorted."""
+    """Validate tags: non-empty strings without control characters or lone surrogates,
+    deduplicated, sorted."""
     if tags is None:
         return ()
     if isinstance(tags, str):
@@ -359,7 +367,8 @@ def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip():
             raise InvalidInputError(f"tags must be non-empty strings, got {tag!r}")
-        if any(ord(ch) < 32 for ch in tag) or len(tag) > 256:
+        # Control characters and lone surrogates (which UTF-8 cannot store) are refused.
+        if any(ord(ch) < 32 or "\ud800" <= ch <= "\udfff" for ch in tag) or len(tag) > 256:
             raise InvalidInputError(f"invalid tag {tag!r}")
         result.add(tag.strip())
     return tuple(sorted(result))

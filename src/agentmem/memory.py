@@ -7,6 +7,8 @@ import re
 import shutil
 import tempfile
 import threading
+import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -25,8 +27,10 @@ from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows
+from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
-from agentmem.store.reconcile import replay_vector_journal
+from agentmem.store.reconcile import begin_session, end_session
+from agentmem.store.transfer import import_bank, read_header
 from agentmem.store.vectors import VectorStore, collection_name
 
 # Letters, digits and . _ : @ - ; no path separators, no leading dot, at most 128 characters.
@@ -43,6 +47,26 @@ def validate_bank_id(bank_id: object) -> str:
             "(no path separators, no '..', not starting with a dot)"
         )
     return bank_id
+
+
+def _vector_namespace(db: Database, chroma_url: str | None) -> str:
+    """The prefix of this store's collection names, "" for the embedded Chroma.
+
+    A store remembers whether its vectors live in the embedded Chroma or on a server; opening
+    it the other way would show banks without vectors, so it is refused. On a server, which
+    several stores may share, collection names are scoped by a random id of the store.
+    """
+    mode = "embedded" if chroma_url is None else "server"
+    with db.transaction() as cur:
+        for key, value in (("vector_store", mode), ("store_id", uuid.uuid4().hex)):
+            cur.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT DO NOTHING", [key, value])
+    if db.get_meta("vector_store") != mode:
+        where = "a Chroma server (pass chroma_url=)" if mode == "embedded" else "embedded Chroma"
+        raise InvalidInputError(
+            f"this store keeps its vectors in {where}; open it the same way, or export its "
+            "banks and import them into a new store"
+        )
+    return "" if mode == "embedded" else str(db.get_meta("store_id"))
 
 
 class AgentMemory:
@@ -64,6 +88,9 @@ class AgentMemory:
             a mapping of those settings (``base_url``, ``model``, ``api_key``), or any
             :class:`~agentmem.protocols.LanguageModel`. None keeps everything offline.
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
+        chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
+            vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
+            record, stays in ``path``. A store keeps the mode it was created with.
 
     Raises:
         StoreLockedError: Another process has this store open.
@@ -85,6 +112,7 @@ class AgentMemory:
         reranker: Reranker | None = None,
         llm: Any = None,
         config: EngineConfig | None = None,
+        chroma_url: str | None = None,
     ) -> None:
         language = language_model(llm)
         if config is not None and not isinstance(config, EngineConfig):
@@ -99,7 +127,8 @@ class AgentMemory:
         self._banks: dict[str, MemoryBank] = {}
         db = Database(self.path / DB_FILE)
         try:
-            vectors = VectorStore(self.path / VECTOR_DIR)
+            self._namespace = _vector_namespace(db, chroma_url)
+            vectors = VectorStore(self.path / VECTOR_DIR, url=chroma_url)
             keyword = KeywordIndex(
                 db,
                 context_weight=self._config.context_weight,
@@ -128,7 +157,11 @@ class AgentMemory:
             self._engine.llm = language
             self._engine.consolidator = ConsolidationWorker()
         self._closed = False
-        replay_vector_journal(db, vectors, self._engine.embedder)
+        try:
+            begin_session(db, vectors, self._engine.embedder)
+        except BaseException:
+            self._engine.close()
+            raise
 
     # -- banks ------------------------------------------------------------------------------
 
@@ -164,7 +197,7 @@ class AgentMemory:
                     f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
                 )
             return collection, BankConfig.from_mapping(json.loads(config or "{}"))
-        collection = collection_name(bank_id)
+        collection = collection_name(bank_id, self._namespace)
         config = BankConfig()
         engine.vectors.drop(collection)  # a leftover of a bank deleted before a crash
         with engine.db.transaction() as cur:
@@ -196,7 +229,7 @@ class AgentMemory:
         rows = self._engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
         if not rows:
             raise NotFoundError(f"no bank {bank_id!r}")
-        with self._lock:
+        with self._lock, self._engine.db.write_lock:
             self._banks.pop(bank_id, None)
             delete_bank_rows(self._engine, bank_id)
             self._engine.vectors.drop(rows[0][0])
@@ -213,6 +246,50 @@ class AgentMemory:
         self._check_open()
         return self._engine.keyword.rebuild()
 
+    def import_(
+        self,
+        path: str | Path,
+        *,
+        bank_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> MemoryBank:
+        """Load a bank written by :meth:`MemoryBank.export`.
+
+        Ids are kept unless this store already uses one of them (then all are renewed,
+        consistently). Vectors in the file are used when it was made with this embedder;
+        otherwise the memories are re-embedded.
+
+        Args:
+            path: The JSON Lines file.
+            bank_id: Import under this id instead of the exported bank's.
+            progress: Called as ``progress(memories_done, memories_total)``.
+
+        Returns:
+            The bank, holding everything the file holds.
+
+        Raises:
+            InvalidInputError: Not an export file, a bad bank id, or the bank already holds
+                memories.
+        """
+        self._check_open()
+        header = read_header(path)
+        bank = self.bank(bank_id if bank_id is not None else header["bank_id"])
+        import_bank(self._engine, path, bank.id, bank._collection, progress=progress)
+        return bank
+
+    def check_integrity(self) -> IntegrityReport:
+        """Check that DuckDB, Chroma and the keyword index agree on every bank.
+
+        Every memory must have its vector and be keyword-searchable, every episode, entity and
+        link it refers to must exist, and no row may belong to an unknown bank. Writes wait
+        while the check reads.
+
+        Returns:
+            A report; ``report.ok`` is True when ``report.problems`` is empty.
+        """
+        self._check_open()
+        return check_integrity(self._engine)
+
     def _check_open(self) -> None:
         if self._closed:
             raise StorageError("this AgentMemory is closed")
@@ -222,7 +299,10 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
-        self._engine.close()
+        try:
+            end_session(self._engine.db)
+        finally:
+            self._engine.close()
         if self._temporary:
             shutil.rmtree(self.path, ignore_errors=True)
 

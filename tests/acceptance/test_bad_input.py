@@ -64,6 +64,8 @@ def test_bad_retain_input_raises_invalid_input_and_changes_nothing(bank, snapsho
         {"query": "x", "strategies": []},
         {"query": "x", "top_k": 0},
         {"query": "x", "top_k": -3},
+        {"query": "x", "top_k": 10**20},
+        {"query": "x", "max_tokens": 2**70},
         {"query": "x", "max_tokens": 0},
         {"query": "x", "tags_match": "some"},
         {"query": "x", "fact_types": ["gossip"]},

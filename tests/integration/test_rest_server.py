@@ -168,15 +168,18 @@ def test_reflect_offline_answers_with_the_evidence(client):
     assert [m["text"] for m in body["memories"]] == ["Alice likes tea."]
 
 
-def test_export_and_import_answer_501_until_the_engine_has_them(client):
+def test_export_then_import_through_the_api(client):
     client.post("/banks/b/retain", json={"content": "Alice likes tea.", "mentioned_at": T0})
-    for method, path, kwargs in [
-        ("GET", "/banks/b/export", {}),
-        ("POST", "/import", {"content": b'{"a": 1}\n'}),
-    ]:
-        response = client.request(method, path, **kwargs)
-        assert response.status_code == 501, path
-        assert response.json()["error"] == "NotAvailableError"
+    exported = client.get("/banks/b/export")
+    assert exported.status_code == 200
+    assert exported.text.splitlines()[0].startswith('{"type": "agentmem-export"')
+    taken = client.post("/import", content=exported.content)
+    assert taken.status_code == 400  # bank b is not empty
+    client.delete("/banks/b")
+    assert client.post("/import", content=exported.content).status_code == 200
+    recalled = client.post("/banks/b/recall", json={"query": "tea"}).json()
+    assert "Alice likes tea." in str(recalled)
+    assert client.post("/import", content=b'{"type": "agentmem-export"}\n').status_code == 400
 
 
 def test_openapi_documents_the_routes_errors_and_bearer_auth(client):

@@ -13,7 +13,7 @@ from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES, StrategyContext
-from agentmem.store.records import load_memories
+from agentmem.store.records import json_list, load_memories, sql_list
 from agentmem.types import RecallHit, RecallResult
 
 
@@ -161,6 +161,7 @@ def _score(
 def _reinforce(engine: Engine, ids: list[str]) -> None:
     with engine.db.transaction() as cur:
         cur.execute(
-            "UPDATE memories SET access_count = access_count + 1 WHERE list_contains($ids, id)",
-            {"ids": ids},
+            "UPDATE memories SET access_count = access_count + 1 "
+            f"WHERE list_contains({sql_list('ids')}, id)",
+            {"ids": json_list(ids)},
         )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
-from agentmem.store.records import to_db_time
+from agentmem.store.records import json_list, sql_list, to_db_time
 from agentmem.temporal import find_time_expressions
 from agentmem.types import TimeRange
 
@@ -157,8 +157,8 @@ def _event_times(
     rows = ctx.engine.db.fetchall(
         "SELECT id, coalesce(occurred_start, mentioned_at), "
         "coalesce(occurred_end, occurred_start, mentioned_at), mentioned_at "
-        "FROM memories WHERE bank_id = $bank AND list_contains($ids, id)",
-        {"bank": ctx.bank_id, "ids": ids},
+        f"FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+        {"bank": ctx.bank_id, "ids": json_list(ids)},
     )
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
@@ -181,13 +181,16 @@ def _inside_fraction(
     return max(0.0, min(1.0, overlap / length))
 
 
-_EXPAND = """
+# $seeds is bound as JSON text (see store/records.py).
+_SEEDS = sql_list("seeds")
+_EXPAND = f"""
 SELECT l.src_id, l.dst_id, l.weight, m.id,
        coalesce(m.occurred_start, m.mentioned_at), coalesce(m.occurred_end, m.occurred_start,
        m.mentioned_at), m.mentioned_at
 FROM links AS l JOIN memories AS m
-  ON m.id = CASE WHEN list_contains($seeds, l.src_id) THEN l.dst_id ELSE l.src_id END
-WHERE l.bank_id = $bank AND (list_contains($seeds, l.src_id) OR list_contains($seeds, l.dst_id))
+  ON m.id = CASE WHEN list_contains({_SEEDS}, l.src_id) THEN l.dst_id ELSE l.src_id END
+WHERE l.bank_id = $bank
+  AND (list_contains({_SEEDS}, l.src_id) OR list_contains({_SEEDS}, l.dst_id))
 """
 
 
@@ -195,7 +198,7 @@ def _expand(ctx: StrategyContext, seeds: dict[str, float], period: TimeRange) ->
     """One hop along links from the seeds, to facts that stay inside the period."""
     reached: dict[str, float] = {}
     for src, dst, weight, memory_id, start, end, mentioned in ctx.engine.db.fetchall(
-        _EXPAND, {"bank": ctx.bank_id, "seeds": list(seeds)}
+        _EXPAND, {"bank": ctx.bank_id, "seeds": json_list(seeds)}
     ):
         origin = src if memory_id == dst else dst
         inside = _inside_fraction((start, end, mentioned), period, ctx.query_time.mode)

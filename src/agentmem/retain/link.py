@@ -8,13 +8,15 @@ of facts within an episode.
 
 from __future__ import annotations
 
+import json
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
-from agentmem.store.records import execute_many, to_db_time
+from agentmem.store.records import insert_rows, to_db_time
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases,
@@ -87,24 +89,34 @@ def link_entities(
     new = [e for e in touched.values() if e.id not in existing]
     changed = [e for e in touched.values() if e.id in existing]
     if new:
-        execute_many(
+        created = datetime.now(UTC).replace(tzinfo=None)
+        insert_rows(
             cur,
-            "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
-            [(e.id, bank_id, e.name, e.kind, list(e.aliases)) for e in new],
+            "entities",
+            [(e.id, bank_id, e.name, e.kind, list(e.aliases), created) for e in new],
         )
     if changed:
-        execute_many(
-            cur,
-            "UPDATE entities SET name = ?, aliases = ? WHERE id = ?",
-            [(e.name, list(e.aliases), e.id) for e in changed],
+        cur.execute(
+            "UPDATE entities SET name = u.name, aliases = u.aliases "
+            "FROM (SELECT unnest(from_json($rows, "
+            """'[{"id": "VARCHAR", "name": "VARCHAR", "aliases": ["VARCHAR"]}]'), """
+            "recursive := true)) AS u WHERE entities.id = u.id",
+            {
+                "rows": json.dumps(
+                    [{"id": e.id, "name": e.name, "aliases": list(e.aliases)} for e in changed],
+                    ensure_ascii=False,
+                )
+            },
         )
-    pairs = [
-        (memory_id, entity_id, bank_id, to_db_time(fact.occurred_start or fact.mentioned_at))
-        for memory_id, fact, ids in zip(memory_ids, facts, fact_entity_ids, strict=True)
-        for entity_id in ids
-    ]
-    if pairs:
-        execute_many(cur, "INSERT INTO memory_entities VALUES (?, ?, ?, ?)", pairs)
+    insert_rows(
+        cur,
+        "memory_entities",
+        [
+            (memory_id, entity_id, bank_id, to_db_time(fact.occurred_start or fact.mentioned_at))
+            for memory_id, fact, ids in zip(memory_ids, facts, fact_entity_ids, strict=True)
+            for entity_id in ids
+        ],
+    )
     return [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids]
 
 

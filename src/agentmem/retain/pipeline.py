@@ -2,7 +2,10 @@
 
 Write order, and why nothing acknowledged is lost:
 
-1. Everything that can fail on bad input or a model error runs before the first write.
+1. Everything that can fail on bad input runs before the first write. The embedding model
+   runs in a worker thread while the DuckDB transaction writes (the two are the largest
+   costs of a retain and neither needs the other); the transaction waits for the vectors
+   before it commits, so a model error still rolls everything back.
 2. One DuckDB transaction stores the episode, the facts, their entities and links, their
    pending keyword postings and a *vector journal* entry per fact. From its commit on, the
    facts are durable and keyword-searchable.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from concurrent.futures import wait
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -43,7 +47,14 @@ from agentmem.retain.messages import (
     validate_optional_str,
 )
 from agentmem.retain.timing import anchor_in_time
-from agentmem.store.records import MemoryRow, execute_many, insert_memories, to_db_time
+from agentmem.store.records import (
+    MemoryRow,
+    insert_memories,
+    insert_rows,
+    json_list,
+    sql_list,
+    to_db_time,
+)
 from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
 
@@ -134,60 +145,62 @@ def store_facts(
     Returns:
         The episode id (None without an episode) and the stored memories, in order.
     """
-    vectors = embed_texts(engine, [_embedding_text(f) for f in facts])
+    embedding = engine.executor.submit(embed_texts, engine, [_embedding_text(f) for f in facts])
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
     created = utc_now()
-    try:
-        with engine.db.transaction() as cur:
-            if episode is not None:
-                cur.execute(
-                    "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
+    # then never delete a memory whose vector is still on its way, and the entity cache is
+    # dropped before any other writer can read entities that rolled back.
+    with engine.db.write_lock:
+        try:
+            with engine.db.transaction() as cur:
+                if episode is not None:
+                    cur.execute(
+                        "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            episode_id,
+                            bank_id,
+                            episode.content,
+                            doc_id,
+                            context,
+                            to_db_time(episode.mentioned_at),
+                            json.dumps(episode.metadata, ensure_ascii=False),
+                            to_db_time(created),
+                        ],
+                    )
+                rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
+                insert_memories(cur, rows)
+                ids = [r.memory.id for r in rows]
+                entity_names = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
+                insert_rows(
+                    cur,
+                    "links",
                     [
-                        episode_id,
-                        bank_id,
-                        episode.content,
-                        doc_id,
-                        context,
-                        to_db_time(episode.mentioned_at),
-                        json.dumps(episode.metadata, ensure_ascii=False),
-                        to_db_time(created),
+                        (bank_id, src, dst, kind, weight, to_db_time(created))
+                        for src, dst, kind, weight in [
+                            *followed_by_links(ids),
+                            *caused_by_links(ids, [f.caused_by for f in facts]),
+                        ]
                     ],
                 )
-            rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
-            insert_memories(cur, rows)
-            ids = [r.memory.id for r in rows]
-            entity_names = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
-            execute_many(
-                cur,
-                "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (bank_id, src, dst, kind, weight, to_db_time(created))
-                    for src, dst, kind, weight in [
-                        *followed_by_links(ids),
-                        *caused_by_links(ids, [f.caused_by for f in facts]),
-                    ]
-                ],
-            )
-            add_temporal_links(
-                cur,
-                bank_id,
-                [r.memory.id for r in rows if r.memory.occurred_start is not None],
-                bank_config.temporal_sigma_days,
-                to_db_time(created),
-            )
-            if rows:
-                engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                execute_many(
+                add_temporal_links(
                     cur,
-                    "INSERT INTO vector_journal VALUES (?, ?, 'add')",
-                    [(r.memory.id, bank_id) for r in rows],
+                    bank_id,
+                    [r.memory.id for r in rows if r.memory.occurred_start is not None],
+                    bank_config.temporal_sigma_days,
+                    to_db_time(created),
                 )
-    except BaseException:
-        engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
-        raise
-    write_vectors(engine, bank_id, collection, rows, vectors)
+                if rows:
+                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
+                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
+                vectors = embedding.result()  # before COMMIT: a model error writes nothing
+        except BaseException:
+            wait([embedding])  # never leave the model running for a call that has failed
+            engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
+            raise
+        write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
@@ -349,6 +362,7 @@ def write_vectors(
         ],
     )
     engine.db.execute(
-        "DELETE FROM vector_journal WHERE bank_id = $bank AND list_contains($ids, memory_id)",
-        {"bank": bank_id, "ids": [r.memory.id for r in rows]},
+        "DELETE FROM vector_journal "
+        f"WHERE bank_id = $bank AND list_contains({sql_list('ids')}, memory_id)",
+        {"bank": bank_id, "ids": json_list(r.memory.id for r in rows)},
     )
