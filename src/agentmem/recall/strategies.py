@@ -31,9 +31,7 @@ class StrategyContext:
     @cached_property
     def query_time(self) -> QueryTime:
         """The period the query names (if any), parsed once per recall."""
-        last = self.engine.db.fetchall(
-            "SELECT max(mentioned_at) FROM memories WHERE bank_id = ?", [self.bank_id]
-        )[0][0]
+        last = self.engine.last_mention(self.bank_id)
         return parse_query_time(self.config.query, self.config.now, from_db_time(last))
 
     @cached_property

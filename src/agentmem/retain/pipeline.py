@@ -200,6 +200,8 @@ def store_facts(
             wait([embedding])  # never leave the model running for a call that has failed
             engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
             raise
+        finally:
+            engine.bank_changed(bank_id)
         write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [

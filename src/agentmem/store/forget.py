@@ -87,6 +87,7 @@ def forget_memories(
                 insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
         finally:
             engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
+            engine.bank_changed(bank_id)
         engine.vectors.delete(collection, doomed)
         engine.db.execute(
             f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
@@ -113,3 +114,4 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
         engine.entity_indexes.pop(bank_id, None)  # still under the write lock
+        engine.bank_changed(bank_id)

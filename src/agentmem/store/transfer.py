@@ -289,6 +289,7 @@ def import_bank(
             raise StorageError(f"import failed: {exc}") from exc
         finally:
             engine.entity_indexes.pop(bank_id, None)
+            engine.bank_changed(bank_id)
         _write_vectors(engine, path, bank_id, collection, new_id, reuse_vectors, total, progress)
     engine.keyword.maybe_rebuild()
     return len(memory_ids)
