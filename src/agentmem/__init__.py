@@ -13,25 +13,29 @@ Quickstart::
 """
 
 from agentmem.bank import MemoryBank
-from agentmem.config import EngineConfig, FusionWeights, RecallConfig, ScoringWeights
+from agentmem.config import BankConfig, EngineConfig, FusionWeights, RecallConfig, ScoringWeights
 from agentmem.errors import (
     AgentMemError,
     ExtractionError,
     InvalidInputError,
+    LLMError,
     ModelError,
     NotAvailableError,
     NotFoundError,
     StorageError,
     StoreLockedError,
 )
+from agentmem.llm.client import LLMSettings
 from agentmem.memory import AgentMemory
-from agentmem.protocols import Embedder, Extractor, Reranker
+from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.store.integrity import IntegrityReport
 from agentmem.types import (
     Entity,
     Memory,
     RecallHit,
     RecallResult,
+    Reflection,
+    ReflectPrompt,
     RetainResult,
     TimeRange,
 )
@@ -41,6 +45,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentMemError",
     "AgentMemory",
+    "BankConfig",
     "Embedder",
     "EngineConfig",
     "Entity",
@@ -49,6 +54,9 @@ __all__ = [
     "FusionWeights",
     "IntegrityReport",
     "InvalidInputError",
+    "LanguageModel",
+    "LLMError",
+    "LLMSettings",
     "Memory",
     "MemoryBank",
     "ModelError",
@@ -57,6 +65,8 @@ __all__ = [
     "RecallConfig",
     "RecallHit",
     "RecallResult",
+    "Reflection",
+    "ReflectPrompt",
     "Reranker",
     "RetainResult",
     "ScoringWeights",

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import networkx as nx
 
+from agentmem import reflect as reflecting
 from agentmem.config import BankConfig, RecallConfig, normalize_tags
+from agentmem.consolidate.observations import consolidate, list_observations
+from agentmem.consolidate.worker import ConsolidationJob
 from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain.link import bank_entity_index
@@ -26,7 +29,15 @@ from agentmem.store.forget import forget_memories
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.records import MEMORY_SELECT, from_db_time, load_memories, memory_from_row
 from agentmem.store.transfer import export_bank
-from agentmem.types import Entity, Memory, RecallResult, RetainResult, TimeRange
+from agentmem.types import (
+    Entity,
+    Memory,
+    RecallResult,
+    Reflection,
+    ReflectPrompt,
+    RetainResult,
+    TimeRange,
+)
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -112,13 +123,17 @@ class MemoryBank:
             metadata: Free JSON stored on every fact (a message's own metadata wins).
 
         Returns:
-            The facts created, each recallable by every strategy when this returns.
+            The facts created, each recallable by every strategy when this returns. With an
+            LLM, the result also tells how facts were extracted and the calls and tokens
+            used; observation consolidation then runs in the background
+            (:meth:`wait_for_consolidation`).
 
         Raises:
             InvalidInputError: Empty content, malformed messages, importance outside [0, 1].
-            ExtractionError: The extractor failed; nothing was stored.
+            ExtractionError: The offline extractor failed; nothing was stored. (An LLM
+                failure does not raise: the offline extractor runs instead.)
         """
-        return run_retain(
+        result = run_retain(
             self._engine,
             self.id,
             self._collection,
@@ -132,6 +147,112 @@ class MemoryBank:
             document_id=document_id,
             entity_id=entity_id,
             metadata=metadata,
+        )
+        self._schedule_consolidation(result)
+        return result
+
+    def _schedule_consolidation(self, result: RetainResult) -> None:
+        worker = self._engine.consolidator
+        if worker is None or not self._config.consolidate or result.extraction != "llm":
+            return
+        ids = tuple(m.id for m in result.memories)
+        if ids:
+            engine, collection, config = self._engine, self._collection, self._config
+            worker.submit(
+                ConsolidationJob(
+                    self.id, ids, lambda: consolidate(engine, self.id, collection, config, ids)
+                )
+            )
+
+    def wait_for_consolidation(self, timeout: float | None = None) -> bool:
+        """Block until observation consolidation of this bank's retains has finished.
+
+        Args:
+            timeout: Seconds to wait at most (None: as long as it takes).
+
+        Returns:
+            True when nothing is left to consolidate, False if the timeout passed first.
+            Without an LLM there is never anything to wait for.
+        """
+        worker = self._engine.consolidator
+        return True if worker is None else worker.wait(self.id, timeout)
+
+    @property
+    def consolidation_error(self) -> str | None:
+        """Why this bank's last consolidation failed, or None (facts are never lost)."""
+        worker = self._engine.consolidator
+        return None if worker is None else worker.last_error(self.id)
+
+    def observations(self) -> list[Memory]:
+        """The bank's observations (fact_type "observation"), most supported first.
+
+        Each one's metadata holds ``source_memory_ids``, ``proof_count`` and ``history``.
+        """
+        return list_observations(self._engine, self.id)
+
+    def reflect(self, query: str, *, top_k: int = 10) -> Reflection:
+        """Answer a question from memory: recall facts and observations, then ask the LLM.
+
+        Args:
+            query: The question.
+            top_k: How many observations, and how many facts, to use as evidence.
+
+        Returns:
+            A :class:`Reflection`. With an LLM: the answer, the ids it cites, and an
+            "opinion" memory when it formed one. Offline: ``answer`` is None and the
+            evidence is returned.
+
+        Raises:
+            InvalidInputError: Empty query.
+            LLMError: The LLM failed.
+        """
+        return reflecting.reflect(
+            self._engine, self.id, self._collection, self._config, query, top_k
+        )
+
+    def reflect_prepare(self, query: str, *, top_k: int = 10) -> ReflectPrompt:
+        """The evidence for ``query`` and a ready prompt, for an agent that runs its own LLM.
+
+        Send ``prompt.messages`` to your model, then store its conclusions with
+        :meth:`reflect_commit`.
+
+        Raises:
+            InvalidInputError: Empty query.
+        """
+        return reflecting.prepare(self._engine, self.id, self._collection, query, top_k=top_k)
+
+    def reflect_commit(
+        self,
+        query: str,
+        *,
+        observations: Iterable[str] = (),
+        opinions: Iterable[str] = (),
+        cited_ids: Iterable[str] = (),
+    ) -> list[Memory]:
+        """Store the observations and opinions an agent produced after :meth:`reflect_prepare`.
+
+        Args:
+            query: The question they answer (kept in their metadata).
+            observations: Texts stored as fact_type "observation".
+            opinions: Texts stored as fact_type "opinion".
+            cited_ids: The memories they rest on (their ``source_memory_ids``).
+
+        Returns:
+            The stored memories, recallable at once.
+
+        Raises:
+            InvalidInputError: Nothing to store, or an empty text.
+            NotFoundError: A cited id is not a memory of this bank.
+        """
+        return reflecting.commit(
+            self._engine,
+            self.id,
+            self._collection,
+            self._config,
+            query,
+            observations=observations,
+            opinions=opinions,
+            cited_ids=cited_ids,
         )
 
     def recall(
@@ -170,7 +291,9 @@ class MemoryBank:
             scoring_weights: Overrides of w_relevance / w_recency / w_importance /
                 w_reinforcement (defaults 0.5 / 0.2 / 0.2 / 0.1), divided by their sum.
             thinking_budget: Most graph nodes a graph strategy may visit.
-            rerank: Reserved for rerankers (None uses the configured one).
+            rerank: None uses the bank's ``rerank`` setting, else the configured reranker;
+                False the offline default; True requires a configured reranker (else
+                InvalidInputError). Each hit's ``strategy_details["rerank"]`` names it.
             reinforce: Count this recall in the returned memories' ``access_count``.
             **strategy_params: Parameters of individual strategies.
 
@@ -193,7 +316,7 @@ class MemoryBank:
             now=now,
             scoring_weights=scoring_weights,
             thinking_budget=thinking_budget,
-            rerank=rerank,
+            rerank=self._config.rerank if rerank is None else rerank,
             reinforce=reinforce,
             strategy_params=strategy_params,
         )
@@ -404,3 +527,8 @@ class MemoryBank:
     aexport = _async_twin(export)
     acheck_integrity = _async_twin(check_integrity)
     aconfigure = _async_twin(configure)
+    aobservations = _async_twin(observations)
+    areflect = _async_twin(reflect)
+    areflect_prepare = _async_twin(reflect_prepare)
+    areflect_commit = _async_twin(reflect_commit)
+    await_for_consolidation = _async_twin(wait_for_consolidation)

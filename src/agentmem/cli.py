@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
-from agentmem.errors import AgentMemError, NotAvailableError, NotFoundError
+from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
 from agentmem.memory import AgentMemory
 from agentmem.schemas import RecallHitOut
 from agentmem.types import RecallHit, RecallResult
@@ -219,6 +219,16 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _bench_reranker(args: argparse.Namespace) -> Any:
+    if args.rerank == "default":
+        return None
+    if args.cross_encoder_dir is None:
+        raise InvalidInputError("--rerank cross-encoder needs --cross-encoder-dir DIR")
+    from agentmem.models.cross_encoder import CrossEncoderReranker
+
+    return CrossEncoderReranker(args.cross_encoder_dir)
+
+
 @contextmanager
 def _stage_progress(console: Console, label: str) -> Iterator[Callable[[str, int, int], None]]:
     """A progress bar driven by ``show(description, completed, total)`` callbacks."""
@@ -242,6 +252,7 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             weights=args.weights,
             progress=show,
             include_questions=args.questions,
+            reranker=_bench_reranker(args),
         )
     print(format_report(report))
     print(f"report: {args.out}")
@@ -346,6 +357,13 @@ def build_parser() -> argparse.ArgumentParser:
     locomo.add_argument("--limit", type=int, default=None, help="first N conversations only")
     locomo.add_argument("--weights", choices=("relevance", "default", "both"), default="both")
     locomo.add_argument("--questions", action="store_true", help="per-question figures in JSON")
+    locomo.add_argument(
+        "--rerank",
+        choices=("default", "cross-encoder"),
+        default="default",
+        help="the offline default reranker, or an ONNX cross-encoder (--cross-encoder-dir)",
+    )
+    locomo.add_argument("--cross-encoder-dir", default=None, help="folder of model.onnx")
     locomo.set_defaults(func=cmd_bench_locomo)
     scale = bench_sub.add_parser(
         "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"

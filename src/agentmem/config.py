@@ -15,6 +15,7 @@ from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
 from agentmem.types import FACT_TYPES, TimeRange
 
@@ -120,36 +121,109 @@ class EngineConfig:
     workers: int = 4
 
 
+EXTRACTION_MODES: tuple[str, ...] = ("concise", "verbose", "custom")
+
+
 @dataclass(frozen=True, slots=True)
 class BankConfig:
     """Per-bank settings, persisted with the bank and editable with ``bank.configure()``.
 
+    The LLM settings steer extraction only when ``AgentMemory(llm=...)`` is given; the offline
+    extractor ignores them.
+
     Attributes:
         temporal_sigma_days: Decay of temporal links: two facts Δt apart are linked with
             weight exp(-Δt/σ); a day apart stays strong, months apart fade.
+        retain_mission: What this bank should pay attention to, injected into the extraction
+            prompt next to the built-in rules (e.g. "Keep technical decisions; ignore
+            greetings").
+        extraction_mode: "concise" (selective, default), "verbose" (richer facts with full
+            context) or "custom" (``extraction_rules`` replace the built-in rules).
+        extraction_rules: The rules of the "custom" mode.
+        entity_labels: Label groups (see :mod:`agentmem.retain.labels`), as the seed's
+            ``entity_labels`` JSON.
+        entities_allow_free_form: False stores only label entities (labels-only mode).
+        llm_chunk_chars: Characters of content per extraction call; a chunk holds many
+            messages, a message is never split.
+        consolidate: Run observation consolidation after each LLM retain.
+        rerank: The bank's default for ``recall(rerank=None)``: None uses the reranker the
+            ``AgentMemory`` was given, False the offline default, True requires a configured
+            reranker.
     """
 
     temporal_sigma_days: float = 14.0
+    retain_mission: str | None = None
+    extraction_mode: str = "concise"
+    extraction_rules: str | None = None
+    entity_labels: tuple[LabelGroup, ...] = ()
+    entities_allow_free_form: bool = True
+    llm_chunk_chars: int = 3000
+    consolidate: bool = True
+    rerank: bool | None = None
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> BankConfig:
         """Validate settings (unknown names and bad values raise InvalidInputError)."""
-        known = set(cls.__dataclass_fields__)
-        unknown = set(values) - known
+        fields = cls.__dataclass_fields__
+        unknown = set(values) - set(fields)
         if unknown:
             raise InvalidInputError(
-                f"unknown bank setting(s) {sorted(unknown)}; known: {sorted(known)}"
+                f"unknown bank setting(s) {sorted(unknown)}; known: {sorted(fields)}"
             )
-        sigma = values.get("temporal_sigma_days", cls.temporal_sigma_days)
+        # A slotted dataclass keeps defaults on its fields, not as class attributes.
+        values = {**{name: f.default for name, f in fields.items()}, **values}
+        sigma = values["temporal_sigma_days"]
         if isinstance(sigma, bool) or not isinstance(sigma, int | float):
             raise InvalidInputError("temporal_sigma_days must be a number")
         if not math.isfinite(sigma) or sigma <= 0:
             raise InvalidInputError("temporal_sigma_days must be finite and > 0")
-        return cls(temporal_sigma_days=float(sigma))
+        mode = values["extraction_mode"]
+        if mode not in EXTRACTION_MODES:
+            raise InvalidInputError(f"extraction_mode must be one of {list(EXTRACTION_MODES)}")
+        rules = _optional_text(values.get("extraction_rules"), "extraction_rules")
+        if mode == "custom" and not rules:
+            raise InvalidInputError('extraction_mode "custom" needs extraction_rules')
+        flags = {name: values[name] for name in ("entities_allow_free_form", "consolidate")}
+        if not all(isinstance(flag, bool) for flag in flags.values()):
+            raise InvalidInputError("entities_allow_free_form and consolidate must be booleans")
+        chunk = values["llm_chunk_chars"]
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 200:
+            raise InvalidInputError("llm_chunk_chars must be an integer >= 200")
+        rerank = values.get("rerank")
+        if rerank is not None and not isinstance(rerank, bool):
+            raise InvalidInputError("rerank must be true, false or null")
+        return cls(
+            temporal_sigma_days=float(sigma),
+            rerank=rerank,
+            retain_mission=_optional_text(values.get("retain_mission"), "retain_mission"),
+            extraction_mode=mode,
+            extraction_rules=rules,
+            entity_labels=parse_label_groups(values.get("entity_labels")),
+            llm_chunk_chars=chunk,
+            **flags,
+        )
 
     def to_mapping(self) -> dict[str, Any]:
         """The settings as JSON-ready data."""
-        return {"temporal_sigma_days": self.temporal_sigma_days}
+        return {
+            "temporal_sigma_days": self.temporal_sigma_days,
+            "retain_mission": self.retain_mission,
+            "extraction_mode": self.extraction_mode,
+            "extraction_rules": self.extraction_rules,
+            "entity_labels": [group.to_mapping() for group in self.entity_labels],
+            "entities_allow_free_form": self.entities_allow_free_form,
+            "llm_chunk_chars": self.llm_chunk_chars,
+            "consolidate": self.consolidate,
+            "rerank": self.rerank,
+        }
+
+
+def _optional_text(value: object, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string")
+    return value.strip() or None
 
 
 def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -231,6 +305,8 @@ class RecallConfig:
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
+        if rerank is not None and not isinstance(rerank, bool):
+            raise InvalidInputError(f"rerank must be None, True or False, got {rerank!r}")
         names = _normalize_strategies(strategies)
         accepted = frozenset().union(*(STRATEGY_PARAMS[name] for name in names))
         unknown = set(strategy_params or {}) - accepted

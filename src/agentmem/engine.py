@@ -6,13 +6,17 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agentmem.config import EngineConfig
-from agentmem.protocols import Embedder, Extractor, Reranker
+from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from agentmem.consolidate.worker import ConsolidationWorker
 
 
 @dataclass
@@ -31,6 +35,11 @@ class Engine:
     # Per-bank entity indexes, loaded on first use and kept current under the write lock.
     entity_indexes: dict[str, object] = field(default_factory=dict)
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
+    # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
+    offline_reranker: Reranker | None = None
+    # The LLM path: set when AgentMemory(llm=...) is given.
+    llm: LanguageModel | None = None
+    consolidator: ConsolidationWorker | None = None
     # Per-bank newest mention time, read by every recall: a max() over the bank's rows costs
     # ~17 ms at 100k memories. A write bumps the bank's version and drops the value; a reader
     # keeps what it computed only if no write happened meanwhile.
@@ -61,6 +70,8 @@ class Engine:
 
     def close(self) -> None:
         """Stop the worker threads and close both stores."""
+        if self.consolidator is not None:
+            self.consolidator.stop()
         self.executor.shutdown(wait=True)
         self.vectors.close()
         self.db.close()

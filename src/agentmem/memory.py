@@ -16,11 +16,13 @@ from typing import Any
 
 from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
+from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
-from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
+from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.llm.client import language_model
 from agentmem.models.embedder import MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
-from agentmem.recall.rerank import ScoreFusionReranker
+from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
@@ -77,9 +79,14 @@ class AgentMemory:
             ONNX, loaded lazily from an installed package.
         extractor: An :class:`~agentmem.protocols.Extractor`; default the offline
             :class:`~agentmem.retain.extract.OfflineExtractor`.
-        reranker: A :class:`~agentmem.protocols.Reranker`; default the offline
-            :class:`~agentmem.recall.rerank.ScoreFusionReranker`.
-        llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
+        reranker: A :class:`~agentmem.protocols.Reranker` (e.g.
+            :class:`~agentmem.models.cross_encoder.CrossEncoderReranker`); default the
+            offline :class:`~agentmem.recall.calibrated.CalibratedReranker`, which
+            ``recall(rerank=False)`` also falls back to.
+        llm: Switches retain, consolidation and reflect to the LLM path: an
+            ``openai.OpenAI``-compatible client, :class:`~agentmem.llm.client.LLMSettings`,
+            a mapping of those settings (``base_url``, ``model``, ``api_key``), or any
+            :class:`~agentmem.protocols.LanguageModel`. None keeps everything offline.
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
         chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
             vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
@@ -107,8 +114,7 @@ class AgentMemory:
         config: EngineConfig | None = None,
         chroma_url: str | None = None,
     ) -> None:
-        if llm is not None:
-            raise NotAvailableError("the LLM path (llm=...) is not available in this version")
+        language = language_model(llm)
         if config is not None and not isinstance(config, EngineConfig):
             raise InvalidInputError("config must be an agentmem.EngineConfig")
         self._temporary = path is None
@@ -132,19 +138,24 @@ class AgentMemory:
         except BaseException:
             db.close()
             raise
+        offline_reranker = CalibratedReranker(self._config.fusion)
         self._engine = Engine(
             db=db,
             vectors=vectors,
             keyword=keyword,
             embedder=embedder or MiniLMEmbedder(),
             extractor=extractor or OfflineExtractor(),
-            reranker=reranker or ScoreFusionReranker(self._config.fusion),
+            reranker=reranker or offline_reranker,
             resolver=EntityResolver(),
             config=self._config,
             executor=ThreadPoolExecutor(
                 max_workers=self._config.workers, thread_name_prefix="agentmem"
             ),
+            offline_reranker=offline_reranker,
         )
+        if language is not None:
+            self._engine.llm = language
+            self._engine.consolidator = ConsolidationWorker()
         self._closed = False
         try:
             begin_session(db, vectors, self._engine.embedder)

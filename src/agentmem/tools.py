@@ -17,7 +17,7 @@ the same tools::
 With the Responses API use ``openai_tools(bank, shape="responses")``; ``dispatch`` then
 returns ``{"type": "function_call_output", "call_id": ..., "output": ...}``.
 
-A tool whose bank verb this version lacks (``reflect_memory`` needs ``bank.reflect``) is left
+A tool whose bank verb an object lacks (a bank-like wrapper without ``reflect``, say) is left
 out, so a model is never offered a tool that cannot run.
 """
 
@@ -207,7 +207,8 @@ class MemoryTool:
 MEMORY_TOOLS: tuple[MemoryTool, ...] = (
     MemoryTool("recall_memory", RecallMemoryArgs, "recall", True, False, _recall),
     MemoryTool("retain_memory", RetainMemoryArgs, "retain", False, False, _retain),
-    MemoryTool("reflect_memory", ReflectMemoryArgs, "reflect", True, False, _reflect),
+    # Not read-only: with an LLM, reflect may store an "opinion" memory.
+    MemoryTool("reflect_memory", ReflectMemoryArgs, "reflect", False, False, _reflect),
     MemoryTool("forget_memory", ForgetMemoryArgs, "forget", False, True, _forget),
 )
 _BY_NAME = {tool.name: tool for tool in MEMORY_TOOLS}
@@ -287,7 +288,7 @@ def openai_tools(
         shape: "chat" for Chat Completions (``{"type": "function", "function": {...}}``) or
             "responses" for the Responses API (the same fields, flat).
         names: Only these tools (default: every tool the bank can run: recall_memory,
-            retain_memory, forget_memory, and reflect_memory once banks have ``reflect``).
+            retain_memory, reflect_memory and forget_memory).
 
     Returns:
         Tool definitions to pass as ``tools=``.

@@ -87,20 +87,19 @@ def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
             per_episode = Counter(m.episode_id for m in stored.values())
             assert set(per_episode.values()) == {10}
             assert report.memories == report.vectors == len(stored)
-            for memory_id in rng.sample(sorted(acknowledged), 15):
+            sample = rng.sample(sorted(acknowledged), 15)
+            # Chroma holds each acknowledged fact's own vector (compared exactly: an HNSW
+            # query over thousands of near-identical texts may rank a neighbour first).
+            vectors = mem._engine.vectors.get_vectors(bank._collection, sample)
+            expected = HashEmbedder().embed([stored[i].text for i in sample])
+            for memory_id, vector in zip(sample, expected, strict=True):
+                assert memory_id in vectors
+                assert float(vectors[memory_id] @ vector) > 0.999
+            for memory_id in sample:
                 code = acknowledged[memory_id]
-                # The code alone finds it by keyword; its whole text finds its own vector.
-                for strategy, query in (
-                    ("keyword", code),
-                    ("semantic", f"Ann: Locker code {code} is for Ann."),
-                ):
-                    # Near-identical texts saturate the composite score; a wide top_k keeps
-                    # every candidate of the arm, so the check is about the stores.
-                    hits = bank.recall(query, strategies=[strategy], top_k=50, reinforce=False)
-                    found = {h.memory.id: h.strategy_details[strategy]["score"] for h in hits}
-                    assert memory_id in found, (strategy, code)
-                    if strategy == "semantic":
-                        assert found[memory_id] > 0.999  # its own vector, not a neighbour's
+                # The code alone finds it by keyword.
+                hits = bank.recall(code, strategies=["keyword"], top_k=50, reinforce=False)
+                assert memory_id in {h.memory.id for h in hits}, code
 
 
 def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):

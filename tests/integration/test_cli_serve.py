@@ -13,6 +13,8 @@ import httpx
 import agentmem
 from agentmem.cli import main
 
+from .conftest import SLOW_MACHINE
+
 SRC = str(Path(agentmem.__file__).resolve().parents[1])
 LISTENING = re.compile(r"running on (http://127\.0\.0\.1:\d+)")
 
@@ -35,9 +37,9 @@ def test_serve_requires_the_token_from_the_environment(tmp_path):
                     url = match.group(1)
                     break
             assert url, "the server never said where it listens"
-            assert httpx.get(f"{url}/health").status_code == 401
+            assert httpx.get(f"{url}/health", timeout=SLOW_MACHINE).status_code == 401
             headers = {"Authorization": "Bearer env-token"}
-            with httpx.Client(base_url=url, headers=headers) as client:
+            with httpx.Client(base_url=url, headers=headers, timeout=SLOW_MACHINE) as client:
                 assert client.get("/health").json()["status"] == "ok"
                 body = {"content": "Bob's desk is in room 42.", "mentioned_at": "2025-01-01"}
                 assert client.post("/banks/office/retain", json=body).status_code == 201

@@ -17,7 +17,7 @@ import agentmem
 from agentmem.server.mcp_server import create_mcp_server, streamable_http_app
 from agentmem.testing import HashEmbedder
 
-from .conftest import TOKEN
+from .conftest import SLOW_MACHINE, TOKEN
 
 SRC = str(Path(agentmem.__file__).resolve().parents[1])
 
@@ -31,9 +31,10 @@ def bank(tmp_path):
 async def test_tools_carry_read_only_and_destructive_annotations(bank):
     async with Client(create_mcp_server(bank)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert sorted(tools) == ["forget_memory", "recall_memory", "retain_memory"]
+    assert sorted(tools) == ["forget_memory", "recall_memory", "reflect_memory", "retain_memory"]
     recall, retain, forget = tools["recall_memory"], tools["retain_memory"], tools["forget_memory"]
     assert recall.annotations.read_only_hint is True
+    assert tools["reflect_memory"].annotations.read_only_hint is False  # may store an opinion
     assert retain.annotations.read_only_hint is False
     assert retain.annotations.destructive_hint is False
     assert forget.annotations.destructive_hint is True
@@ -76,13 +77,13 @@ async def test_refused_calls_are_tool_errors_with_agentmem_messages(bank):
 async def test_streamable_http_on_loopback_with_a_bearer_token(bank, serve):
     app = streamable_http_app(create_mcp_server(bank), token=TOKEN)
     with serve(app) as url:
-        async with httpx2.AsyncClient() as anonymous:
+        async with httpx2.AsyncClient(timeout=SLOW_MACHINE) as anonymous:
             refused = await anonymous.post(f"{url}/mcp", json={})
         assert refused.status_code == 401
 
         headers = {"Authorization": f"Bearer {TOKEN}"}
         async with (
-            httpx2.AsyncClient(headers=headers) as http,
+            httpx2.AsyncClient(headers=headers, timeout=SLOW_MACHINE) as http,
             Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
         ):
             await client.call_tool("retain_memory", {"content": "Alice drinks green tea."})
@@ -101,7 +102,7 @@ async def test_agentmem_mcp_command_serves_stdio(tmp_path):
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
         await client.call_tool("retain_memory", {"content": "The office wifi is hunter2."})
         found = await client.call_tool("recall_memory", {"query": "wifi"})
-    assert names == ["forget_memory", "recall_memory", "retain_memory"]
+    assert names == ["forget_memory", "recall_memory", "reflect_memory", "retain_memory"]
     assert found.structured_content["memories"][0]["text"] == "The office wifi is hunter2."
     with agentmem.AgentMemory(tmp_path / "s") as mem:  # the command closed the store
         assert mem.bank("cli").stats()["memories"] == 1

@@ -17,7 +17,7 @@ import agentmem
 from agentmem.server.rest import create_app
 from agentmem.testing import HashEmbedder
 
-from .conftest import TOKEN
+from .conftest import SLOW_MACHINE, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 T0 = "2025-03-04T09:00:00Z"
@@ -31,7 +31,10 @@ def memory(tmp_path):
 
 @pytest.fixture
 def client(memory, serve):
-    with serve(create_app(memory, token=TOKEN)) as url, httpx.Client(base_url=url) as http:
+    with (
+        serve(create_app(memory, token=TOKEN)) as url,
+        httpx.Client(base_url=url, timeout=SLOW_MACHINE) as http,
+    ):
         http.headers.update(AUTH)
         yield http
 
@@ -55,7 +58,7 @@ def test_every_route_needs_the_token_when_one_is_set(client):
 
 def test_without_a_token_the_server_is_open(memory, serve):
     with serve(create_app(memory)) as url:
-        assert httpx.get(f"{url}/health").status_code == 200
+        assert httpx.get(f"{url}/health", timeout=SLOW_MACHINE).status_code == 200
 
 
 def test_retain_recall_get_and_forget_round_trip(client, memory):
@@ -156,11 +159,13 @@ def test_a_body_that_breaks_the_schema_is_422(client):
     assert response.json()["detail"][0]["loc"] == ["body", "top_k"]
 
 
-def test_reflect_answers_501_until_the_engine_has_it(client):
+def test_reflect_offline_answers_with_the_evidence(client):
     client.post("/banks/b/retain", json={"content": "Alice likes tea.", "mentioned_at": T0})
-    response = client.post("/banks/b/reflect", json={"query": "tea?"})
-    assert response.status_code == 501
-    assert response.json()["error"] == "NotAvailableError"
+    response = client.post("/banks/b/reflect", json={"query": "What does Alice like?"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["answer"] is None and body["observations"] == []
+    assert [m["text"] for m in body["memories"]] == ["Alice likes tea."]
 
 
 def test_export_then_import_through_the_api(client):

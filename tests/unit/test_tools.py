@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 from openai.lib._pydantic import to_strict_json_schema
@@ -12,29 +11,13 @@ from openai.types.responses import ResponseFunctionToolCall
 
 import agentmem
 from agentmem.testing import HashEmbedder
-from agentmem.tools import MEMORY_TOOLS, dispatch, openai_tools, run_tool, strict_json_schema
+from agentmem.tools import MEMORY_TOOLS, dispatch, openai_tools, strict_json_schema
 
 
 @pytest.fixture
 def notes(tmp_path):
     with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
         yield mem.bank("notes")
-
-
-class ReflectingBank:
-    """A bank of a later version, with ``reflect``; the tools must pick it up."""
-
-    def __init__(self, bank: agentmem.MemoryBank) -> None:
-        self._bank = bank
-        self.questions: list[str] = []
-
-    def __getattr__(self, name):
-        return getattr(self._bank, name)
-
-    def reflect(self, query: str):
-        self.questions.append(query)
-        memories = self._bank.memories()
-        return SimpleNamespace(answer=None, observations=["Alice drinks tea"], memories=memories)
 
 
 def _without_titles(schema: dict) -> dict:
@@ -58,7 +41,12 @@ def test_chat_and_responses_shapes_carry_the_same_tools(notes):
     chat = openai_tools(notes)
     responses = openai_tools(notes, shape="responses")
     assert [t["function"]["name"] for t in chat] == [t["name"] for t in responses]
-    assert [t["name"] for t in responses] == ["recall_memory", "retain_memory", "forget_memory"]
+    assert [t["name"] for t in responses] == [
+        "recall_memory",
+        "retain_memory",
+        "reflect_memory",
+        "forget_memory",
+    ]
     for nested, flat in zip(chat, responses, strict=True):
         assert nested["type"] == flat["type"] == "function"
         assert nested["function"] == {k: v for k, v in flat.items() if k != "type"}
@@ -78,20 +66,14 @@ def test_tools_can_be_chosen_by_name_and_bad_choices_are_refused(notes):
         openai_tools(notes, shape="completions")  # type: ignore[arg-type]
 
 
-def test_reflect_is_offered_only_by_a_bank_that_can_reflect(notes):
-    assert "reflect_memory" not in [t["name"] for t in openai_tools(notes, "responses")]
-    with pytest.raises(agentmem.NotAvailableError, match=r"bank\.reflect"):
-        run_tool(notes, "reflect_memory", {"query": "tea?"})
-
-    reflecting = ReflectingBank(notes)
+def test_reflect_offline_returns_the_evidence_without_an_answer(notes):
     notes.retain("Alice drinks green tea.", mentioned_at="2025-01-01T00:00:00Z")
-    assert "reflect_memory" in [t["name"] for t in openai_tools(reflecting, "responses")]
+    assert "reflect_memory" in [t["name"] for t in openai_tools(notes, "responses")]
     call = {"type": "function_call", "call_id": "c1", "name": "reflect_memory"}
-    out = dispatch(reflecting, {**call, "arguments": '{"query": "what does Alice drink?"}'})
-    assert reflecting.questions == ["what does Alice drink?"]
+    out = dispatch(notes, {**call, "arguments": '{"query": "what does Alice drink?"}'})
     result = json.loads(out["output"])
     assert result["answer"] is None
-    assert result["observations"] == ["Alice drinks tea"]
+    assert result["observations"] == []
     assert [m["text"] for m in result["memories"]] == ["Alice drinks green tea."]
 
 

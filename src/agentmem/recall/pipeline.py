@@ -6,7 +6,8 @@ from datetime import datetime
 
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, StorageError
+from agentmem.errors import AgentMemError, InvalidInputError, StorageError
+from agentmem.protocols import Reranker
 from agentmem.recall.budget import fit_to_budget
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
@@ -21,8 +22,9 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ctx = StrategyContext(engine, bank_id, collection, config)
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
-    _rerank(engine, config, candidates)
-    scored = _score(engine, config, candidates, _recency_reference(ctx))
+    reranker = choose_reranker(engine, config.rerank)
+    _rerank(engine, reranker, config, candidates)
+    scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
     if config.reinforce and hits:
         _reinforce(engine, [h.memory.id for h in hits])
@@ -71,12 +73,32 @@ def _fuse(
     return list(candidates.values())
 
 
-def _rerank(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -> None:
+def choose_reranker(engine: Engine, rerank: bool | None) -> Reranker:
+    """The reranker of one recall: ``rerank=False`` falls back to the offline default,
+    ``True`` requires a configured (non-default) one, ``None`` uses whatever is configured.
+
+    Raises:
+        InvalidInputError: ``rerank=True`` but no reranker was configured.
+    """
+    offline = engine.offline_reranker or engine.reranker
+    if rerank is False:
+        return offline
+    if rerank is True and engine.reranker is offline:
+        raise InvalidInputError(
+            "rerank=True needs a reranker: pass AgentMemory(reranker=CrossEncoderReranker(...)) "
+            "or LLMReranker(...); rerank=None uses the offline default"
+        )
+    return engine.reranker
+
+
+def _rerank(
+    engine: Engine, reranker: Reranker, config: RecallConfig, candidates: list[Candidate]
+) -> None:
     """Set each candidate's relevance; only the top ``rerank_top_n`` by RRF are scored."""
     top_n = engine.config.rerank_top_n
     head, tail = candidates[:top_n], candidates[top_n:]
     if head:
-        scores = engine.reranker.rerank(config.query, head)
+        scores = reranker.rerank(config.query, head)
         for candidate, score in zip(head, scores, strict=True):
             candidate.relevance = min(1.0, max(0.0, float(score)))
     for candidate in tail:
@@ -96,7 +118,11 @@ def _recency_reference(ctx: StrategyContext) -> datetime:
 
 
 def _score(
-    engine: Engine, config: RecallConfig, candidates: list[Candidate], reference: datetime
+    engine: Engine,
+    reranker: Reranker,
+    config: RecallConfig,
+    candidates: list[Candidate],
+    reference: datetime,
 ) -> list[RecallHit]:
     scored: list[tuple[float, float, RecallHit]] = []
     for fusion_rank, candidate in enumerate(candidates, start=1):
@@ -112,7 +138,7 @@ def _score(
             name: {"rank": hit.rank, "score": hit.score} for name, hit in candidate.hits.items()
         }
         details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
-        details["rerank"] = {"score": s.relevance, "reranker": engine.reranker.name}
+        details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
         details["scoring"] = {
             "relevance": s.relevance,
             "recency": s.recency,

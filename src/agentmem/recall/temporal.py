@@ -50,6 +50,9 @@ _ASKS_WHEN = re.compile(
     re.IGNORECASE,
 )
 RECENT_DAYS = 7
+# Open-ended ranges are clamped to what the stores can hold.
+_FLOOR = datetime(1, 1, 2, tzinfo=UTC)
+_CEILING = datetime(9999, 12, 30, tzinfo=UTC)
 EXPANSION_DECAY = 0.8
 
 
@@ -94,9 +97,8 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
             return QueryTime(None, mode, query, asks_when)
         day = last_mention.replace(hour=0, minute=0, second=0, microsecond=0)
         cut = query[: match.start()] + " " + query[match.end() :]
-        return QueryTime(
-            TimeRange(day, last_mention + timedelta(seconds=1)), "mention", _content(cut, query)
-        )
+        period = TimeRange(day, last_mention + timedelta(seconds=1))
+        return QueryTime(period, "mention", _content(cut, query), asks_when)
     if match := _RECENTLY.search(query):
         cut = query[: match.start()] + " " + query[match.end() :]
         period = TimeRange(now - timedelta(days=RECENT_DAYS), now + timedelta(seconds=1))
@@ -110,10 +112,6 @@ def _content(stripped: str, query: str) -> str:
     return words if re.search(r"\w{3,}", words) else query
 
 
-def _epoch(moment: datetime) -> float:
-    return moment.timestamp()
-
-
 def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     """Facts inside the period the query names, closest in meaning first, plus linked facts.
 
@@ -123,7 +121,7 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     period = ctx.query_time.range
     if period is None:
         return _dated(ctx) if ctx.query_time.asks_when else []
-    lo, hi = _epoch(max(period.start, _FLOOR)), _epoch(min(period.end, _CEILING))
+    lo, hi = max(period.start, _FLOOR).timestamp(), min(period.end, _CEILING).timestamp()
     if ctx.query_time.mode == "mention":
         where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
     else:
@@ -151,11 +149,6 @@ def _dated(ctx: StrategyContext) -> list[StrategyHit]:
         StrategyHit(memory_id, rank, cosine, normalized=cosine_relevance(cosine))
         for rank, (memory_id, cosine) in enumerate(scored, start=1)
     ]
-
-
-# Open-ended ranges are clamped to what the stores can hold.
-_FLOOR = datetime(1, 1, 2, tzinfo=UTC)
-_CEILING = datetime(9999, 12, 30, tzinfo=UTC)
 
 
 def _event_times(

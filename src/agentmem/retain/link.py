@@ -125,6 +125,18 @@ def followed_by_links(memory_ids: list[str]) -> list[tuple[str, str, str, float]
     return [(a, b, "followed_by", 1.0) for a, b in zip(memory_ids, memory_ids[1:], strict=False)]
 
 
+def caused_by_links(
+    memory_ids: list[str], causes: list[tuple[int, ...]]
+) -> list[tuple[str, str, str, float]]:
+    """(effect, cause, "caused_by", 1.0) edges from each fact's causes within its batch."""
+    return [
+        (memory_ids[effect], memory_ids[cause], "caused_by", 1.0)
+        for effect, indexes in enumerate(causes)
+        for cause in indexes
+        if 0 <= cause < len(memory_ids) and cause != effect
+    ]
+
+
 # New facts with an occurrence link to their nearest facts in time (at most
 # TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once.
 _TEMPORAL_LINKS = """

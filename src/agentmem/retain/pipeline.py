@@ -20,7 +20,7 @@ import json
 import logging
 import uuid
 from concurrent.futures import wait
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -28,9 +28,17 @@ import numpy as np
 from agentmem._time import optional_utc, utc_now
 from agentmem.config import BankConfig, normalize_tags
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, ExtractionError, ModelError
-from agentmem.retain.facts import EntityMention, ExtractedFact
-from agentmem.retain.link import add_temporal_links, followed_by_links, link_entities
+from agentmem.errors import AgentMemError, ExtractionError, LLMError, ModelError
+from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
+from agentmem.retain.feedback import skip_recalled
+from agentmem.retain.labels import LABEL_KIND
+from agentmem.retain.link import (
+    add_temporal_links,
+    caused_by_links,
+    followed_by_links,
+    link_entities,
+)
+from agentmem.retain.llm_extract import extract_with_llm
 from agentmem.retain.messages import (
     normalize_content,
     raw_episode,
@@ -90,14 +98,57 @@ def retain(
     doc_id = validate_optional_str(document_id, field="document_id", max_len=512)
     explicit_entity = validate_optional_str(entity_id, field="entity_id", max_len=256)
 
-    facts = _extract(engine, request)
+    extraction = _extract(engine, bank_id, bank_config, request)
     facts = [
         anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
-        for f in facts
+        for f in extraction.facts
     ]
-    embedding = engine.executor.submit(_embed, engine, [f.text for f in facts])
+    episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
+    episode_id, memories = store_facts(
+        engine, bank_id, collection, bank_config, facts, episode=episode, tags=tag_values
+    )
+    return RetainResult(
+        memories=memories,
+        episode_id=episode_id or "",
+        warnings=(*warnings, *extraction.warnings),
+        extraction=extraction.method,
+        llm_calls=extraction.calls,
+        prompt_tokens=extraction.prompt_tokens,
+        completion_tokens=extraction.completion_tokens,
+        skipped_messages=extraction.skipped,
+    )
 
-    episode_id = uuid.uuid4().hex
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """The raw content of a retain call, kept verbatim next to the facts derived from it."""
+
+    content: str
+    document_id: str | None
+    context: str | None
+    mentioned_at: datetime
+    metadata: dict
+
+
+def store_facts(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    bank_config: BankConfig,
+    facts: list[ExtractedFact],
+    *,
+    episode: Episode | None,
+    tags: tuple[str, ...] = (),
+) -> tuple[str | None, list[Memory]]:
+    """Embed and store facts (and their episode, if any) with entities, links and indexes.
+
+    Returns:
+        The episode id (None without an episode) and the stored memories, in order.
+    """
+    embedding = engine.executor.submit(embed_texts, engine, [_embedding_text(f) for f in facts])
+    episode_id = uuid.uuid4().hex if episode is not None else None
+    doc_id = episode.document_id if episode is not None else None
+    context = episode.context if episode is not None else None
     created = utc_now()
     # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
     # then never delete a memory whose vector is still on its way, and the entity cache is
@@ -105,32 +156,33 @@ def retain(
     with engine.db.write_lock:
         try:
             with engine.db.transaction() as cur:
-                cur.execute(
-                    "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        episode_id,
-                        bank_id,
-                        raw_episode(content),
-                        doc_id,
-                        request.context,
-                        to_db_time(when),
-                        json.dumps(call_metadata, ensure_ascii=False),
-                        to_db_time(created),
-                    ],
-                )
-                rows = _memory_rows(
-                    cur, bank_id, episode_id, facts, tag_values, doc_id, request.context, created
-                )
+                if episode is not None:
+                    cur.execute(
+                        "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            episode_id,
+                            bank_id,
+                            episode.content,
+                            doc_id,
+                            context,
+                            to_db_time(episode.mentioned_at),
+                            json.dumps(episode.metadata, ensure_ascii=False),
+                            to_db_time(created),
+                        ],
+                    )
+                rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
                 insert_memories(cur, rows)
-                entity_names = link_entities(
-                    engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
-                )
+                ids = [r.memory.id for r in rows]
+                entity_names = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
                 insert_rows(
                     cur,
                     "links",
                     [
                         (bank_id, src, dst, kind, weight, to_db_time(created))
-                        for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
+                        for src, dst, kind, weight in [
+                            *followed_by_links(ids),
+                            *caused_by_links(ids, [f.caused_by for f in facts]),
+                        ]
                     ],
                 )
                 add_temporal_links(
@@ -142,9 +194,7 @@ def retain(
                 )
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                    insert_rows(
-                        cur, "vector_journal", [(r.memory.id, bank_id, "add") for r in rows]
-                    )
+                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
                 vectors = embedding.result()  # before COMMIT: a model error writes nothing
         except BaseException:
             wait([embedding])  # never leave the model running for a call that has failed
@@ -152,12 +202,29 @@ def retain(
             raise
         finally:
             engine.bank_changed(bank_id)
-        _write_vectors(engine, bank_id, collection, rows, vectors)
+        write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
     ]
-    return RetainResult(memories=memories, episode_id=episode_id, warnings=tuple(warnings))
+    return episode_id, memories
+
+
+def _embedding_text(fact: ExtractedFact) -> str:
+    """Labels are part of what a fact means, so they are embedded with its text."""
+    labels = [e.name for e in fact.entities if e.kind == LABEL_KIND]
+    return " ".join([fact.text, *labels])
+
+
+@dataclass(frozen=True, slots=True)
+class _Extraction:
+    facts: list[ExtractedFact]
+    method: str = "offline"
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    skipped: int = 0
+    warnings: tuple[str, ...] = ()
 
 
 def _all_messages_timed(content: object) -> bool:
@@ -168,7 +235,34 @@ def _all_messages_timed(content: object) -> bool:
     )
 
 
-def _extract(engine: Engine, request) -> list[ExtractedFact]:  # noqa: ANN001
+def _extract(
+    engine: Engine, bank_id: str, bank_config: BankConfig, request: RetainInput
+) -> _Extraction:
+    if engine.llm is None:
+        return _Extraction(_offline(engine, request))
+    kept, skipped = skip_recalled(engine, bank_id, request)
+    warnings = (f"{skipped} message(s) repeat stored memories: not extracted",) if skipped else ()
+    if not kept.messages:
+        return _Extraction([], "llm", skipped=skipped, warnings=warnings)
+    try:
+        out = extract_with_llm(engine.llm, kept, bank_config)
+    except LLMError as exc:
+        # Never lose content: the episode is stored and the offline extractor runs instead.
+        log.warning(
+            "LLM extraction failed in bank %r, using the offline extractor: %s", bank_id, exc
+        )
+        return _Extraction(
+            _offline(engine, kept),
+            "offline_fallback",
+            skipped=skipped,
+            warnings=(*warnings, f"LLM extraction failed, offline facts stored: {exc}"),
+        )
+    return _Extraction(
+        out.facts, "llm", out.calls, out.prompt_tokens, out.completion_tokens, skipped, warnings
+    )
+
+
+def _offline(engine: Engine, request: RetainInput) -> list[ExtractedFact]:
     try:
         return list(engine.extractor.extract(request))
     except AgentMemError:
@@ -177,7 +271,7 @@ def _extract(engine: Engine, request) -> list[ExtractedFact]:  # noqa: ANN001
         raise ExtractionError(f"the extractor failed: {exc}") from exc
 
 
-def _embed(engine: Engine, texts: list[str]) -> np.ndarray:
+def embed_texts(engine: Engine, texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, engine.embedder.dimension), dtype=np.float32)
     try:
@@ -214,7 +308,7 @@ def _apply_call_fields(
 def _memory_rows(
     cur,  # noqa: ANN001
     bank_id: str,
-    episode_id: str,
+    episode_id: str | None,
     facts: list[ExtractedFact],
     tags: tuple[str, ...],
     document_id: str | None,
@@ -239,7 +333,7 @@ def _memory_rows(
                 occurred_start=fact.occurred_start,
                 occurred_end=fact.occurred_end,
                 mentioned_at=fact.mentioned_at,
-                tags=tags,
+                tags=tuple(sorted({*tags, *fact.tags})),
                 importance=fact.importance,
                 document_id=document_id,
                 context=context,
@@ -255,7 +349,7 @@ def _memory_rows(
     ]
 
 
-def _write_vectors(
+def write_vectors(
     engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
     if not rows:

@@ -11,7 +11,7 @@ build it yourself::
     server.run()                                  # stdio
 
 The tools are those of :mod:`agentmem.tools` (recall_memory, retain_memory, forget_memory,
-and reflect_memory once banks have ``reflect``), with MCP's read-only / destructive
+and reflect_memory), with MCP's read-only / destructive
 annotations. A call the bank refuses comes back as a tool error with agentmem's message.
 """
 

@@ -303,10 +303,7 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
 
     @app.post("/banks/{bank_id}/reflect", tags=["memories"])
     def reflect(bank_id: str, body: ReflectIn) -> dict[str, Any]:
-        """Reflect on a question: an answer (None offline), observations and memories.
-
-        Answers 501 until banks have ``reflect``.
-        """
+        """Reflect on a question: an answer (None offline), observations and memories."""
         return run_tool(existing_bank(bank_id), "reflect_memory", {"query": body.query})
 
     @app.get("/banks/{bank_id}/memories", tags=["memories"])

@@ -23,6 +23,7 @@ import logging
 import time
 
 from agentmem.store.database import Database
+from agentmem.store.records import json_list, sql_list
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,15 @@ class KeywordIndex:
     def add_pending(self, cur, first_seq: int, last_seq: int) -> None:  # noqa: ANN001
         """Index rows ``first_seq..last_seq`` as pending postings, in the caller's transaction."""
         cur.execute(_PENDING_INSERT, {"first": first_seq, "last": last_seq})
+
+    def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
+        """Drop the pending postings of rows replaced or deleted, in the caller's transaction."""
+        if seqs:
+            listed = sql_list("seqs", "BIGINT")
+            cur.execute(
+                f"DELETE FROM keyword_pending WHERE list_contains({listed}, seq)",
+                {"seqs": json_list(seqs)},
+            )
 
     def pending_rows(self) -> int:
         """Rows written since the last build."""
