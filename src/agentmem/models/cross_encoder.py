@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agentmem.errors import InvalidInputError, ModelError
-from agentmem.models.embedder import _default_threads, _load_session
+from agentmem.models.embedder import _default_threads, _load_session, read_tokenizer
 from agentmem.recall.candidates import Candidate
 from agentmem.types import Memory
 
@@ -199,15 +199,7 @@ class CrossEncoderReranker:
             return tokenizer
         with self._tokenizer_lock:
             if self._tokenizer is None:
-                path = self._folder / TOKENIZER_FILE
-                try:
-                    from tokenizers import Tokenizer
-
-                    tokenizer = Tokenizer.from_file(str(path))
-                except Exception as exc:  # tokenizers raises bare Exception on a bad file
-                    raise ModelError(f"cannot load tokenizer {str(path)!r}: {exc}") from exc
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(max_length=self._max_length)
+                tokenizer = read_tokenizer(self._folder / TOKENIZER_FILE, self._max_length)
                 self._pad_id = next(
                     (i for t in _PAD_TOKENS if (i := tokenizer.token_to_id(t)) is not None), 0
                 )

@@ -230,27 +230,36 @@ class MiniLMEmbedder:
             return tokenizer
         with self._tokenizer_lock:
             if self._tokenizer is None:
-                try:
-                    from tokenizers import Tokenizer
-
-                    tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
-                except Exception as exc:  # tokenizers raises bare Exception on a bad file
-                    raise ModelError(
-                        f"cannot load tokenizer {str(self._tokenizer_path)!r}: {exc}"
-                    ) from exc
+                tokenizer = read_tokenizer(self._tokenizer_path, self._max_length)
                 pad_id = tokenizer.token_to_id("[PAD]")
                 if pad_id is None:
                     raise ModelError(
                         f"tokenizer {str(self._tokenizer_path)!r} has no [PAD] token; "
                         "it is not a BERT WordPiece tokenizer"
                     )
-                # The file ships with truncation at 128 and fixed padding to 128; batches are
-                # padded here instead, to their own longest text.
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(max_length=self._max_length)
                 self._pad_id = pad_id
                 self._tokenizer = tokenizer
             return self._tokenizer
+
+
+def read_tokenizer(path: Path, max_length: int) -> Tokenizer:
+    """A tokenizer.json, truncating at ``max_length`` and never padding.
+
+    Files often ship with fixed padding (MiniLM's pads and truncates at 128); batches are
+    padded by the caller instead, to their own longest text.
+
+    Raises:
+        ModelError: The file cannot be read as a tokenizer.
+    """
+    try:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises bare Exception on a bad file
+        raise ModelError(f"cannot load tokenizer {str(path)!r}: {exc}") from exc
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_length)
+    return tokenizer
 
 
 class OpenAIEmbedder:
