@@ -13,7 +13,7 @@ from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.keyword import KeywordIndex
-from agentmem.store.vectors import VectorStore
+from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
     from agentmem.consolidate.worker import ConsolidationWorker
@@ -24,7 +24,7 @@ class Engine:
     """Everything the retain and recall pipelines need, built once by ``AgentMemory``."""
 
     db: Database
-    vectors: VectorStore
+    vectors: StagedVectorStore
     keyword: KeywordIndex
     embedder: Embedder
     extractor: Extractor

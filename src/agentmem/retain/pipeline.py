@@ -9,8 +9,9 @@ Write order, and why nothing acknowledged is lost:
 2. One DuckDB transaction stores the episode, the facts, their entities and links, their
    pending keyword postings and a *vector journal* entry per fact. From its commit on, the
    facts are durable and keyword-searchable.
-3. The vectors go to Chroma (an idempotent upsert); then the journal entries are cleared.
-   A crash between 2 and 3 leaves journal entries that the next open replays
+3. The vectors are staged and go to Chroma with the next batch (an idempotent upsert, see
+   ``store/staged_vectors.py``; any vector read flushes first); then the journal entries are
+   cleared. A crash between 2 and 3 leaves journal entries that the next open replays
    (``store/reconcile.py``), re-embedding those facts from their stored text.
 """
 
@@ -51,8 +52,6 @@ from agentmem.store.records import (
     MemoryRow,
     insert_memories,
     insert_rows,
-    json_list,
-    sql_list,
     to_db_time,
 )
 from agentmem.store.vectors import vector_metadata
@@ -352,9 +351,9 @@ def _memory_rows(
 def write_vectors(
     engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
-    if not rows:
-        return
-    engine.vectors.upsert(
+    """Stage the vectors of committed rows; they reach Chroma with the next batch."""
+    engine.vectors.stage(
+        bank_id,
         collection,
         [r.memory.id for r in rows],
         vectors,
@@ -362,9 +361,4 @@ def write_vectors(
             vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
             for m in (r.memory for r in rows)
         ],
-    )
-    engine.db.execute(
-        "DELETE FROM vector_journal "
-        f"WHERE bank_id = $bank AND list_contains({sql_list('ids')}, memory_id)",
-        {"bank": bank_id, "ids": json_list(r.memory.id for r in rows)},
     )
