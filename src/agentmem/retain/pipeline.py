@@ -156,17 +156,20 @@ def store_facts(
         try:
             with engine.db.transaction() as cur:
                 if episode is not None:
-                    cur.execute(
-                        "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    insert_rows(
+                        cur,
+                        "episodes",
                         [
-                            episode_id,
-                            bank_id,
-                            episode.content,
-                            doc_id,
-                            context,
-                            to_db_time(episode.mentioned_at),
-                            json.dumps(episode.metadata, ensure_ascii=False),
-                            to_db_time(created),
+                            (
+                                episode_id,
+                                bank_id,
+                                episode.content,
+                                doc_id,
+                                context,
+                                to_db_time(episode.mentioned_at),
+                                json.dumps(episode.metadata, ensure_ascii=False),
+                                to_db_time(created),
+                            )
                         ],
                     )
                 rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
@@ -187,7 +190,7 @@ def store_facts(
                 add_temporal_links(
                     cur,
                     bank_id,
-                    [r.memory.id for r in rows if r.memory.occurred_start is not None],
+                    [r.memory for r in rows],
                     bank_config.temporal_sigma_days,
                     to_db_time(created),
                 )
