@@ -73,5 +73,6 @@ class Engine:
         if self.consolidator is not None:
             self.consolidator.stop()
         self.executor.shutdown(wait=True)
+        self.keyword.close()
         self.vectors.close()
         self.db.close()
