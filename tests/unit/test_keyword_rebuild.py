@@ -69,3 +69,19 @@ def test_forgetting_while_a_rebuild_runs_loses_nothing_else(store_path):
         report = mem.check_integrity()
         assert report.ok, report.problems
         assert report.memories == len(kept)
+
+
+def test_a_store_without_term_sorted_postings_gets_them_on_open(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
+        bank = mem.bank("b")
+        stored = {}
+        for batch in range(5):
+            stored |= _retain_codes(bank, batch)
+        mem._engine.keyword.wait()
+        mem.rebuild_keyword_index()
+        mem._engine.db.execute("DROP TABLE keyword_postings")  # as a store from before them
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
+        bank = mem.bank("b")
+        assert mem._engine.keyword.pending_rows() == 0  # everything is in the built index
+        assert all(_found_by_code(bank, i, code) for i, code in stored.items())
+        assert mem.check_integrity().ok
