@@ -18,11 +18,18 @@ from agentmem.errors import InvalidInputError, NotAvailableError
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
-TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword")
+TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword", "graph")
+#: Strategies run only when asked for by name.
+EXTRA_STRATEGIES: tuple[str, ...] = ("causal", "analogical")
 #: Strategies of the contract that later versions add; asking for them raises NotAvailableError.
-PLANNED_STRATEGIES: frozenset[str] = frozenset(
-    {"graph", "temporal", "timeline", "causal", "analogical"}
-)
+PLANNED_STRATEGIES: frozenset[str] = frozenset({"temporal", "timeline"})
+#: The ``recall(**strategy_params)`` each strategy reads; others are refused.
+STRATEGY_PARAMS: Mapping[str, frozenset[str]] = {
+    "graph": frozenset({"edge_types"}),
+    "causal": frozenset({"seed_memory_id", "max_depth", "edge_types", "direction"}),
+    "analogical": frozenset({"analogical_alpha"}),
+}
+CAUSAL_DIRECTIONS: frozenset[str] = frozenset({"causes", "effects", "both"})
 STRATEGY_ALIASES: Mapping[str, str] = {"similarity": "semantic", "bm25": "keyword"}
 TAGS_MATCH_MODES: frozenset[str] = frozenset({"any", "all", "exact"})
 
@@ -77,6 +84,37 @@ class FusionWeights:
 
     keyword: float = 1.0
     semantic: float = 0.5
+    graph: float = 0.2
+    causal: float = 0.5
+    analogical: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class GraphConfig:
+    """How retain links memories and how the graph strategies walk the links.
+
+    Attributes:
+        semantic_link_threshold: Cosine a retained fact needs with an earlier memory to get a
+            "semantic" link (MiniLM: chat turns of one conversation average ~0.4; 0.7 keeps
+            about five links per memory).
+        semantic_link_k: At most this many semantic links per new fact.
+        causal_clause_threshold: Cosine between a cause clause ("... because the vendor was
+            late") and an earlier memory for a cue-phrase "caused_by" link.
+        entry_points: Semantic matches the "graph" strategy starts from (the seed's top-5).
+        entry_similarity: Cosine an entry point needs (the seed's 0.5).
+        decay: Activation kept per memory-to-memory hop (the seed's 0.8).
+        causal_boost: Factor on "caused_by" edges (the seed's 2x); activation is capped at 1.
+        causal_max_depth: Default ``max_depth`` of the "causal" strategy (hard cap 10).
+    """
+
+    semantic_link_threshold: float = 0.7
+    semantic_link_k: int = 5
+    causal_clause_threshold: float = 0.6
+    entry_points: int = 5
+    entry_similarity: float = 0.5
+    decay: float = 0.8
+    causal_boost: float = 2.0
+    causal_max_depth: int = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +126,7 @@ class EngineConfig:
         rrf_k: The RRF constant (60, as in the seed).
         rerank_top_n: How many fused candidates the reranker scores.
         fusion: Arm weights of the offline relevance.
+        graph: Link building at retain and graph walking at recall.
         context_weight: Weight of a turn's neighbouring text in the keyword index (BM25F-style).
         keyword_rebuild_min: Rows written since the last full-text rebuild before a rebuild is
             due (also at least ``keyword_rebuild_fraction`` of the indexed rows).
@@ -100,6 +139,7 @@ class EngineConfig:
     rrf_k: int = 60
     rerank_top_n: int = 50
     fusion: FusionWeights = field(default_factory=FusionWeights)
+    graph: GraphConfig = field(default_factory=GraphConfig)
     context_weight: float = 0.5
     keyword_rebuild_min: int = 2000
     keyword_rebuild_fraction: float = 0.05
@@ -120,14 +160,69 @@ def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, 
         name = STRATEGY_ALIASES.get(raw.strip().lower(), raw.strip().lower())
         if name in PLANNED_STRATEGIES:
             raise NotAvailableError(f"recall strategy {raw!r} is not available in this version")
-        if name not in TEMPR_STRATEGIES:
-            known = sorted({*TEMPR_STRATEGIES, *PLANNED_STRATEGIES, *STRATEGY_ALIASES})
+        if name not in TEMPR_STRATEGIES and name not in EXTRA_STRATEGIES:
+            known = sorted(
+                {*TEMPR_STRATEGIES, *EXTRA_STRATEGIES, *PLANNED_STRATEGIES, *STRATEGY_ALIASES}
+            )
             raise InvalidInputError(f"unknown recall strategy {raw!r}; known: {known}")
         if name not in names:
             names.append(name)
     if not names:
         raise InvalidInputError("strategies must name at least one strategy")
     return tuple(names)
+
+
+def _validate_strategy_params(
+    strategies: tuple[str, ...], params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Check ``recall(**strategy_params)`` against the strategies in use; normalise values."""
+    from agentmem.retain.relations import EDGE_KINDS, normalize_kind
+
+    accepted = set().union(*(STRATEGY_PARAMS.get(name, frozenset()) for name in strategies))
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown recall argument(s) {unknown} for strategies {list(strategies)}"
+            + (f"; they accept {sorted(accepted)}" if accepted else "")
+        )
+    result: dict[str, Any] = {}
+    for key, value in params.items():
+        if key == "edge_types":
+            if value is None:
+                continue
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, Iterable):
+                raise InvalidInputError("edge_types must be a list of link kinds")
+            kinds = tuple(dict.fromkeys(normalize_kind(v, EDGE_KINDS) for v in value))
+            if not kinds:
+                raise InvalidInputError("edge_types must name at least one link kind")
+            result[key] = kinds
+        elif key == "max_depth":
+            # HEBBS's hard cap: deeper requests are bounded, not refused.
+            result[key] = min(_positive_int(value, "max_depth"), 10)
+        elif key == "direction":
+            if value not in CAUSAL_DIRECTIONS:
+                raise InvalidInputError(f"direction must be one of {sorted(CAUSAL_DIRECTIONS)}")
+            result[key] = value
+        elif key == "seed_memory_id":
+            if value is None:
+                continue
+            seeds = [value] if isinstance(value, str) else value
+            if (
+                not isinstance(seeds, Iterable)
+                or not (seeds := list(seeds))
+                or not all(isinstance(s, str) and s for s in seeds)
+            ):
+                raise InvalidInputError("seed_memory_id must be a memory id or a list of them")
+            result[key] = value if isinstance(value, str) else tuple(seeds)
+        elif key == "analogical_alpha":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidInputError("analogical_alpha must be a number in [0, 1]")
+            if not math.isfinite(value) or not 0 <= value <= 1:
+                raise InvalidInputError("analogical_alpha must be in [0, 1]")
+            result[key] = float(value)
+    return result
 
 
 def _positive_int(value: object, name: str) -> int:
@@ -181,15 +276,12 @@ class RecallConfig:
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
-        if strategy_params:
-            raise InvalidInputError(
-                f"unknown recall argument(s) {sorted(strategy_params)} for the strategies in use"
-            )
+        names = _normalize_strategies(strategies)
         return cls(
             query=query,
             top_k=_positive_int(top_k, "top_k"),
             max_tokens=_positive_int(max_tokens, "max_tokens"),
-            strategies=_normalize_strategies(strategies),
+            strategies=names,
             fact_types=_normalize_fact_types(fact_types),
             tags=normalize_tags(tags) if tags is not None else None,
             tags_match=str(tags_match),
@@ -199,7 +291,7 @@ class RecallConfig:
             thinking_budget=_positive_int(thinking_budget, "thinking_budget"),
             rerank=rerank,
             reinforce=bool(reinforce),
-            strategy_params=dict(strategy_params or {}),
+            strategy_params=_validate_strategy_params(names, strategy_params or {}),
         )
 
     @property

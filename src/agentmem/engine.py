@@ -10,6 +10,7 @@ from agentmem.config import EngineConfig
 from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
+from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.vectors import VectorStore
 
@@ -30,6 +31,8 @@ class Engine:
     # Per-bank entity indexes, loaded on first use and kept current under the write lock.
     entity_indexes: dict[str, object] = field(default_factory=dict)
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Per-bank networkx mirrors of the memory graph (store/graph.py), loaded on first use.
+    graphs: dict[str, MemoryGraph] = field(default_factory=dict)
 
     def close(self) -> None:
         """Stop the worker threads and close both stores."""

@@ -9,7 +9,7 @@ from agentmem.recall.budget import fit_to_budget
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.scoring import signals
-from agentmem.recall.strategies import STRATEGIES, StrategyContext
+from agentmem.recall.strategies import KEEPS_OWN_ORDER, STRATEGIES, StrategyContext
 from agentmem.store.records import load_memories
 from agentmem.types import RecallHit, RecallResult
 
@@ -37,7 +37,7 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     names = ctx.config.strategies
     if len(names) == 1:
         return {names[0]: STRATEGIES[names[0]](ctx)}
-    if "semantic" in names:
+    if {"semantic", "graph", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
     futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
     results: dict[str, list[StrategyHit]] = {}
@@ -94,7 +94,8 @@ def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) ->
         )
         score = s.composite(config.weights)
         details = {
-            name: {"rank": hit.rank, "score": hit.score} for name, hit in candidate.hits.items()
+            name: {"rank": hit.rank, "score": hit.score, **hit.details}
+            for name, hit in candidate.hits.items()
         }
         details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
         details["rerank"] = {"score": s.relevance, "reranker": engine.reranker.name}
@@ -105,6 +106,8 @@ def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) ->
             "reinforcement": s.reinforcement,
         }
         scored.append((score, candidate.rrf, RecallHit(candidate.memory, score, details)))
+    if len(config.strategies) == 1 and config.strategies[0] in KEEPS_OWN_ORDER:
+        return [hit for _, _, hit in scored]  # candidates are already in the strategy's order
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [hit for _, _, hit in scored]
 

@@ -29,7 +29,7 @@ class ScoreFusionReranker:
         if weights is None:
             weights = FusionWeights()
         if isinstance(weights, FusionWeights):
-            weights = {"keyword": weights.keyword, "semantic": weights.semantic}
+            weights = {name: getattr(weights, name) for name in FusionWeights.__dataclass_fields__}
         self._weights = dict(weights)
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:

@@ -37,13 +37,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTITY_KINDS",
     "FIRST_NAMES",
+    "LABEL_KINDS",
     "recognize_entities",
     "recognize_entities_in_text",
 ]
 
 ENTITY_KINDS: tuple[str, ...] = ("person", "org", "place", "product", "event", "concept")
 
-_LABEL_KINDS: dict[str, str] = {
+LABEL_KINDS: dict[str, str] = {
     "PERSON": "person",
     "ORG": "org",
     "GPE": "place",
@@ -172,7 +173,7 @@ def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMe
     covered: set[int] = set()
     located: list[tuple[int, EntityMention]] = []  # (token position, mention)
     for ent in doc.ents:
-        kind = _LABEL_KINDS.get(ent.label_)
+        kind = LABEL_KINDS.get(ent.label_)
         if kind is None:
             # Dates and amounts are not entities, but their words must not come back as
             # capitalised-word candidates ("Christmas", "Monday"); bare numbers may still

@@ -24,7 +24,7 @@ import numpy as np
 from agentmem._time import optional_utc, utc_now
 from agentmem.config import normalize_tags
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, ExtractionError, ModelError
+from agentmem.errors import AgentMemError, ExtractionError, ModelError, NotFoundError
 from agentmem.retain.facts import EntityMention, ExtractedFact
 from agentmem.retain.link import followed_by_links, link_entities
 from agentmem.retain.messages import (
@@ -34,6 +34,8 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
+from agentmem.retain.relations import plan_links, validate_explicit_links
+from agentmem.store.graph import loaded_graph
 from agentmem.store.records import MemoryRow, execute_many, insert_memories, to_db_time
 from agentmem.types import Memory, RetainResult
 
@@ -54,6 +56,7 @@ def retain(
     document_id: object = None,
     entity_id: object = None,
     metadata: object = None,
+    links: object = None,
 ) -> RetainResult:
     """Store content in a bank; see ``MemoryBank.retain`` for the contract."""
     warnings: list[str] = []
@@ -75,12 +78,15 @@ def retain(
     call_metadata = validate_json(metadata, field="metadata")
     doc_id = validate_optional_str(document_id, field="document_id", max_len=512)
     explicit_entity = validate_optional_str(entity_id, field="entity_id", max_len=256)
+    explicit_links = validate_explicit_links(links)
+    _check_targets_exist(engine, bank_id, explicit_links)
 
     facts = _extract(engine, request)
     facts = [
         _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity) for f in facts
     ]
     vectors = _embed(engine, [f.text for f in facts])
+    plan = plan_links(engine, collection, facts, vectors, explicit_links)
 
     episode_id = uuid.uuid4().hex
     created = utc_now()
@@ -106,12 +112,15 @@ def retain(
             entity_names = link_entities(
                 engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
             )
+            memory_ids = [r.memory.id for r in rows]
+            alive = _alive(cur, bank_id, plan.existing_targets())
             execute_many(
                 cur,
                 "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     (bank_id, src, dst, kind, weight, to_db_time(created))
-                    for src, dst, kind, weight in followed_by_links([r.memory.id for r in rows])
+                    for src, dst, kind, weight in followed_by_links(memory_ids)
+                    + plan.rows(memory_ids, alive)
                 ],
             )
             if rows:
@@ -121,8 +130,12 @@ def retain(
                     "INSERT INTO vector_journal VALUES (?, ?, 'add')",
                     [(r.memory.id, bank_id) for r in rows],
                 )
+            graph = loaded_graph(engine, bank_id)
+            if graph is not None:
+                graph.sync_memories(cur, bank_id, memory_ids)
     except BaseException:
         engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
+        engine.graphs.pop(bank_id, None)  # and the graph mirror edges that rolled back
         raise
     _write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
@@ -130,6 +143,25 @@ def retain(
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
     ]
     return RetainResult(memories=memories, episode_id=episode_id, warnings=tuple(warnings))
+
+
+def _check_targets_exist(engine: Engine, bank_id: str, links: list[tuple[str, str, float]]) -> None:
+    targets = sorted({target for _, target, _ in links})
+    missing = set(targets) - _alive(engine.db.cursor(), bank_id, set(targets))
+    if missing:
+        raise NotFoundError(f"no memory {sorted(missing)[0]!r} in bank {bank_id!r} to link to")
+
+
+def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
+    """Which of ``ids`` are memories of the bank (a planned link target may have been forgotten
+    since it was found)."""
+    if not ids:
+        return set()
+    rows = cur.execute(
+        "SELECT id FROM memories WHERE bank_id = $bank AND list_contains($ids, id)",
+        {"bank": bank_id, "ids": sorted(ids)},
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def _all_messages_timed(content: object) -> bool:

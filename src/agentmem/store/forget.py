@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentmem.store.graph import loaded_graph
 from agentmem.store.records import execute_many
 
 if TYPE_CHECKING:
@@ -80,6 +81,12 @@ def forget_memories(
                 "INSERT INTO vector_journal VALUES (?, ?, 'delete')",
                 [(i, bank_id) for i in doomed],
             )
+            graph = loaded_graph(engine, bank_id)
+            if graph is not None:
+                graph.remove_memories(doomed)
+    except BaseException:
+        engine.graphs.pop(bank_id, None)  # it may have lost nodes the rollback kept
+        raise
     finally:
         engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
     engine.vectors.delete(collection, doomed)
@@ -111,3 +118,4 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
     engine.entity_indexes.pop(bank_id, None)
+    engine.graphs.pop(bank_id, None)
