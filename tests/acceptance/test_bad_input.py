@@ -92,7 +92,7 @@ def test_bad_recall_input_raises_invalid_input(bank, kwargs):
 
 def test_strategies_of_later_versions_raise_a_clear_not_available_error(bank):
     with pytest.raises(agentmem.NotAvailableError, match="not available"):
-        bank.recall("x", strategies=["analogical"])
+        bank.recall("x", strategies=["timeline"])
     assert issubclass(agentmem.NotAvailableError, agentmem.AgentMemError)
 
 

@@ -56,7 +56,9 @@ _STEM_CLASSES: tuple[tuple[str, str], ...] = tuple(
     (prefix, name) for name, stems in _CLASS_STEMS.items() for prefix in stems.split()
 )
 _CAUSE_CUE = re.compile(r"\b(?:because|due to|owing to|caused by|as a result of|since)\b", re.I)
-_PERSON_PRONOUNS = frozenset("i we he she they you me us him her them".split())
+_PERSON_PRONOUNS = frozenset(
+    ("i", "we", "he", "she", "they", "you", "me", "us", "him", "her", "them")
+)
 _SUFFIXES = ("ing", "ed", "es", "s", "e", "y")
 _WEIGHTS = {"roles": 0.25, "actions": 0.15, "outcome": 0.25, "cause": 0.25, "kinds": 0.1}
 _SPEAKER = re.compile(r"^[^:\n]{1,80}:\s+")
