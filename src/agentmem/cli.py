@@ -5,6 +5,7 @@ Examples::
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
+    agentmem graph notes --path ./memdata --out graph.html
     agentmem bench locomo --data ../shared/data/locomo10.json
 """
 
@@ -23,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
-from agentmem.errors import AgentMemError
+from agentmem.errors import AgentMemError, NotFoundError
 from agentmem.memory import AgentMemory
 from agentmem.types import RecallHit, RecallResult
 
@@ -150,6 +151,18 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.picture import write_picture
+
+    with AgentMemory(args.path) as mem:
+        if args.bank not in mem.banks():
+            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+        graph = mem.bank(args.bank).graph()
+    path = write_picture(graph, args.out, title=args.bank, max_memories=args.max_memories)
+    console.print(f"wrote {path}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
+    return 0
+
+
 def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
     from agentmem.bench.locomo import format_report, run_locomo
 
@@ -204,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--strategy", action="append", help="a strategy (repeatable)")
     recall.add_argument("--now", default=None, help="ISO time recency is measured from")
     recall.set_defaults(func=cmd_recall)
+
+    graph = sub.add_parser("graph", help="draw a bank's entity/memory graph (self-contained HTML)")
+    graph.add_argument("bank", help="bank id")
+    graph.add_argument("--path", required=True, help="store directory")
+    graph.add_argument("--out", default="graph.html", help="output .html or .svg")
+    graph.add_argument("--max-memories", type=int, default=200, help="most memories drawn")
+    graph.set_defaults(func=cmd_graph)
 
     bench = sub.add_parser("bench", help="benchmarks (print figures, write a JSON report)")
     bench_sub = bench.add_subparsers(dest="bench", required=True)

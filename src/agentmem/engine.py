@@ -33,6 +33,8 @@ class Engine:
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
     # Per-bank networkx mirrors of the memory graph (store/graph.py), loaded on first use.
     graphs: dict[str, MemoryGraph] = field(default_factory=dict)
+    # Per-bank resolvers carrying the bank's entity corrections (retain/corrections.py).
+    resolvers: dict[str, EntityResolver] = field(default_factory=dict)
 
     def close(self) -> None:
         """Stop the worker threads and close both stores."""

@@ -114,8 +114,10 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
             "entities",
             "episodes",
             "vector_journal",
+            "entity_corrections",
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
     engine.entity_indexes.pop(bank_id, None)
     engine.graphs.pop(bank_id, None)
+    engine.resolvers.pop(bank_id, None)
