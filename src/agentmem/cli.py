@@ -179,6 +179,7 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             weights=args.weights,
             progress=show,
             include_questions=args.questions,
+            ablations=args.ablate or (),
         )
     print(format_report(report))
     print(f"report: {args.out}")
@@ -233,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
     locomo.add_argument("--limit", type=int, default=None, help="first N conversations only")
     locomo.add_argument("--weights", choices=("relevance", "default", "both"), default="both")
     locomo.add_argument("--questions", action="store_true", help="per-question figures in JSON")
+    locomo.add_argument(
+        "--ablate",
+        action="append",
+        help="extra row without part of the graph: graph (the arm), entity-links, "
+        "semantic-links, caused-by-links, followed-by-links, temporal-links, related-links, "
+        "or all (repeatable)",
+    )
     locomo.set_defaults(func=cmd_bench_locomo)
     return parser
 

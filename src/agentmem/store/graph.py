@@ -221,7 +221,7 @@ class MemoryGraph:
                     label[node] = node
                     out.add_node(node, type="memory", text=texts.get(node, ""))
             for src, dst, kind, weight in self._g.edges(keys=True, data="weight"):
-                out.add_edge(label[src], label[dst], kind=kind, weight=weight)
+                out.add_edge(label[src], label[dst], key=kind, kind=kind, weight=weight)
             return out
 
 
