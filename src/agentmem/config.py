@@ -79,12 +79,13 @@ class FusionWeights:
     """How much each arm's normalised raw score counts in the offline relevance.
 
     BM25 is the strongest single arm on conversational memory (research/retrieval-lessons.md),
-    so it weighs more than cosine similarity.
+    so it weighs more than cosine similarity. The graph arm's activation is a weaker signal of
+    its own; 0.4 was the best of 0.1-0.6 on LoCoMo (README, Benchmarks).
     """
 
     keyword: float = 1.0
     semantic: float = 0.5
-    graph: float = 0.2
+    graph: float = 0.4
     causal: float = 0.5
     analogical: float = 0.5
 
@@ -105,6 +106,8 @@ class GraphConfig:
         decay: Activation kept per memory-to-memory hop (the seed's 0.8).
         causal_boost: Factor on "caused_by" edges (the seed's 2x); activation is capped at 1.
         causal_max_depth: Default ``max_depth`` of the "causal" strategy (hard cap 10).
+        kind_weights: Extra factor per link kind in the "graph" walk (e.g. ``{"semantic":
+            0.5}``); kinds not named count 1.
     """
 
     semantic_link_threshold: float = 0.7
@@ -115,6 +118,7 @@ class GraphConfig:
     decay: float = 0.8
     causal_boost: float = 2.0
     causal_max_depth: int = 5
+    kind_weights: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
