@@ -13,7 +13,13 @@ Quickstart::
 """
 
 from agentmem.bank import MemoryBank
-from agentmem.config import EngineConfig, FusionWeights, RecallConfig, ScoringWeights
+from agentmem.config import (
+    EngineConfig,
+    FusionWeights,
+    GraphConfig,
+    RecallConfig,
+    ScoringWeights,
+)
 from agentmem.errors import (
     AgentMemError,
     ExtractionError,
@@ -46,6 +52,7 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "FusionWeights",
+    "GraphConfig",
     "InvalidInputError",
     "Memory",
     "MemoryBank",

@@ -3,9 +3,11 @@
 Write order, and why nothing acknowledged is lost:
 
 1. Everything that can fail on bad input or a model error runs before the first write.
-2. One DuckDB transaction stores the episode, the facts, their entities and links, their
-   pending keyword postings and a *vector journal* entry per fact. From its commit on, the
-   facts are durable and keyword-searchable.
+2. One DuckDB transaction stores the episode, the facts, their entities and links (followed_by,
+   and the semantic / cue-phrase causal / explicit links planned in step 1 by
+   ``retain/relations.py``), their pending keyword postings and a *vector journal* entry per
+   fact, and updates the bank's graph mirror if it is loaded. From its commit on, the facts
+   are durable, keyword-searchable and reachable by the graph strategies.
 3. The vectors go to Chroma (an idempotent upsert); then the journal entries are cleared.
    A crash between 2 and 3 leaves journal entries that the next open replays
    (``store/reconcile.py``), re-embedding those facts from their stored text.
