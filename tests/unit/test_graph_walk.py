@@ -45,24 +45,21 @@ def test_hubs_conduct_less_than_rare_entities(walk):
 def test_budget_bounds_expansion_and_causal_edges_are_boosted(walk):
     _, bank, memories, graph = walk
     bank.link(memories[0].id, memories[5].id, "caused_by", 0.5)
-    with graph.lock:
-        one = spreading_activation(
+
+    def walk_from_first(budget: int) -> dict[str, float]:
+        return spreading_activation(
             graph,
             {memories[0].id: 0.9},
-            budget=1,
+            budget=budget,
             decay=0.8,
             causal_boost=2.0,
             edge_types=["caused_by", "followed_by"],
         )
+
+    with graph.lock:
+        one = walk_from_first(1)
         assert set(one) == {memories[0].id, memories[1].id, memories[5].id}
         assert one[memories[5].id] == pytest.approx(0.9 * 0.5 * 0.8 * 2)
         assert one[memories[1].id] == pytest.approx(0.9 * 0.8)
-        more = spreading_activation(
-            graph,
-            {memories[0].id: 0.9},
-            budget=3,
-            decay=0.8,
-            causal_boost=2.0,
-            edge_types=["caused_by", "followed_by"],
-        )
+        more = walk_from_first(3)
     assert len(more) > len(one) and all(0 < a <= 1 for a in more.values())
