@@ -1,12 +1,17 @@
 # The two commands of the README:
 #   make demo   install agentmem into .venv and run the offline demo
-#   make test   install agentmem with its test tools into .venv and run the whole test suite
+#   make test   install agentmem, its servers, the LangChain and LlamaIndex integrations and the
+#               test tools into .venv, and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Run the tests with the network cut off where this machine allows it (user namespaces),
-# to prove that nothing downloads at run time.
-OFFLINE := $(shell unshare -rn true >/dev/null 2>&1 && echo unshare -rn)
+# Run the tests with the network cut off where this machine allows it (a user namespace with no
+# network), to prove that nothing downloads at run time. A new network namespace starts with
+# its loopback interface down; the server tests need 127.0.0.1, so bring `lo` up inside it.
+NO_NETWORK = unshare -rn sh -c 'ip link set lo up && exec "$$@"' sh
+OFFLINE := $(shell $(NO_NETWORK) true >/dev/null 2>&1 && echo yes)
+RUN_OFFLINE := $(if $(OFFLINE),$(NO_NETWORK))
+LINTED := src tests integrations cookbook
 
 .PHONY: demo test install dev lint format bench-locomo
 
@@ -17,21 +22,24 @@ install: $(BIN)/python
 	$(BIN)/pip install -e .
 
 dev: $(BIN)/python
-	$(BIN)/pip install -e ".[dev]"
+	$(BIN)/pip install -e ".[dev,server,mcp,openai]" \
+		-e "integrations/langchain[test]" -e integrations/llama_index
+	$(BIN)/pip check
 
 demo: install
 	$(BIN)/agentmem demo
 
 test: dev
-	$(OFFLINE) $(BIN)/python -m pytest
+	$(if $(OFFLINE),,@echo "note: cannot cut the network here (no user namespaces); running online")
+	$(RUN_OFFLINE) $(BIN)/python -m pytest
 
 lint: dev
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 format: dev
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format $(LINTED)
+	$(BIN)/ruff check --fix $(LINTED)
 
 bench-locomo: install
 	$(BIN)/agentmem bench locomo --data ../shared/data/locomo10.json --out bench-reports/locomo.json

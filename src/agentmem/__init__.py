@@ -14,6 +14,7 @@ Quickstart::
 
 from agentmem.bank import MemoryBank
 from agentmem.config import (
+    BankConfig,
     EngineConfig,
     FusionWeights,
     GraphConfig,
@@ -24,19 +25,24 @@ from agentmem.errors import (
     AgentMemError,
     ExtractionError,
     InvalidInputError,
+    LLMError,
     ModelError,
     NotAvailableError,
     NotFoundError,
     StorageError,
     StoreLockedError,
 )
+from agentmem.llm.client import LLMSettings
 from agentmem.memory import AgentMemory
-from agentmem.protocols import Embedder, Extractor, Reranker
+from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
+from agentmem.store.integrity import IntegrityReport
 from agentmem.types import (
     Entity,
     Memory,
     RecallHit,
     RecallResult,
+    Reflection,
+    ReflectPrompt,
     RetainResult,
     TimeRange,
 )
@@ -46,6 +52,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentMemError",
     "AgentMemory",
+    "BankConfig",
     "Embedder",
     "EngineConfig",
     "Entity",
@@ -53,7 +60,11 @@ __all__ = [
     "Extractor",
     "FusionWeights",
     "GraphConfig",
+    "IntegrityReport",
     "InvalidInputError",
+    "LanguageModel",
+    "LLMError",
+    "LLMSettings",
     "Memory",
     "MemoryBank",
     "ModelError",
@@ -62,6 +73,8 @@ __all__ = [
     "RecallConfig",
     "RecallHit",
     "RecallResult",
+    "Reflection",
+    "ReflectPrompt",
     "Reranker",
     "RetainResult",
     "ScoringWeights",

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import networkx as nx
 
-from agentmem.config import RecallConfig, normalize_tags
+from agentmem import reflect as reflecting
+from agentmem.config import BankConfig, RecallConfig, normalize_tags
+from agentmem.consolidate.observations import consolidate, list_observations
+from agentmem.consolidate.worker import ConsolidationJob
 from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain import corrections
@@ -22,8 +27,18 @@ from agentmem.retain.pipeline import retain as run_retain
 from agentmem.retain.relations import normalize_kind, validate_weight
 from agentmem.store.forget import forget_memories
 from agentmem.store.graph import bank_graph, loaded_graph
+from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.records import MEMORY_SELECT, from_db_time, load_memories, memory_from_row
-from agentmem.types import Entity, Memory, RecallResult, RetainResult, TimeRange
+from agentmem.store.transfer import export_bank
+from agentmem.types import (
+    Entity,
+    Memory,
+    RecallResult,
+    Reflection,
+    ReflectPrompt,
+    RetainResult,
+    TimeRange,
+)
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -46,10 +61,33 @@ def _async_twin(method: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 class MemoryBank:
     """One hard-isolated bank of memories. Get it from :meth:`AgentMemory.bank`."""
 
-    def __init__(self, engine: Engine, bank_id: str, collection: str) -> None:
+    def __init__(self, engine: Engine, bank_id: str, collection: str, config: BankConfig) -> None:
         self._engine = engine
         self._collection = collection
+        self._config = config
         self.id = bank_id
+
+    @property
+    def config(self) -> BankConfig:
+        """The bank's persisted settings."""
+        return self._config
+
+    def configure(self, **changes: Any) -> BankConfig:
+        """Change and persist bank settings (see :class:`~agentmem.config.BankConfig`).
+
+        Applies to what is retained from now on.
+
+        Raises:
+            InvalidInputError: An unknown setting or a bad value.
+        """
+        config = BankConfig.from_mapping({**self._config.to_mapping(), **changes})
+        with self._engine.db.transaction() as cur:
+            cur.execute(
+                "UPDATE banks SET config = ? WHERE bank_id = ?",
+                [json.dumps(config.to_mapping()), self.id],
+            )
+        self._config = config
+        return config
 
     def __repr__(self) -> str:
         return f"MemoryBank({self.id!r})"
@@ -87,18 +125,23 @@ class MemoryBank:
                 ``[("caused_by", memory_id, 0.9), ("related", other_id)]`` (weight default 1).
 
         Returns:
-            The facts created, each recallable by every strategy when this returns.
+            The facts created, each recallable by every strategy when this returns. With an
+            LLM, the result also tells how facts were extracted and the calls and tokens
+            used; observation consolidation then runs in the background
+            (:meth:`wait_for_consolidation`).
 
         Raises:
             InvalidInputError: Empty content, malformed messages, importance outside [0, 1],
                 malformed links.
             NotFoundError: A link targets a memory that is not in this bank.
-            ExtractionError: The extractor failed; nothing was stored.
+            ExtractionError: The offline extractor failed; nothing was stored. (An LLM
+                failure does not raise: the offline extractor runs instead.)
         """
-        return run_retain(
+        result = run_retain(
             self._engine,
             self.id,
             self._collection,
+            self._config,
             content,
             mentioned_at=mentioned_at,
             occurred_at=occurred_at,
@@ -109,6 +152,112 @@ class MemoryBank:
             entity_id=entity_id,
             metadata=metadata,
             links=links,
+        )
+        self._schedule_consolidation(result)
+        return result
+
+    def _schedule_consolidation(self, result: RetainResult) -> None:
+        worker = self._engine.consolidator
+        if worker is None or not self._config.consolidate or result.extraction != "llm":
+            return
+        ids = tuple(m.id for m in result.memories)
+        if ids:
+            engine, collection, config = self._engine, self._collection, self._config
+            worker.submit(
+                ConsolidationJob(
+                    self.id, ids, lambda: consolidate(engine, self.id, collection, config, ids)
+                )
+            )
+
+    def wait_for_consolidation(self, timeout: float | None = None) -> bool:
+        """Block until observation consolidation of this bank's retains has finished.
+
+        Args:
+            timeout: Seconds to wait at most (None: as long as it takes).
+
+        Returns:
+            True when nothing is left to consolidate, False if the timeout passed first.
+            Without an LLM there is never anything to wait for.
+        """
+        worker = self._engine.consolidator
+        return True if worker is None else worker.wait(self.id, timeout)
+
+    @property
+    def consolidation_error(self) -> str | None:
+        """Why this bank's last consolidation failed, or None (facts are never lost)."""
+        worker = self._engine.consolidator
+        return None if worker is None else worker.last_error(self.id)
+
+    def observations(self) -> list[Memory]:
+        """The bank's observations (fact_type "observation"), most supported first.
+
+        Each one's metadata holds ``source_memory_ids``, ``proof_count`` and ``history``.
+        """
+        return list_observations(self._engine, self.id)
+
+    def reflect(self, query: str, *, top_k: int = 10) -> Reflection:
+        """Answer a question from memory: recall facts and observations, then ask the LLM.
+
+        Args:
+            query: The question.
+            top_k: How many observations, and how many facts, to use as evidence.
+
+        Returns:
+            A :class:`Reflection`. With an LLM: the answer, the ids it cites, and an
+            "opinion" memory when it formed one. Offline: ``answer`` is None and the
+            evidence is returned.
+
+        Raises:
+            InvalidInputError: Empty query.
+            LLMError: The LLM failed.
+        """
+        return reflecting.reflect(
+            self._engine, self.id, self._collection, self._config, query, top_k
+        )
+
+    def reflect_prepare(self, query: str, *, top_k: int = 10) -> ReflectPrompt:
+        """The evidence for ``query`` and a ready prompt, for an agent that runs its own LLM.
+
+        Send ``prompt.messages`` to your model, then store its conclusions with
+        :meth:`reflect_commit`.
+
+        Raises:
+            InvalidInputError: Empty query.
+        """
+        return reflecting.prepare(self._engine, self.id, self._collection, query, top_k=top_k)
+
+    def reflect_commit(
+        self,
+        query: str,
+        *,
+        observations: Iterable[str] = (),
+        opinions: Iterable[str] = (),
+        cited_ids: Iterable[str] = (),
+    ) -> list[Memory]:
+        """Store the observations and opinions an agent produced after :meth:`reflect_prepare`.
+
+        Args:
+            query: The question they answer (kept in their metadata).
+            observations: Texts stored as fact_type "observation".
+            opinions: Texts stored as fact_type "opinion".
+            cited_ids: The memories they rest on (their ``source_memory_ids``).
+
+        Returns:
+            The stored memories, recallable at once.
+
+        Raises:
+            InvalidInputError: Nothing to store, or an empty text.
+            NotFoundError: A cited id is not a memory of this bank.
+        """
+        return reflecting.commit(
+            self._engine,
+            self.id,
+            self._collection,
+            self._config,
+            query,
+            observations=observations,
+            opinions=opinions,
+            cited_ids=cited_ids,
         )
 
     def recall(
@@ -133,12 +282,12 @@ class MemoryBank:
 
         Args:
             query: What to recall; its text is data (FTS operators and quotes are harmless).
-            top_k: At most this many hits.
+            top_k: At most this many hits (1 to 10,000).
             max_tokens: cl100k_base token budget of the returned texts; misfits are skipped
                 and the top hit is always returned (truncated if it alone is too long).
-            strategies: None runs TEMPR ("semantic", "keyword" and "graph", fused); or
-                names: "semantic" (alias "similarity"), "keyword", "graph", "causal",
-                "analogical".
+            strategies: None runs TEMPR ("semantic", "keyword", "graph" and "temporal",
+                fused); or names: "semantic" (alias "similarity"), "keyword", "graph",
+                "temporal", "timeline", "causal", "analogical".
             fact_types: Only these fact types ("world", "experience", ...).
             tags: Only memories with these tags, as ``tags_match`` says: "any" (at least
                 one), "all", or "exact" (the same set).
@@ -148,13 +297,17 @@ class MemoryBank:
             scoring_weights: Overrides of w_relevance / w_recency / w_importance /
                 w_reinforcement (defaults 0.5 / 0.2 / 0.2 / 0.1), divided by their sum.
             thinking_budget: Most graph nodes the "graph" strategy expands.
-            rerank: Reserved for rerankers (None uses the configured one).
+            rerank: None uses the bank's ``rerank`` setting, else the configured reranker;
+                False the offline default; True requires a configured reranker (else
+                InvalidInputError). Each hit's ``strategy_details["rerank"]`` names it.
             reinforce: Count this recall in the returned memories' ``access_count``.
             **strategy_params: Parameters of the strategies in use: ``edge_types`` (graph,
                 causal: link kinds to follow, "entity" included), ``seed_memory_id`` (causal;
                 default the memory closest to the query), ``max_depth`` (causal; default 5,
                 capped at 10), ``direction`` (causal: "causes", "effects" or "both"),
-                ``analogical_alpha`` (analogical; 0 = structure only, 1 = embedding only).
+                ``analogical_alpha`` (analogical; 0 = structure only, 1 = embedding only),
+                ``entity``, ``start``, ``end``, ``order`` (timeline: one entity's memories in
+                time order, newest first unless ``order="asc"``).
 
         Returns:
             A :class:`RecallResult`; each hit's ``strategy_details`` says why it came back.
@@ -177,7 +330,7 @@ class MemoryBank:
             now=now,
             scoring_weights=scoring_weights,
             thinking_budget=thinking_budget,
-            rerank=rerank,
+            rerank=self._config.rerank if rerank is None else rerank,
             reinforce=reinforce,
             strategy_params=strategy_params,
         )
@@ -391,6 +544,38 @@ class MemoryBank:
             "last_mentioned_at": from_db_time(span[1]),
         }
 
+    def export(
+        self,
+        path: str | Path,
+        *,
+        vectors: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Write the whole bank to ``path`` as JSON Lines (see :mod:`agentmem.store.transfer`).
+
+        Memories (every field, access counts included), episodes, entities, links and times
+        round-trip exactly through :meth:`AgentMemory.import_`.
+
+        Args:
+            path: The file to write (overwritten).
+            vectors: Include each memory's vector (base64 float32), so an import with the same
+                embedder need not re-embed.
+            progress: Called as ``progress(memories_done, memories_total)``.
+
+        Returns:
+            The number of memories written.
+        """
+        return export_bank(
+            self._engine, self.id, self._collection, path, vectors=vectors, progress=progress
+        )
+
+    def check_integrity(self) -> IntegrityReport:
+        """Check that this bank's rows, vectors and keyword postings agree.
+
+        See :meth:`AgentMemory.check_integrity`; this checks one bank only.
+        """
+        return check_integrity(self._engine, [self.id])
+
     aretain = _async_twin(retain)
     arecall = _async_twin(recall)
     aget = _async_twin(get)
@@ -403,3 +588,11 @@ class MemoryBank:
     aadd_alias = _async_twin(add_alias)
     asplit_alias = _async_twin(split_alias)
     astats = _async_twin(stats)
+    aexport = _async_twin(export)
+    acheck_integrity = _async_twin(check_integrity)
+    aconfigure = _async_twin(configure)
+    aobservations = _async_twin(observations)
+    areflect = _async_twin(reflect)
+    areflect_prepare = _async_twin(reflect_prepare)
+    areflect_commit = _async_twin(reflect_commit)
+    await_for_consolidation = _async_twin(wait_for_consolidation)

@@ -1,4 +1,4 @@
-"""The ``agentmem`` command: demo, retain, recall and bench.
+"""The ``agentmem`` command: demo, retain, recall, serve, mcp and bench.
 
 Examples::
 
@@ -6,16 +6,23 @@ Examples::
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
     agentmem graph notes --path ./memdata --out graph.html
+    agentmem export --path ./memdata --bank notes notes.jsonl
+    agentmem import --path ./other --bank notes-copy notes.jsonl
+    agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
+    agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
+    agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
 from importlib import resources
 from typing import Any
 
@@ -24,9 +31,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
-from agentmem.errors import AgentMemError, NotFoundError
+from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
 from agentmem.memory import AgentMemory
+from agentmem.schemas import RecallHitOut
 from agentmem.types import RecallHit, RecallResult
+
+TOKEN_ENV = "AGENTMEM_TOKEN"
 
 
 def explain(hit: RecallHit) -> str:
@@ -55,25 +65,9 @@ def recall_table(title: str, result: RecallResult) -> Table:
 
 
 def hit_json(hit: RecallHit) -> dict[str, Any]:
-    """A hit as JSON-ready data."""
-    memory = hit.memory
-
-    def iso(value: datetime | None) -> str | None:
-        return value.isoformat() if value else None
-
-    return {
-        "id": memory.id,
-        "text": memory.text,
-        "score": hit.score,
-        "fact_type": memory.fact_type,
-        "mentioned_at": iso(memory.mentioned_at),
-        "occurred_start": iso(memory.occurred_start),
-        "occurred_end": iso(memory.occurred_end),
-        "entities": list(memory.entities),
-        "tags": list(memory.tags),
-        "metadata": memory.metadata,
-        "strategy_details": hit.strategy_details,
-    }
+    """A hit as JSON-ready data: the memory's fields, its score and why it came back."""
+    out = RecallHitOut.of(hit).model_dump(mode="json")
+    return {**out.pop("memory"), **out}
 
 
 def _progress(console: Console) -> Progress:
@@ -163,15 +157,107 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
-    from agentmem.bench.locomo import format_report, run_locomo
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    with AgentMemory(args.path) as mem, _progress(console) as progress:
+        if args.bank not in mem.banks():
+            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+        task = progress.add_task(f"exporting {args.bank}", total=None)
+        count = mem.bank(args.bank).export(
+            args.file,
+            vectors=not args.no_vectors,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    console.print(f"exported {count} memories of bank {args.bank!r} to {args.file}")
+    return 0
 
+
+def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    with AgentMemory(args.path) as mem, _progress(console) as progress:
+        task = progress.add_task(f"importing {args.file}", total=None)
+        bank = mem.import_(
+            args.file,
+            bank_id=args.bank,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+        count = bank.stats()["memories"]
+    console.print(f"imported {count} memories into bank {bank.id!r}")
+    return 0
+
+
+def _import_extra(module: str, extra: str) -> None:
+    try:
+        __import__(module)
+    except ImportError as exc:
+        raise NotAvailableError(
+            f"this command needs agentmem[{extra}]: pip install 'agentmem[{extra}]' ({exc})"
+        ) from None
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    return args.token or os.environ.get(TOKEN_ENV) or None
+
+
+def _serve_http(app: Any, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    _import_extra("fastapi", "server")
+    from agentmem.server.auth import check_bind
+    from agentmem.server.rest import create_app
+
+    token = _token(args)
+    check_bind(args.host, token)
+    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+        _serve_http(create_app(mem, token=token), args.host, args.port)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
+    _import_extra("mcp.server", "mcp")
+    from agentmem.server.auth import check_bind
+    from agentmem.server.mcp_server import create_mcp_server, streamable_http_app
+
+    token = _token(args)
+    if args.transport == "streamable-http":
+        check_bind(args.host, token)
+    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+        server = create_mcp_server(mem.bank(args.bank))
+        if args.transport == "stdio":
+            server.run("stdio")  # stdout carries the protocol; logs go to stderr
+        else:
+            _serve_http(streamable_http_app(server, token=token), args.host, args.port)
+    return 0
+
+
+def _bench_reranker(args: argparse.Namespace) -> Any:
+    if args.rerank == "default":
+        return None
+    if args.cross_encoder_dir is None:
+        raise InvalidInputError("--rerank cross-encoder needs --cross-encoder-dir DIR")
+    from agentmem.models.cross_encoder import CrossEncoderReranker
+
+    return CrossEncoderReranker(args.cross_encoder_dir)
+
+
+@contextmanager
+def _stage_progress(console: Console, label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar driven by ``show(description, completed, total)`` callbacks."""
     with _progress(console) as progress:
-        task = progress.add_task("LoCoMo", total=None)
+        task = progress.add_task(label, total=None)
 
         def show(description: str, completed: int, total: int) -> None:
             progress.update(task, description=description, completed=completed, total=total)
 
+        yield show
+
+
+def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.bench.locomo import format_report, run_locomo
+
+    with _stage_progress(console, "LoCoMo") as show:
         report = run_locomo(
             args.data,
             out_path=args.out,
@@ -180,9 +266,30 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             progress=show,
             include_questions=args.questions,
             ablations=args.ablate or (),
+            reranker=_bench_reranker(args),
         )
     print(format_report(report))
     print(f"report: {args.out}")
+    return 0
+
+
+def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
+    import tempfile
+
+    from agentmem.bench.scale import format_report, run_scale
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="agentmem-scale-")
+    with _stage_progress(console, "scale") as show:
+        report = run_scale(
+            args.sizes,
+            workdir,
+            out_path=args.out,
+            queries=args.queries,
+            singles=args.singles,
+            progress=show,
+        )
+    print(format_report(report))
+    print(f"stores: {workdir}\nreport: {args.out}")
     return 0
 
 
@@ -225,6 +332,42 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("--out", default="graph.html", help="output .html or .svg")
     graph.add_argument("--max-memories", type=int, default=200, help="most memories drawn")
     graph.set_defaults(func=cmd_graph)
+    export = sub.add_parser("export", help="write a bank to a JSON Lines file")
+    export.add_argument("--path", required=True, help="store directory")
+    export.add_argument("--bank", required=True, help="bank id")
+    export.add_argument("--no-vectors", action="store_true", help="leave vectors out")
+    export.add_argument("file", help="the .jsonl file to write")
+    export.set_defaults(func=cmd_export)
+
+    import_ = sub.add_parser("import", help="load a bank from an export file")
+    import_.add_argument("--path", required=True, help="store directory")
+    import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
+    import_.add_argument("file", help="the .jsonl file to read")
+    import_.set_defaults(func=cmd_import)
+
+    def server_args(p: argparse.ArgumentParser, port: int) -> None:
+        p.add_argument("--host", default="127.0.0.1", help="interface (default: loopback only)")
+        p.add_argument("--port", type=int, default=port, help="0 picks a free port")
+        p.add_argument(
+            "--token", default=None, help=f"require this bearer token (or set ${TOKEN_ENV})"
+        )
+        p.add_argument(
+            "--chroma-url",
+            default=None,
+            help="keep vectors on this Chroma server (http://host:port) instead of embedded",
+        )
+
+    serve = sub.add_parser("serve", help="REST server (OpenAPI at /docs)")
+    serve.add_argument("--path", required=True, help="store directory")
+    server_args(serve, 8888)
+    serve.set_defaults(func=cmd_serve)
+
+    mcp = sub.add_parser("mcp", help="MCP server with a bank's memory tools")
+    mcp.add_argument("--path", required=True, help="store directory")
+    mcp.add_argument("--bank", required=True, help="bank id the tools act on")
+    mcp.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
+    server_args(mcp, 8765)
+    mcp.set_defaults(func=cmd_mcp)
 
     bench = sub.add_parser("bench", help="benchmarks (print figures, write a JSON report)")
     bench_sub = bench.add_subparsers(dest="bench", required=True)
@@ -235,6 +378,13 @@ def build_parser() -> argparse.ArgumentParser:
     locomo.add_argument("--weights", choices=("relevance", "default", "both"), default="both")
     locomo.add_argument("--questions", action="store_true", help="per-question figures in JSON")
     locomo.add_argument(
+        "--rerank",
+        choices=("default", "cross-encoder"),
+        default="default",
+        help="the offline default reranker, or an ONNX cross-encoder (--cross-encoder-dir)",
+    )
+    locomo.add_argument("--cross-encoder-dir", default=None, help="folder of model.onnx")
+    locomo.add_argument(
         "--ablate",
         action="append",
         help="extra row without part of the graph: graph (the arm), entity-links, "
@@ -242,6 +392,15 @@ def build_parser() -> argparse.ArgumentParser:
         "or all (repeatable)",
     )
     locomo.set_defaults(func=cmd_bench_locomo)
+    scale = bench_sub.add_parser(
+        "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"
+    )
+    scale.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    scale.add_argument("--workdir", default=None, help="where stores are built (kept, reused)")
+    scale.add_argument("--out", default="bench-reports/scale.json", help="JSON report path")
+    scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
+    scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
+    scale.set_defaults(func=cmd_bench_scale)
     return parser
 
 

@@ -10,6 +10,9 @@ builtin, it subclasses that builtin too, so ``except ValueError`` keeps working:
     ├── StorageError                           DuckDB / Chroma failures, a locked or damaged store
     │   └── StoreLockedError                   another process holds the store's write lock
     ├── ExtractionError                        the extractor (offline or LLM) could not run
+    ├── LLMError                               the LLM provider failed or its output stayed
+    │                                          invalid after retries (the provider's own
+    │                                          exception is the ``__cause__``)
     ├── ModelError                             an offline model is missing or cannot be loaded
     └── NotAvailableError                      a strategy or feature that is not built yet
 """
@@ -42,6 +45,10 @@ class StoreLockedError(StorageError):
 
 class ExtractionError(AgentMemError):
     """Facts could not be extracted from the content."""
+
+
+class LLMError(AgentMemError):
+    """The LLM call failed (network, provider error, invalid output after retries)."""
 
 
 class ModelError(AgentMemError):

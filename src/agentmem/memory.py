@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
 import threading
+import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from agentmem.bank import MemoryBank
-from agentmem.config import EngineConfig
+from agentmem.config import BankConfig, EngineConfig
+from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
-from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError, StorageError
+from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.llm.client import language_model
 from agentmem.models.embedder import MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
-from agentmem.recall.rerank import ScoreFusionReranker
+from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows
+from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
-from agentmem.store.reconcile import replay_vector_journal
+from agentmem.store.reconcile import begin_session, end_session
+from agentmem.store.transfer import import_bank, read_header
 from agentmem.store.vectors import VectorStore, collection_name
 
 # Letters, digits and . _ : @ - ; no path separators, no leading dot, at most 128 characters.
@@ -42,6 +49,26 @@ def validate_bank_id(bank_id: object) -> str:
     return bank_id
 
 
+def _vector_namespace(db: Database, chroma_url: str | None) -> str:
+    """The prefix of this store's collection names, "" for the embedded Chroma.
+
+    A store remembers whether its vectors live in the embedded Chroma or on a server; opening
+    it the other way would show banks without vectors, so it is refused. On a server, which
+    several stores may share, collection names are scoped by a random id of the store.
+    """
+    mode = "embedded" if chroma_url is None else "server"
+    with db.transaction() as cur:
+        for key, value in (("vector_store", mode), ("store_id", uuid.uuid4().hex)):
+            cur.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT DO NOTHING", [key, value])
+    if db.get_meta("vector_store") != mode:
+        where = "a Chroma server (pass chroma_url=)" if mode == "embedded" else "embedded Chroma"
+        raise InvalidInputError(
+            f"this store keeps its vectors in {where}; open it the same way, or export its "
+            "banks and import them into a new store"
+        )
+    return "" if mode == "embedded" else str(db.get_meta("store_id"))
+
+
 class AgentMemory:
     """Long-term memory for agents: one store on disk holding any number of banks.
 
@@ -52,10 +79,18 @@ class AgentMemory:
             ONNX, loaded lazily from an installed package.
         extractor: An :class:`~agentmem.protocols.Extractor`; default the offline
             :class:`~agentmem.retain.extract.OfflineExtractor`.
-        reranker: A :class:`~agentmem.protocols.Reranker`; default the offline
-            :class:`~agentmem.recall.rerank.ScoreFusionReranker`.
-        llm: An OpenAI-compatible client for LLM extraction and reflect (not in this version).
+        reranker: A :class:`~agentmem.protocols.Reranker` (e.g.
+            :class:`~agentmem.models.cross_encoder.CrossEncoderReranker`); default the
+            offline :class:`~agentmem.recall.calibrated.CalibratedReranker`, which
+            ``recall(rerank=False)`` also falls back to.
+        llm: Switches retain, consolidation and reflect to the LLM path: an
+            ``openai.OpenAI``-compatible client, :class:`~agentmem.llm.client.LLMSettings`,
+            a mapping of those settings (``base_url``, ``model``, ``api_key``), or any
+            :class:`~agentmem.protocols.LanguageModel`. None keeps everything offline.
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
+        chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
+            vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
+            record, stays in ``path``. A store keeps the mode it was created with.
 
     Raises:
         StoreLockedError: Another process has this store open.
@@ -77,9 +112,9 @@ class AgentMemory:
         reranker: Reranker | None = None,
         llm: Any = None,
         config: EngineConfig | None = None,
+        chroma_url: str | None = None,
     ) -> None:
-        if llm is not None:
-            raise NotAvailableError("the LLM path (llm=...) is not available in this version")
+        language = language_model(llm)
         if config is not None and not isinstance(config, EngineConfig):
             raise InvalidInputError("config must be an agentmem.EngineConfig")
         self._temporary = path is None
@@ -92,7 +127,8 @@ class AgentMemory:
         self._banks: dict[str, MemoryBank] = {}
         db = Database(self.path / DB_FILE)
         try:
-            vectors = VectorStore(self.path / VECTOR_DIR)
+            self._namespace = _vector_namespace(db, chroma_url)
+            vectors = VectorStore(self.path / VECTOR_DIR, url=chroma_url)
             keyword = KeywordIndex(
                 db,
                 context_weight=self._config.context_weight,
@@ -102,21 +138,30 @@ class AgentMemory:
         except BaseException:
             db.close()
             raise
+        offline_reranker = CalibratedReranker(self._config.fusion)
         self._engine = Engine(
             db=db,
             vectors=vectors,
             keyword=keyword,
             embedder=embedder or MiniLMEmbedder(),
             extractor=extractor or OfflineExtractor(),
-            reranker=reranker or ScoreFusionReranker(self._config.fusion),
+            reranker=reranker or offline_reranker,
             resolver=EntityResolver(),
             config=self._config,
             executor=ThreadPoolExecutor(
                 max_workers=self._config.workers, thread_name_prefix="agentmem"
             ),
+            offline_reranker=offline_reranker,
         )
+        if language is not None:
+            self._engine.llm = language
+            self._engine.consolidator = ConsolidationWorker()
         self._closed = False
-        replay_vector_journal(db, vectors, self._engine.embedder)
+        try:
+            begin_session(db, vectors, self._engine.embedder)
+        except BaseException:
+            self._engine.close()
+            raise
 
     # -- banks ------------------------------------------------------------------------------
 
@@ -132,32 +177,41 @@ class AgentMemory:
         with self._lock:
             bank = self._banks.get(bank_id)
             if bank is None:
-                bank = MemoryBank(self._engine, bank_id, self._open_bank(bank_id))
+                bank = MemoryBank(self._engine, bank_id, *self._open_bank(bank_id))
                 self._banks[bank_id] = bank
             return bank
 
-    def _open_bank(self, bank_id: str) -> str:
+    def _open_bank(self, bank_id: str) -> tuple[str, BankConfig]:
+        """The bank's vector collection and settings, creating the bank if it is new."""
         engine = self._engine
         embedder = engine.embedder
         rows = engine.db.fetchall(
-            "SELECT collection, embedder, dimension FROM banks WHERE bank_id = ?", [bank_id]
+            "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?",
+            [bank_id],
         )
         if rows:
-            collection, name, dimension = rows[0]
+            collection, name, dimension, config = rows[0]
             if (name, dimension) != (embedder.name, embedder.dimension):
                 raise InvalidInputError(
                     f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
                     f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
                 )
-            return collection
-        collection = collection_name(bank_id)
+            return collection, BankConfig.from_mapping(json.loads(config or "{}"))
+        collection = collection_name(bank_id, self._namespace)
+        config = BankConfig()
         engine.vectors.drop(collection)  # a leftover of a bank deleted before a crash
         with engine.db.transaction() as cur:
             cur.execute(
-                "INSERT INTO banks VALUES (?, ?, ?, ?, '{}', now())",
-                [bank_id, collection, embedder.name, embedder.dimension],
+                "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now())",
+                [
+                    bank_id,
+                    collection,
+                    embedder.name,
+                    embedder.dimension,
+                    json.dumps(config.to_mapping()),
+                ],
             )
-        return collection
+        return collection, config
 
     def banks(self) -> list[str]:
         """Ids of every bank in the store, sorted."""
@@ -175,7 +229,7 @@ class AgentMemory:
         rows = self._engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
         if not rows:
             raise NotFoundError(f"no bank {bank_id!r}")
-        with self._lock:
+        with self._lock, self._engine.db.write_lock:
             self._banks.pop(bank_id, None)
             delete_bank_rows(self._engine, bank_id)
             self._engine.vectors.drop(rows[0][0])
@@ -192,6 +246,50 @@ class AgentMemory:
         self._check_open()
         return self._engine.keyword.rebuild()
 
+    def import_(
+        self,
+        path: str | Path,
+        *,
+        bank_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> MemoryBank:
+        """Load a bank written by :meth:`MemoryBank.export`.
+
+        Ids are kept unless this store already uses one of them (then all are renewed,
+        consistently). Vectors in the file are used when it was made with this embedder;
+        otherwise the memories are re-embedded.
+
+        Args:
+            path: The JSON Lines file.
+            bank_id: Import under this id instead of the exported bank's.
+            progress: Called as ``progress(memories_done, memories_total)``.
+
+        Returns:
+            The bank, holding everything the file holds.
+
+        Raises:
+            InvalidInputError: Not an export file, a bad bank id, or the bank already holds
+                memories.
+        """
+        self._check_open()
+        header = read_header(path)
+        bank = self.bank(bank_id if bank_id is not None else header["bank_id"])
+        import_bank(self._engine, path, bank.id, bank._collection, progress=progress)
+        return bank
+
+    def check_integrity(self) -> IntegrityReport:
+        """Check that DuckDB, Chroma and the keyword index agree on every bank.
+
+        Every memory must have its vector and be keyword-searchable, every episode, entity and
+        link it refers to must exist, and no row may belong to an unknown bank. Writes wait
+        while the check reads.
+
+        Returns:
+            A report; ``report.ok`` is True when ``report.problems`` is empty.
+        """
+        self._check_open()
+        return check_integrity(self._engine)
+
     def _check_open(self) -> None:
         if self._closed:
             raise StorageError("this AgentMemory is closed")
@@ -201,7 +299,10 @@ class AgentMemory:
         if self._closed:
             return
         self._closed = True
-        self._engine.close()
+        try:
+            end_session(self._engine.db)
+        finally:
+            self._engine.close()
         if self._temporary:
             shutil.rmtree(self.path, ignore_errors=True)
 

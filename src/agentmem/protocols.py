@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from agentmem.recall.candidates import Candidate
 from agentmem.retain.facts import ExtractedFact, RetainInput
+
+ModelT = TypeVar("ModelT")
 
 
 @runtime_checkable
@@ -50,4 +53,37 @@ class Reranker(Protocol):
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
         """Return one relevance in [0, 1] per candidate, in the candidates' order."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LLMReply(Generic[ModelT]):
+    """A structured LLM answer and what it cost.
+
+    Attributes:
+        value: The validated response model instance.
+        calls: Requests made (1, plus retries after invalid output).
+        prompt_tokens: Prompt tokens the provider reported over those requests.
+        completion_tokens: Completion tokens the provider reported.
+    """
+
+    value: ModelT
+    calls: int = 1
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """An LLM that answers with an instance of a pydantic model.
+
+    The default, :class:`~agentmem.llm.client.OpenAILanguageModel`, runs Instructor over any
+    OpenAI-compatible client; :class:`~agentmem.testing.FakeLLM` scripts answers for tests.
+    Implementations raise :class:`~agentmem.errors.LLMError` on any failure.
+    """
+
+    def structured(
+        self, response_model: type[Any], messages: list[dict[str, str]], *, purpose: str
+    ) -> LLMReply[Any]:
+        """Ask for ``response_model``; ``purpose`` names the step ("extract", "reflect", ...)."""
         ...

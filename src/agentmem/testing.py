@@ -13,20 +13,42 @@ Available fakes:
 
 - :class:`HashEmbedder`: an :class:`~agentmem.protocols.Embedder` built on feature hashing.
   Texts that share words are similar; texts that share nothing are nearly orthogonal.
+- :class:`FakeLLM`: a :class:`~agentmem.protocols.LanguageModel` answering from a script,
+  per step ("extract", "consolidate", "reflect"), recording every prompt.
+- :class:`FakeOpenAIServer`: an OpenAI-compatible chat-completions endpoint behind an
+  ``httpx2.MockTransport``, for testing the real ``openai`` client + Instructor path with
+  recorded tool-call replies, no network and no API key::
+
+      server = FakeOpenAIServer({"extract": [{"facts": [...]}]})
+      memory = AgentMemory(tmp_path, embedder=HashEmbedder(), llm=server.client())
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, LLMError
+from agentmem.protocols import LLMReply
 
-__all__ = ["HashEmbedder"]
+__all__ = ["FakeLLM", "FakeOpenAIServer", "HashEmbedder", "LLMCall"]
+
+#: Which step a response model belongs to, for scripts keyed by step.
+_STEP_OF_MODEL = {
+    "ExtractionOut": "extract",
+    "ConsolidationOut": "consolidate",
+    "ReflectionOut": "reflect",
+}
+Script = Mapping[str, Sequence[Any]] | Callable[[str, list[dict[str, str]]], Any]
 
 _WORD = re.compile(r"\w+")
 _WORD_WEIGHT = 1.0
@@ -123,3 +145,162 @@ def _features(text: str) -> list[tuple[str, float]]:
 def _bucket(feature: str, dimension: int) -> int:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % dimension
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One request a fake LLM received: the step and the chat messages."""
+
+    purpose: str
+    messages: list[dict[str, str]]
+
+    @property
+    def prompt(self) -> str:
+        """Every message's content, joined (handy for ``in`` assertions)."""
+        return "\n".join(m.get("content") or "" for m in self.messages)
+
+
+class _Script:
+    """Replies by step: each reply is a dict (validated), an exception (raised) or a callable."""
+
+    def __init__(self, script: Script) -> None:
+        self._script = script
+        self._cursor: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.calls: list[LLMCall] = []
+
+    def next(self, purpose: str, messages: list[dict[str, str]]) -> Any:
+        with self._lock:
+            self.calls.append(LLMCall(purpose, messages))
+            if callable(self._script):
+                return self._script(purpose, messages)
+            replies = self._script.get(purpose, ())
+            index = self._cursor.get(purpose, 0)
+            self._cursor[purpose] = index + 1
+        if index >= len(replies):
+            raise LLMError(f"no scripted reply left for step {purpose!r}")
+        reply = replies[index]
+        return reply(messages) if callable(reply) else reply
+
+    def of(self, purpose: str) -> list[LLMCall]:
+        return [c for c in self.calls if c.purpose == purpose]
+
+
+class FakeLLM:
+    """A scripted :class:`~agentmem.protocols.LanguageModel`.
+
+    Args:
+        script: Replies per step ("extract", "consolidate", "reflect"), each a dict of the
+            response model's fields, an exception to raise (wrapped in ``LLMError``), or a
+            callable of the messages; or one callable ``(purpose, messages) -> reply``.
+        tokens: (prompt, completion) tokens reported per call.
+
+    Attributes:
+        calls: Every request, in order.
+    """
+
+    def __init__(self, script: Script, *, tokens: tuple[int, int] = (100, 20)) -> None:
+        self._script = _Script(script)
+        self._tokens = tokens
+
+    @property
+    def calls(self) -> list[LLMCall]:
+        """Every request received, in order."""
+        return self._script.calls
+
+    def calls_for(self, purpose: str) -> list[LLMCall]:
+        """The requests of one step."""
+        return self._script.of(purpose)
+
+    def structured(
+        self, response_model: type[Any], messages: list[dict[str, str]], *, purpose: str
+    ) -> LLMReply[Any]:
+        """Answer with the next scripted reply for ``purpose``."""
+        reply = self._script.next(purpose, messages)
+        if isinstance(reply, BaseException):
+            raise LLMError(f"scripted failure during {purpose}: {reply}") from reply
+        value = reply if isinstance(reply, BaseModel) else response_model.model_validate(reply)
+        return LLMReply(value, 1, *self._tokens)
+
+
+class FakeOpenAIServer:
+    """An OpenAI chat-completions endpoint in process, replying with recorded tool calls.
+
+    Instructor (``Mode.TOOLS``) asks for one forced tool call; each scripted reply is the
+    JSON arguments of that call (a dict), an HTTP status code to fail with (an int), or a
+    raw string (e.g. invalid JSON, to exercise Instructor's retries). The step of a request
+    is read from the tool it forces. Usage is reported as ~4 characters per token.
+
+    Args:
+        script: Replies per step, as for :class:`FakeLLM`.
+
+    Attributes:
+        requests: The JSON bodies received, in order.
+    """
+
+    def __init__(self, script: Script) -> None:
+        self._script = _Script(script)
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def calls(self) -> list[LLMCall]:
+        """Every request, as step and messages."""
+        return self._script.calls
+
+    def calls_for(self, purpose: str) -> list[LLMCall]:
+        """The requests of one step."""
+        return self._script.of(purpose)
+
+    def client(self) -> Any:
+        """An ``openai.OpenAI`` client wired to this server (needs the openai extra)."""
+        import httpx2
+        from openai import OpenAI
+
+        transport = httpx2.MockTransport(self._handle)
+        return OpenAI(
+            api_key="fake-key",
+            base_url="http://fake-openai.invalid/v1",
+            max_retries=0,
+            http_client=httpx2.Client(transport=transport),
+        )
+
+    def _handle(self, request: Any) -> Any:
+        import httpx2
+
+        body = json.loads(request.content)
+        self.requests.append(body)
+        tool = body["tool_choice"]["function"]["name"]
+        reply = self._script.next(_STEP_OF_MODEL.get(tool, tool), body["messages"])
+        if isinstance(reply, int):
+            return httpx2.Response(reply, json={"error": {"message": f"status {reply}"}})
+        arguments = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt_tokens = len(json.dumps(body["messages"])) // 4
+        completion = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": f"call_{len(self.requests)}",
+                                "type": "function",
+                                "function": {"name": tool, "arguments": arguments},
+                            }
+                        ],
+                    },
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(arguments) // 4,
+                "total_tokens": prompt_tokens + len(arguments) // 4,
+            },
+        }
+        return httpx2.Response(200, json=completion)

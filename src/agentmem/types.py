@@ -82,11 +82,28 @@ class RetainResult:
         memories: The facts created, in the order of the content.
         episode_id: Id of the raw episode (content kept verbatim).
         warnings: Things the caller should know (e.g. no mention time was given).
+        extraction: How facts were extracted: "offline", "llm", or "offline_fallback" (the
+            LLM failed, the raw episode was kept and the offline extractor ran instead).
+        llm_calls: LLM requests made (one per chunk, plus retries).
+        prompt_tokens: Prompt tokens the provider reported for those requests.
+        completion_tokens: Completion tokens the provider reported.
+        skipped_messages: Messages not extracted because they repeat memories of the bank
+            (recalled memories fed back into a prompt); the episode still keeps them.
     """
 
     memories: list[Memory]
     episode_id: str
     warnings: tuple[str, ...] = ()
+    extraction: str = "offline"
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    skipped_messages: int = 0
+
+    @property
+    def llm_tokens(self) -> int:
+        """Prompt plus completion tokens used by this retain."""
+        return self.prompt_tokens + self.completion_tokens
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -145,3 +162,50 @@ class RecallResult:
     def memories(self) -> list[Memory]:
         """The recalled memories, best first."""
         return [hit.memory for hit in self.hits]
+
+
+@dataclass(frozen=True, slots=True)
+class Reflection:
+    """The result of ``reflect``: an answer grounded in the bank's memories.
+
+    Attributes:
+        answer: The LLM's answer, or None when no LLM is configured (offline).
+        observations: Consolidated observations recalled for the question, best first.
+        memories: Facts (world, experience, opinion) recalled for the question, best first.
+        cited_ids: Ids of the memories the answer cites (all of them among the evidence).
+        opinion: The "opinion" memory the reflection stored, if it formed one.
+        llm_calls: LLM requests made.
+        prompt_tokens: Prompt tokens the provider reported.
+        completion_tokens: Completion tokens the provider reported.
+    """
+
+    answer: str | None
+    observations: list[Memory]
+    memories: list[Memory]
+    cited_ids: tuple[str, ...] = ()
+    opinion: Memory | None = None
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectPrompt:
+    """What ``reflect_prepare`` returns: the evidence and a ready prompt for your own LLM.
+
+    Attributes:
+        query: The question.
+        messages: Chat messages (system + user) that ask for an answer citing memory ids.
+        observations: Recalled observations, best first.
+        memories: Recalled facts, best first.
+    """
+
+    query: str
+    messages: list[dict[str, str]]
+    observations: list[Memory]
+    memories: list[Memory]
+
+    @property
+    def evidence_ids(self) -> tuple[str, ...]:
+        """Ids of every memory in the evidence."""
+        return tuple(m.id for m in (*self.observations, *self.memories))

@@ -64,6 +64,8 @@ def test_bad_retain_input_raises_invalid_input_and_changes_nothing(bank, snapsho
         {"query": "x", "strategies": []},
         {"query": "x", "top_k": 0},
         {"query": "x", "top_k": -3},
+        {"query": "x", "top_k": 10**20},
+        {"query": "x", "max_tokens": 2**70},
         {"query": "x", "max_tokens": 0},
         {"query": "x", "tags_match": "some"},
         {"query": "x", "fact_types": ["gossip"]},
@@ -90,10 +92,13 @@ def test_bad_recall_input_raises_invalid_input(bank, kwargs):
         bank.recall(query, **kwargs)
 
 
-def test_strategies_of_later_versions_raise_a_clear_not_available_error(bank):
-    with pytest.raises(agentmem.NotAvailableError, match="not available"):
-        bank.recall("x", strategies=["timeline"])
-    assert issubclass(agentmem.NotAvailableError, agentmem.AgentMemError)
+@pytest.mark.parametrize(
+    "strategy", ["semantic", "similarity", "keyword", "graph", "temporal", "causal", "analogical"]
+)
+def test_every_strategy_of_the_contract_runs(bank, strategy):
+    bank.retain("Alice moved to Berlin because of a new job.", mentioned_at="2025-01-15")
+    result = bank.recall("Why did Alice move to Berlin last month?", strategies=[strategy])
+    assert result.strategies == ("semantic" if strategy == "similarity" else strategy,)
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,7 @@ def test_graph_arm_reaches_memories_through_entities(mem):
     assert "graph" in details[adopted.id] and "graph" in details[loves.id]
     # Zorblax → the adoption → Mittens → tuna: one hop further, less activation.
     assert details[loves.id]["graph"]["score"] < details[adopted.id]["graph"]["score"]
-    assert result.strategies == ("semantic", "keyword", "graph")
+    assert result.strategies == ("semantic", "keyword", "graph", "temporal")
     only_graph = bank.recall("Zorblax", strategies="graph", reinforce=False)
     assert [h.memory.id for h in only_graph][:2] == [adopted.id, loves.id]
     without_entities = bank.recall(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentmem.config import RecallConfig, ScoringWeights
-from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.rerank import ScoreFusionReranker
@@ -77,7 +77,40 @@ def test_recall_config_normalises_strategies_and_filters():
     assert config.strategies == ("semantic", "keyword")
     assert config.tags == ("a", "b") and config.fact_types == ("world",)
     assert config.now == NOW and config.has_filters
-    with pytest.raises(NotAvailableError):
-        RecallConfig.build("q", strategies=["timeline"])
+    assert RecallConfig.build(
+        "q", strategies=["causal"], strategy_params={"max_depth": 50}
+    ).strategy_params == {"max_depth": 10}
     with pytest.raises(InvalidInputError):
         RecallConfig.build("q", top_k=True)
+
+
+def test_calibrated_reranker_scores_a_weak_best_match_low_and_a_full_match_high():
+    from agentmem.recall.calibrated import CalibratedReranker, content_words
+
+    assert content_words("What did Caroline paint?") == {"carol", "paint"}
+    reranker = CalibratedReranker()
+    full = Candidate(
+        Memory("full", "b", "Caroline painted a sunset.", "world", None, None, NOW),
+        {
+            "keyword": StrategyHit("full", 1, 9.0, 1.0),
+            "semantic": StrategyHit("full", 1, 0.7, 1.0),
+        },
+    )
+    weak = Candidate(
+        Memory("weak", "b", "Melanie went hiking.", "world", None, None, NOW),
+        {"keyword": StrategyHit("weak", 1, 0.4, 1.0)},  # the best keyword match, but weak
+    )
+    strong, poor = reranker.rerank("What did Caroline paint?", [full, weak])
+    assert strong > 0.9 > 0.3 > poor  # relative BM25 1.0 alone is not relevance 1.0
+    # an arm without calibrated coefficients adds by its fusion weight
+    graph = Candidate(weak.memory, {**weak.hits, "graph": StrategyHit("weak", 1, 1.0, 1.0)})
+    assert reranker.rerank("What did Caroline paint?", [graph])[0] > poor
+
+
+def test_reliability_table_counts_gold_per_relevance_band():
+    from agentmem.bench.locomo import reliability_table
+
+    table = reliability_table([(0.05, False), (0.85, True), (0.82, False), (1.0, True)])
+    assert table[0] == {"relevance": "0.0-0.1", "hits": 1, "gold_rate": 0.0}
+    assert table[8] == {"relevance": "0.8-0.9", "hits": 2, "gold_rate": 0.5}
+    assert table[9]["hits"] == 1 and table[5]["gold_rate"] is None

@@ -587,6 +587,7 @@ class _QuestionScore:
     hits_without_turn_ids: int
     latency_ms: float
     first_gold_rank: int | None
+    relevance_labels: list[tuple[float, bool]]
 
 
 def _score_question(
@@ -598,6 +599,12 @@ def _score_question(
     first_gold_rank = next(
         (rank for rank, turn_ids in enumerate(turn_sets, start=1) if gold & turn_ids), None
     )
+    details = [getattr(hit, "strategy_details", None) or {} for hit in hits]
+    relevance_labels = [
+        (float(d["rerank"]["score"]), bool(gold & turn_ids))
+        for d, turn_ids in zip(details, turn_sets, strict=True)
+        if "score" in d.get("rerank", {})
+    ]
     return _QuestionScore(
         conversation_id=conversation_id,
         question_index=question.index,
@@ -609,6 +616,7 @@ def _score_question(
         hits_without_turn_ids=sum(1 for turn_ids in turn_sets if not turn_ids),
         latency_ms=latency_ms,
         first_gold_rank=first_gold_rank,
+        relevance_labels=relevance_labels,
     )
 
 
@@ -628,6 +636,36 @@ def _recall_figures(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
     return figures
 
 
+def reliability_table(
+    labelled: Iterable[tuple[float, bool]], buckets: int = 10
+) -> list[dict[str, Any]]:
+    """How often a recalled memory is gold evidence, per band of its rerank relevance.
+
+    A calibrated reranker's band 0.8-0.9 holds memories that are evidence about 85% of the
+    time; a rank-normalised one's top band holds whatever each query's best match was.
+
+    Args:
+        labelled: ``(relevance, covers a gold turn)`` of each recalled memory.
+        buckets: Equal-width bands over [0, 1].
+
+    Returns:
+        One row per band: ``{"relevance": "0.8-0.9", "hits": n, "gold_rate": share}``.
+    """
+    counts = [[0, 0] for _ in range(buckets)]
+    for relevance, is_gold in labelled:
+        band = min(buckets - 1, max(0, int(relevance * buckets)))
+        counts[band][0] += 1
+        counts[band][1] += int(is_gold)
+    return [
+        {
+            "relevance": f"{band / buckets:.1f}-{(band + 1) / buckets:.1f}",
+            "hits": n,
+            "gold_rate": _rounded(gold / n if n else None),
+        }
+        for band, (n, gold) in enumerate(counts)
+    ]
+
+
 def _summarise(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
     summary = _recall_figures(scores)
     summary["by_category"] = {
@@ -638,6 +676,9 @@ def _summarise(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
     top10_words = [words for score in scores for words in score.words_top10]
     summary[f"mean_words_top{MEAN_WORDS_K}"] = _rounded(_mean(top10_words), 2)
     summary["mean_hits"] = _rounded(_mean([score.hits for score in scores]), 2)
+    summary["reliability"] = reliability_table(
+        pair for score in scores for pair in score.relevance_labels
+    )
     total_hits = sum(score.hits for score in scores)
     summary["share_hits_without_turn_ids"] = _rounded(
         sum(score.hits_without_turn_ids for score in scores) / total_hits if total_hits else None
@@ -651,10 +692,10 @@ def _summarise(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
     return summary
 
 
-def _default_memory_factory(directory: str) -> MemoryLike:
+def _default_memory_factory(directory: str, reranker: Any = None) -> MemoryLike:
     import agentmem
 
-    return agentmem.AgentMemory(directory)
+    return agentmem.AgentMemory(directory, reranker=reranker)
 
 
 def _agentmem_version() -> str | None:
@@ -710,6 +751,7 @@ def run_locomo(
     progress: ProgressCallback | None = None,
     include_questions: bool = False,
     ablations: Sequence[str] = (),
+    reranker: Any = None,
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark exactly as BENCH.md describes.
 
@@ -733,6 +775,9 @@ def run_locomo(
         include_questions: Also write per-question figures (ids and scores, no text).
         ablations: Extra rows with relevance-only weights and part of the graph switched off
             (see :func:`ablation_names`; "all" runs every one), on the same banks.
+        reranker: A :class:`~agentmem.protocols.Reranker` for the default memory factory
+            (None: the offline default). Each row's report has a reliability table of the
+            relevance it gave the recalled memories.
 
     Returns:
         The report written to ``out_path``.
@@ -775,7 +820,9 @@ def run_locomo(
 
     for conversation in conversations:
         with tempfile.TemporaryDirectory(prefix="agentmem-locomo-") as directory:
-            memory = memory_factory() if memory_factory else _default_memory_factory(directory)
+            memory = (
+                memory_factory() if memory_factory else _default_memory_factory(directory, reranker)
+            )
             try:
                 bank = memory.bank(conversation.id)
                 retain_seconds = 0.0
@@ -869,6 +916,7 @@ def run_locomo(
             "data_sha256": _sha256(data_file),
             "limit_conversations": limit_conversations,
             "memory": "custom factory" if memory_factory else "AgentMemory(<temp dir>)",
+            "reranker": getattr(reranker, "name", None) if reranker else "offline default",
             "top_k": TOP_K,
             "max_tokens": MAX_TOKENS,
             "recall_ks": list(RECALL_KS),
@@ -1036,4 +1084,14 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"({per_category}); {counts.get('memories_created', 0)} memories created; "
         f"retain {_number(retain.get('seconds'), 1)} s.",
     ]
+    reranker = report.get("config", {}).get("reranker")
+    for result in report.get("results", {}).values():
+        bands = [b for b in result.get("reliability", ()) if b["hits"]]
+        if bands:
+            output.append(
+                f"reliability ({reranker}, {result.get('label', '')}): relevance → gold rate: "
+                + ", ".join(
+                    f"{b['relevance']} {_cell(b['gold_rate'])} (n={b['hits']})" for b in bands
+                )
+            )
     return "\n".join(output)

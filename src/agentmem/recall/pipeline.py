@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, StorageError
+from agentmem.errors import AgentMemError, InvalidInputError, StorageError
+from agentmem.protocols import Reranker
 from agentmem.recall.budget import fit_to_budget
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.scoring import signals
-from agentmem.recall.strategies import KEEPS_OWN_ORDER, STRATEGIES, StrategyContext
-from agentmem.store.records import load_memories
+from agentmem.recall.strategies import STRATEGIES, StrategyContext
+from agentmem.store.records import json_list, load_memories, sql_list
 from agentmem.types import RecallHit, RecallResult
 
 
@@ -19,14 +22,15 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ctx = StrategyContext(engine, bank_id, collection, config)
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
-    _rerank(engine, config, candidates)
-    scored = _score(engine, config, candidates)
+    reranker = choose_reranker(engine, config.rerank)
+    _rerank(engine, reranker, config, candidates)
+    scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
     if config.reinforce and hits:
         _reinforce(engine, [h.memory.id for h in hits])
     return RecallResult(
         hits=hits,
-        query_time_range=None,
+        query_time_range=ctx.query_time.range,
         total_tokens=total_tokens,
         dropped=dropped,
         strategies=config.strategies,
@@ -37,7 +41,7 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     names = ctx.config.strategies
     if len(names) == 1:
         return {names[0]: STRATEGIES[names[0]](ctx)}
-    if {"semantic", "graph", "causal", "analogical"} & set(names):
+    if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
     futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
     results: dict[str, list[StrategyHit]] = {}
@@ -69,12 +73,32 @@ def _fuse(
     return list(candidates.values())
 
 
-def _rerank(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -> None:
+def choose_reranker(engine: Engine, rerank: bool | None) -> Reranker:
+    """The reranker of one recall: ``rerank=False`` falls back to the offline default,
+    ``True`` requires a configured (non-default) one, ``None`` uses whatever is configured.
+
+    Raises:
+        InvalidInputError: ``rerank=True`` but no reranker was configured.
+    """
+    offline = engine.offline_reranker or engine.reranker
+    if rerank is False:
+        return offline
+    if rerank is True and engine.reranker is offline:
+        raise InvalidInputError(
+            "rerank=True needs a reranker: pass AgentMemory(reranker=CrossEncoderReranker(...)) "
+            "or LLMReranker(...); rerank=None uses the offline default"
+        )
+    return engine.reranker
+
+
+def _rerank(
+    engine: Engine, reranker: Reranker, config: RecallConfig, candidates: list[Candidate]
+) -> None:
     """Set each candidate's relevance; only the top ``rerank_top_n`` by RRF are scored."""
     top_n = engine.config.rerank_top_n
     head, tail = candidates[:top_n], candidates[top_n:]
     if head:
-        scores = engine.reranker.rerank(config.query, head)
+        scores = reranker.rerank(config.query, head)
         for candidate, score in zip(head, scores, strict=True):
             candidate.relevance = min(1.0, max(0.0, float(score)))
     for candidate in tail:
@@ -82,13 +106,30 @@ def _rerank(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -
     del candidates[top_n:]  # never rank an unscored candidate above a scored one
 
 
-def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) -> list[RecallHit]:
+def _recency_reference(ctx: StrategyContext) -> datetime:
+    """When recency is measured from: ``now``, or the end of a past period the query names.
+
+    "What did Alice do in June 2024?" should not punish facts for being learned long ago.
+    """
+    period = ctx.query_time.range
+    if period is not None and ctx.query_time.mode == "occurrence" and period.end < ctx.config.now:
+        return period.end
+    return ctx.config.now
+
+
+def _score(
+    engine: Engine,
+    reranker: Reranker,
+    config: RecallConfig,
+    candidates: list[Candidate],
+    reference: datetime,
+) -> list[RecallHit]:
     scored: list[tuple[float, float, RecallHit]] = []
     for fusion_rank, candidate in enumerate(candidates, start=1):
         s = signals(
             candidate.memory,
             candidate.relevance,
-            config.now,
+            reference,
             engine.config.recency_window_days,
             engine.config.reinforcement_cap,
         )
@@ -98,7 +139,7 @@ def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) ->
             for name, hit in candidate.hits.items()
         }
         details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
-        details["rerank"] = {"score": s.relevance, "reranker": engine.reranker.name}
+        details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
         details["scoring"] = {
             "relevance": s.relevance,
             "recency": s.recency,
@@ -106,8 +147,14 @@ def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) ->
             "reinforcement": s.reinforcement,
         }
         scored.append((score, candidate.rrf, RecallHit(candidate.memory, score, details)))
-    if len(config.strategies) == 1 and config.strategies[0] in KEEPS_OWN_ORDER:
-        return [hit for _, _, hit in scored]  # candidates are already in the strategy's order
+    ordered = config.ordered_strategy
+    if ordered is not None:  # a single timeline or causal walk keeps its own order
+        return [
+            hit
+            for _, _, hit in sorted(
+                scored, key=lambda item: item[2].strategy_details[ordered]["rank"]
+            )
+        ]
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return [hit for _, _, hit in scored]
 
@@ -115,6 +162,7 @@ def _score(engine: Engine, config: RecallConfig, candidates: list[Candidate]) ->
 def _reinforce(engine: Engine, ids: list[str]) -> None:
     with engine.db.transaction() as cur:
         cur.execute(
-            "UPDATE memories SET access_count = access_count + 1 WHERE list_contains($ids, id)",
-            {"ids": ids},
+            "UPDATE memories SET access_count = access_count + 1 "
+            f"WHERE list_contains({sql_list('ids')}, id)",
+            {"ids": json_list(ids)},
         )

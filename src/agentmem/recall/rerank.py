@@ -8,9 +8,19 @@ meaning scores near 1, and one found weakly by a single arm scores low.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
+
+
+def arm_weights(weights: FusionWeights | Mapping[str, float] | None) -> dict[str, float]:
+    """Fusion weights as a dict of arm name to weight (None: the defaults)."""
+    if weights is None:
+        weights = FusionWeights()
+    if isinstance(weights, FusionWeights):
+        weights = asdict(weights)
+    return dict(weights)
 
 
 class ScoreFusionReranker:
@@ -26,11 +36,7 @@ class ScoreFusionReranker:
     name = "score-fusion"
 
     def __init__(self, weights: FusionWeights | Mapping[str, float] | None = None) -> None:
-        if weights is None:
-            weights = FusionWeights()
-        if isinstance(weights, FusionWeights):
-            weights = {name: getattr(weights, name) for name in FusionWeights.__dataclass_fields__}
-        self._weights = dict(weights)
+        self._weights = arm_weights(weights)
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
         """One relevance in [0, 1] per candidate."""

@@ -18,7 +18,8 @@ from agentmem.engine import Engine
 from agentmem.recall.analogical import analogical_strategy
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.recall.graph import causal_strategy, graph_strategy
-from agentmem.store.records import filter_clause
+from agentmem.recall.temporal import QueryTime, parse_query_time, temporal, timeline
+from agentmem.store.records import filter_clause, from_db_time
 
 
 @dataclass
@@ -47,9 +48,26 @@ class StrategyContext:
             return self._semantic
 
     @cached_property
+    def query_time(self) -> QueryTime:
+        """The period the query names (if any), parsed once per recall."""
+        last = self.engine.last_mention(self.bank_id)
+        return parse_query_time(self.config.query, self.config.now, from_db_time(last))
+
+    @cached_property
     def query_vector(self) -> np.ndarray:
-        """The query's embedding, computed once per recall."""
-        return np.asarray(self.engine.embedder.embed_query(self.config.query), dtype=np.float32)
+        """The embedding of the query's content (its time words removed), computed once."""
+        text = self.query_time.content_query
+        return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+
+    def entity_ids(self, name: str) -> list[str]:
+        """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""
+        wanted = " ".join(name.split()).casefold()
+        rows = self.engine.db.fetchall(
+            "SELECT id FROM entities WHERE bank_id = $bank AND (lower(name) = $name "
+            "OR list_contains(list_transform(aliases, a -> lower(a)), $name))",
+            {"bank": self.bank_id, "name": wanted},
+        )
+        return [r[0] for r in rows]
 
     @property
     def pool(self) -> int:
@@ -76,7 +94,11 @@ def keyword(ctx: StrategyContext) -> list[StrategyHit]:
     """BM25 over the fact and its neighbouring turns (DuckDB fts, see store/keyword.py)."""
     clause, params = filter_clause(ctx.config)
     scored = ctx.engine.keyword.search(
-        ctx.bank_id, ctx.config.query, ctx.pool, filter_sql=clause, filter_params=params
+        ctx.bank_id,
+        ctx.query_time.content_query,
+        ctx.pool,
+        filter_sql=clause,
+        filter_params=params,
     )
     best = scored[0][1] if scored else 1.0
     return _ranked(scored, lambda score: score / best if best > 0 else 0.0)
@@ -86,8 +108,8 @@ STRATEGIES: dict[str, Callable[[StrategyContext], list[StrategyHit]]] = {
     "semantic": semantic,
     "keyword": keyword,
     "graph": graph_strategy,
+    "temporal": temporal,
+    "timeline": timeline,
     "causal": causal_strategy,
     "analogical": analogical_strategy,
 }
-#: Strategies whose order is the answer (graph distance, time): run alone, they keep it.
-KEEPS_OWN_ORDER: frozenset[str] = frozenset({"causal"})

@@ -25,6 +25,7 @@ from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.retain.link import bank_entity_index
 from agentmem.retain.resolve import KnownEntity
 from agentmem.store.graph import loaded_graph
+from agentmem.store.records import json_list, sql_list
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -175,13 +176,9 @@ def _move_mentions(cur: Any, source: KnownEntity, target_id: str, name: str) -> 
     ]
     if moving:
         cur.execute(
-            "DELETE FROM memory_entities WHERE entity_id = $src AND list_contains($ids, memory_id)",
-            {"src": source.id, "ids": moving},
-        )
-        cur.execute(
-            "INSERT INTO memory_entities SELECT unnest($ids), $dst, bank_id FROM entities "
-            "WHERE id = $dst",
-            {"ids": moving, "dst": target_id},
+            "UPDATE memory_entities SET entity_id = $dst "
+            f"WHERE entity_id = $src AND list_contains({sql_list('ids')}, memory_id)",
+            {"src": source.id, "dst": target_id, "ids": json_list(moving)},
         )
     cur.execute(
         "DELETE FROM entities WHERE id = ? AND id NOT IN (SELECT entity_id FROM memory_entities)",

@@ -56,6 +56,9 @@ class ExtractedFact:
         metadata: Metadata of the source message.
         keyword_context: Extra text indexed for keyword search only (e.g. the neighbouring turns),
             so a question phrased like the turn before still finds the reply that answers it.
+        caused_by: Indexes of earlier facts of the same retain call that caused this one
+            (stored as ``caused_by`` links).
+        tags: Tags of this fact on top of the call's (labels with ``tag: true``).
     """
 
     text: str
@@ -68,3 +71,5 @@ class ExtractedFact:
     occurred_end: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     keyword_context: str = ""
+    caused_by: tuple[int, ...] = ()
+    tags: tuple[str, ...] = ()

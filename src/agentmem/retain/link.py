@@ -8,13 +8,15 @@ of facts within an episode.
 
 from __future__ import annotations
 
+import json
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
-from agentmem.store.records import execute_many
+from agentmem.store.records import insert_rows, to_db_time
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases,
@@ -110,27 +112,90 @@ def link_entities(
     new = [e for e in touched.values() if e.id not in existing]
     changed = [e for e in touched.values() if e.id in existing]
     if new:
-        execute_many(
+        created = datetime.now(UTC).replace(tzinfo=None)
+        insert_rows(
             cur,
-            "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
-            [(e.id, bank_id, e.name, e.kind, list(e.aliases)) for e in new],
+            "entities",
+            [(e.id, bank_id, e.name, e.kind, list(e.aliases), created) for e in new],
         )
     if changed:
-        execute_many(
-            cur,
-            "UPDATE entities SET name = ?, aliases = ? WHERE id = ?",
-            [(e.name, list(e.aliases), e.id) for e in changed],
+        cur.execute(
+            "UPDATE entities SET name = u.name, aliases = u.aliases "
+            "FROM (SELECT unnest(from_json($rows, "
+            """'[{"id": "VARCHAR", "name": "VARCHAR", "aliases": ["VARCHAR"]}]'), """
+            "recursive := true)) AS u WHERE entities.id = u.id",
+            {
+                "rows": json.dumps(
+                    [{"id": e.id, "name": e.name, "aliases": list(e.aliases)} for e in changed],
+                    ensure_ascii=False,
+                )
+            },
         )
-    pairs = [
-        (memory_id, entity_id, bank_id)
-        for memory_id, ids in zip(memory_ids, fact_entity_ids, strict=True)
-        for entity_id in ids
-    ]
-    if pairs:
-        execute_many(cur, "INSERT INTO memory_entities VALUES (?, ?, ?)", pairs)
+    insert_rows(
+        cur,
+        "memory_entities",
+        [
+            (memory_id, entity_id, bank_id, to_db_time(fact.occurred_start or fact.mentioned_at))
+            for memory_id, fact, ids in zip(memory_ids, facts, fact_entity_ids, strict=True)
+            for entity_id in ids
+        ],
+    )
     return [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids]
 
 
 def followed_by_links(memory_ids: list[str]) -> list[tuple[str, str, str, float]]:
     """(src, dst, kind, weight) edges that keep the order of facts within one episode."""
     return [(a, b, "followed_by", 1.0) for a, b in zip(memory_ids, memory_ids[1:], strict=False)]
+
+
+def caused_by_links(
+    memory_ids: list[str], causes: list[tuple[int, ...]]
+) -> list[tuple[str, str, str, float]]:
+    """(effect, cause, "caused_by", 1.0) edges from each fact's causes within its batch."""
+    return [
+        (memory_ids[effect], memory_ids[cause], "caused_by", 1.0)
+        for effect, indexes in enumerate(causes)
+        for cause in indexes
+        if 0 <= cause < len(memory_ids) and cause != effect
+    ]
+
+
+# New facts with an occurrence link to their nearest facts in time (at most
+# TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once.
+_TEMPORAL_LINKS = """
+INSERT INTO links
+WITH dated AS (
+    SELECT id, list_contains($ids, id) AS is_new,
+           epoch(occurred_start) / 2 + epoch(coalesce(occurred_end, occurred_start)) / 2 AS mid
+    FROM memories WHERE bank_id = $bank AND occurred_start IS NOT NULL
+), pairs AS (
+    SELECT a.id AS src, b.id AS dst, abs(a.mid - b.mid) AS gap,
+           row_number() OVER (PARTITION BY a.id ORDER BY abs(a.mid - b.mid), b.id) AS nearest
+    FROM dated AS a JOIN dated AS b
+      ON a.is_new AND b.id <> a.id AND abs(a.mid - b.mid) <= 3 * $sigma
+     AND NOT (b.is_new AND b.id < a.id)
+)
+SELECT $bank, src, dst, 'temporal', exp(-gap / $sigma), $created
+FROM pairs WHERE nearest <= $neighbours
+"""
+TEMPORAL_NEIGHBOURS = 5
+
+
+def add_temporal_links(
+    cur: Any, bank_id: str, memory_ids: list[str], sigma_days: float, created: object
+) -> None:
+    """Link new dated facts to the facts nearest in time, weight exp(-Δt/σ).
+
+    Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
+    """
+    if memory_ids:
+        cur.execute(
+            _TEMPORAL_LINKS,
+            {
+                "ids": memory_ids,
+                "bank": bank_id,
+                "sigma": sigma_days * 86_400.0,
+                "neighbours": TEMPORAL_NEIGHBOURS,
+                "created": created,
+            },
+        )

@@ -38,9 +38,21 @@ def validate_json(value: object, *, field: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"{field} must be a JSON object (dict), got {type(value).__name__}")
     try:
-        return json.loads(json.dumps(dict(value), allow_nan=False))
+        plain = json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{field} is not JSON-serialisable: {exc}") from None
+    return _without_surrogates(plain)
+
+
+def _without_surrogates(value: Any) -> Any:
+    """Lone surrogates in JSON strings become U+FFFD, as in text: UTF-8 cannot store them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def validate_importance(value: object) -> float | None:

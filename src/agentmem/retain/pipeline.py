@@ -2,12 +2,17 @@
 
 Write order, and why nothing acknowledged is lost:
 
-1. Everything that can fail on bad input or a model error runs before the first write.
-2. One DuckDB transaction stores the episode, the facts, their entities and links (followed_by,
-   and the semantic / cue-phrase causal / explicit links planned in step 1 by
-   ``retain/relations.py``), their pending keyword postings and a *vector journal* entry per
-   fact, and updates the bank's graph mirror if it is loaded. From its commit on, the facts
-   are durable, keyword-searchable and reachable by the graph strategies.
+1. Everything that can fail on bad input runs before the first write. The embedding model
+   runs in a worker thread while the DuckDB transaction writes (the two are the largest
+   costs of a retain and neither needs the other until the links are planned); the
+   transaction waits for the vectors before it commits, so a model error still rolls
+   everything back.
+2. One DuckDB transaction stores the episode, the facts, their entities and links
+   (followed_by, temporal, and the semantic / cue-phrase causal / explicit links planned by
+   ``retain/relations.py`` once the vectors are there), their pending keyword postings and a
+   *vector journal* entry per fact, and updates the bank's graph mirror if it is loaded. From
+   its commit on, the facts are durable, keyword-searchable and reachable by the graph
+   strategies.
 3. The vectors go to Chroma (an idempotent upsert); then the journal entries are cleared.
    A crash between 2 and 3 leaves journal entries that the next open replays
    (``store/reconcile.py``), re-embedding those facts from their stored text.
@@ -18,17 +23,26 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from dataclasses import replace
+from concurrent.futures import wait
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
 
 from agentmem._time import optional_utc, utc_now
-from agentmem.config import normalize_tags
+from agentmem.config import BankConfig, normalize_tags
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, ExtractionError, ModelError, NotFoundError
-from agentmem.retain.facts import EntityMention, ExtractedFact
-from agentmem.retain.link import followed_by_links, link_entities
+from agentmem.errors import AgentMemError, ExtractionError, LLMError, ModelError, NotFoundError
+from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
+from agentmem.retain.feedback import skip_recalled
+from agentmem.retain.labels import LABEL_KIND
+from agentmem.retain.link import (
+    add_temporal_links,
+    caused_by_links,
+    followed_by_links,
+    link_entities,
+)
+from agentmem.retain.llm_extract import extract_with_llm
 from agentmem.retain.messages import (
     normalize_content,
     raw_episode,
@@ -37,8 +51,17 @@ from agentmem.retain.messages import (
     validate_optional_str,
 )
 from agentmem.retain.relations import plan_links, validate_explicit_links
+from agentmem.retain.timing import anchor_in_time
 from agentmem.store.graph import loaded_graph
-from agentmem.store.records import MemoryRow, execute_many, insert_memories, to_db_time
+from agentmem.store.records import (
+    MemoryRow,
+    insert_memories,
+    insert_rows,
+    json_list,
+    sql_list,
+    to_db_time,
+)
+from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
 
 log = logging.getLogger("agentmem")
@@ -48,6 +71,7 @@ def retain(
     engine: Engine,
     bank_id: str,
     collection: str,
+    bank_config: BankConfig,
     content: object,
     *,
     mentioned_at: object = None,
@@ -83,68 +107,157 @@ def retain(
     explicit_links = validate_explicit_links(links)
     _check_targets_exist(engine, bank_id, explicit_links)
 
-    facts = _extract(engine, request)
+    extraction = _extract(engine, bank_id, bank_config, request)
     facts = [
-        _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity) for f in facts
+        anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
+        for f in extraction.facts
     ]
-    vectors = _embed(engine, [f.text for f in facts])
-    plan = plan_links(engine, collection, facts, vectors, explicit_links)
+    episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
+    episode_id, memories = store_facts(
+        engine,
+        bank_id,
+        collection,
+        bank_config,
+        facts,
+        episode=episode,
+        tags=tag_values,
+        links=explicit_links,
+    )
+    return RetainResult(
+        memories=memories,
+        episode_id=episode_id or "",
+        warnings=(*warnings, *extraction.warnings),
+        extraction=extraction.method,
+        llm_calls=extraction.calls,
+        prompt_tokens=extraction.prompt_tokens,
+        completion_tokens=extraction.completion_tokens,
+        skipped_messages=extraction.skipped,
+    )
 
-    episode_id = uuid.uuid4().hex
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """The raw content of a retain call, kept verbatim next to the facts derived from it."""
+
+    content: str
+    document_id: str | None
+    context: str | None
+    mentioned_at: datetime
+    metadata: dict
+
+
+def store_facts(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    bank_config: BankConfig,
+    facts: list[ExtractedFact],
+    *,
+    episode: Episode | None,
+    tags: tuple[str, ...] = (),
+    links: list[tuple[str, str, float]] | None = None,
+) -> tuple[str | None, list[Memory]]:
+    """Embed and store facts (and their episode, if any) with entities, links and indexes.
+
+    ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact.
+
+    Returns:
+        The episode id (None without an episode) and the stored memories, in order.
+    """
+    embedding = engine.executor.submit(embed_texts, engine, [_embedding_text(f) for f in facts])
+    episode_id = uuid.uuid4().hex if episode is not None else None
+    doc_id = episode.document_id if episode is not None else None
+    context = episode.context if episode is not None else None
     created = utc_now()
-    try:
-        with engine.db.transaction() as cur:
-            cur.execute(
-                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    episode_id,
-                    bank_id,
-                    raw_episode(content),
-                    doc_id,
-                    request.context,
-                    to_db_time(when),
-                    json.dumps(call_metadata, ensure_ascii=False),
-                    to_db_time(created),
-                ],
-            )
-            rows = _memory_rows(
-                cur, bank_id, episode_id, facts, tag_values, doc_id, request.context, created
-            )
-            insert_memories(cur, rows)
-            entity_names = link_entities(
-                engine, cur, bank_id, [r.memory.id for r in rows], facts, engine.resolver
-            )
-            memory_ids = [r.memory.id for r in rows]
-            alive = _alive(cur, bank_id, plan.existing_targets())
-            execute_many(
-                cur,
-                "INSERT INTO links VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (bank_id, src, dst, kind, weight, to_db_time(created))
-                    for src, dst, kind, weight in followed_by_links(memory_ids)
-                    + plan.rows(memory_ids, alive)
-                ],
-            )
-            if rows:
-                engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                execute_many(
+    # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
+    # then never delete a memory whose vector is still on its way, and the entity cache is
+    # dropped before any other writer can read entities that rolled back.
+    with engine.db.write_lock:
+        try:
+            with engine.db.transaction() as cur:
+                if episode is not None:
+                    cur.execute(
+                        "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            episode_id,
+                            bank_id,
+                            episode.content,
+                            doc_id,
+                            context,
+                            to_db_time(episode.mentioned_at),
+                            json.dumps(episode.metadata, ensure_ascii=False),
+                            to_db_time(created),
+                        ],
+                    )
+                rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
+                insert_memories(cur, rows)
+                ids = [r.memory.id for r in rows]
+                entity_names = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
+                insert_rows(
                     cur,
-                    "INSERT INTO vector_journal VALUES (?, ?, 'add')",
-                    [(r.memory.id, bank_id) for r in rows],
+                    "links",
+                    [
+                        (bank_id, src, dst, kind, weight, to_db_time(created))
+                        for src, dst, kind, weight in [
+                            *followed_by_links(ids),
+                            *caused_by_links(ids, [f.caused_by for f in facts]),
+                        ]
+                    ],
                 )
-            graph = loaded_graph(engine, bank_id)
-            if graph is not None:
-                graph.sync_memories(cur, bank_id, memory_ids)
-    except BaseException:
-        engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
-        engine.graphs.pop(bank_id, None)  # and the graph mirror edges that rolled back
-        raise
-    _write_vectors(engine, bank_id, collection, rows, vectors)
+                add_temporal_links(
+                    cur,
+                    bank_id,
+                    [r.memory.id for r in rows if r.memory.occurred_start is not None],
+                    bank_config.temporal_sigma_days,
+                    to_db_time(created),
+                )
+                vectors = embedding.result()  # before COMMIT: a model error writes nothing
+                plan = plan_links(engine, collection, facts, vectors, links or [])
+                alive = _alive(cur, bank_id, plan.existing_targets())
+                insert_rows(
+                    cur,
+                    "links",
+                    [
+                        (bank_id, src, dst, kind, weight, to_db_time(created))
+                        for src, dst, kind, weight in plan.rows(ids, alive)
+                    ],
+                )
+                if rows:
+                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
+                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
+                graph = loaded_graph(engine, bank_id)
+                if graph is not None:
+                    graph.sync_memories(cur, bank_id, ids)
+        except BaseException:
+            wait([embedding])  # never leave the model running for a call that has failed
+            engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
+            engine.graphs.pop(bank_id, None)  # and the graph mirror edges that rolled back
+            raise
+        finally:
+            engine.bank_changed(bank_id)
+        write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
     ]
-    return RetainResult(memories=memories, episode_id=episode_id, warnings=tuple(warnings))
+    return episode_id, memories
+
+
+def _embedding_text(fact: ExtractedFact) -> str:
+    """Labels are part of what a fact means, so they are embedded with its text."""
+    labels = [e.name for e in fact.entities if e.kind == LABEL_KIND]
+    return " ".join([fact.text, *labels])
+
+
+@dataclass(frozen=True, slots=True)
+class _Extraction:
+    facts: list[ExtractedFact]
+    method: str = "offline"
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    skipped: int = 0
+    warnings: tuple[str, ...] = ()
 
 
 def _check_targets_exist(engine: Engine, bank_id: str, links: list[tuple[str, str, float]]) -> None:
@@ -160,8 +273,8 @@ def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
     if not ids:
         return set()
     rows = cur.execute(
-        "SELECT id FROM memories WHERE bank_id = $bank AND list_contains($ids, id)",
-        {"bank": bank_id, "ids": sorted(ids)},
+        f"SELECT id FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+        {"bank": bank_id, "ids": json_list(sorted(ids))},
     ).fetchall()
     return {r[0] for r in rows}
 
@@ -174,7 +287,34 @@ def _all_messages_timed(content: object) -> bool:
     )
 
 
-def _extract(engine: Engine, request) -> list[ExtractedFact]:  # noqa: ANN001
+def _extract(
+    engine: Engine, bank_id: str, bank_config: BankConfig, request: RetainInput
+) -> _Extraction:
+    if engine.llm is None:
+        return _Extraction(_offline(engine, request))
+    kept, skipped = skip_recalled(engine, bank_id, request)
+    warnings = (f"{skipped} message(s) repeat stored memories: not extracted",) if skipped else ()
+    if not kept.messages:
+        return _Extraction([], "llm", skipped=skipped, warnings=warnings)
+    try:
+        out = extract_with_llm(engine.llm, kept, bank_config)
+    except LLMError as exc:
+        # Never lose content: the episode is stored and the offline extractor runs instead.
+        log.warning(
+            "LLM extraction failed in bank %r, using the offline extractor: %s", bank_id, exc
+        )
+        return _Extraction(
+            _offline(engine, kept),
+            "offline_fallback",
+            skipped=skipped,
+            warnings=(*warnings, f"LLM extraction failed, offline facts stored: {exc}"),
+        )
+    return _Extraction(
+        out.facts, "llm", out.calls, out.prompt_tokens, out.completion_tokens, skipped, warnings
+    )
+
+
+def _offline(engine: Engine, request: RetainInput) -> list[ExtractedFact]:
     try:
         return list(engine.extractor.extract(request))
     except AgentMemError:
@@ -183,7 +323,7 @@ def _extract(engine: Engine, request) -> list[ExtractedFact]:  # noqa: ANN001
         raise ExtractionError(f"the extractor failed: {exc}") from exc
 
 
-def _embed(engine: Engine, texts: list[str]) -> np.ndarray:
+def embed_texts(engine: Engine, texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, engine.embedder.dimension), dtype=np.float32)
     try:
@@ -220,7 +360,7 @@ def _apply_call_fields(
 def _memory_rows(
     cur,  # noqa: ANN001
     bank_id: str,
-    episode_id: str,
+    episode_id: str | None,
     facts: list[ExtractedFact],
     tags: tuple[str, ...],
     document_id: str | None,
@@ -245,7 +385,7 @@ def _memory_rows(
                 occurred_start=fact.occurred_start,
                 occurred_end=fact.occurred_end,
                 mentioned_at=fact.mentioned_at,
-                tags=tags,
+                tags=tuple(sorted({*tags, *fact.tags})),
                 importance=fact.importance,
                 document_id=document_id,
                 context=context,
@@ -261,7 +401,7 @@ def _memory_rows(
     ]
 
 
-def _write_vectors(
+def write_vectors(
     engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
     if not rows:
@@ -270,9 +410,13 @@ def _write_vectors(
         collection,
         [r.memory.id for r in rows],
         vectors,
-        [{"fact_type": r.memory.fact_type} for r in rows],
+        [
+            vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
+            for m in (r.memory for r in rows)
+        ],
     )
     engine.db.execute(
-        "DELETE FROM vector_journal WHERE bank_id = $bank AND list_contains($ids, memory_id)",
-        {"bank": bank_id, "ids": [r.memory.id for r in rows]},
+        "DELETE FROM vector_journal "
+        f"WHERE bank_id = $bank AND list_contains({sql_list('ids')}, memory_id)",
+        {"bank": bank_id, "ids": json_list(r.memory.id for r in rows)},
     )

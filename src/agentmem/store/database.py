@@ -70,10 +70,13 @@ CREATE TABLE IF NOT EXISTS entities (
     aliases VARCHAR[] NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
+-- t: the memory's time (occurrence start, else mention), so an entity's timeline is one
+-- indexed lookup and a sort of that entity's rows.
 CREATE TABLE IF NOT EXISTS memory_entities (
     memory_id VARCHAR NOT NULL,
     entity_id VARCHAR NOT NULL,
-    bank_id VARCHAR NOT NULL
+    bank_id VARCHAR NOT NULL,
+    t TIMESTAMP NOT NULL
 );
 CREATE TABLE IF NOT EXISTS links (
     bank_id VARCHAR NOT NULL,
@@ -108,7 +111,7 @@ CREATE TABLE IF NOT EXISTS keyword_pending (
 CREATE INDEX IF NOT EXISTS memories_bank ON memories (bank_id);
 CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
 CREATE INDEX IF NOT EXISTS memory_entities_memory ON memory_entities (memory_id);
-CREATE INDEX IF NOT EXISTS memory_entities_entity ON memory_entities (entity_id);
+CREATE INDEX IF NOT EXISTS memory_entities_entity ON memory_entities (entity_id, t);
 CREATE INDEX IF NOT EXISTS links_src ON links (src_id);
 CREATE INDEX IF NOT EXISTS links_dst ON links (dst_id);
 CREATE INDEX IF NOT EXISTS entities_bank ON entities (bank_id);

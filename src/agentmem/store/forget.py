@@ -10,23 +10,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentmem.store.graph import loaded_graph
-from agentmem.store.records import execute_many
+from agentmem.store.records import insert_rows, json_list, sql_list
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
 
+_IDS = sql_list("ids")
 # Statements run in order once the memories in $ids are gone, each with the parameters it uses.
+# Lists are bound as JSON text (see store/records.py).
 _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("DELETE FROM memory_entities WHERE list_contains($ids, memory_id)", ("ids",)),
+    (f"DELETE FROM memory_entities WHERE list_contains({_IDS}, memory_id)", ("ids",)),
     (
         "DELETE FROM links WHERE bank_id = $bank "
-        "AND (list_contains($ids, src_id) OR list_contains($ids, dst_id))",
+        f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))",
         ("bank", "ids"),
     ),
-    ("DELETE FROM memories WHERE list_contains($ids, id)", ("ids",)),
-    ("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", ("seqs",)),
+    (f"DELETE FROM memories WHERE list_contains({_IDS}, id)", ("ids",)),
     (
-        "DELETE FROM episodes WHERE bank_id = $bank AND list_contains($episodes, id) "
+        f"DELETE FROM keyword_pending WHERE list_contains({sql_list('seqs', 'BIGINT')}, seq)",
+        ("seqs",),
+    ),
+    (
+        "DELETE FROM episodes WHERE bank_id = $bank "
+        f"AND list_contains({sql_list('episodes')}, id) "
         "AND id NOT IN (SELECT episode_id FROM memories "
         "WHERE bank_id = $bank AND episode_id IS NOT NULL)",
         ("bank", "episodes"),
@@ -51,62 +57,59 @@ def forget_memories(
     conditions = ["bank_id = $bank"]
     params: dict[str, object] = {"bank": bank_id}
     if ids is not None:
-        conditions.append("list_contains($ids, id)")
-        params["ids"] = ids
+        conditions.append(f"list_contains({_IDS}, id)")
+        params["ids"] = json_list(ids)
     if tags is not None:
         conditions.append("list_has_any(tags, $tags)")
         params["tags"] = tags
     if document_id is not None:
         conditions.append("document_id = $document_id")
         params["document_id"] = document_id
-    try:
-        with engine.db.transaction() as cur:
-            rows = cur.execute(
-                f"SELECT id, seq, episode_id FROM memories WHERE {' AND '.join(conditions)}",
-                params,
-            ).fetchall()
-            if not rows:
-                return 0
-            doomed = [r[0] for r in rows]
-            values = {
-                "bank": bank_id,
-                "ids": doomed,
-                "seqs": [r[1] for r in rows],
-                "episodes": sorted({r[2] for r in rows if r[2]}),
-            }
-            for sql, names in _CLEANUP:
-                cur.execute(sql, {name: values[name] for name in names})
-            execute_many(
-                cur,
-                "INSERT INTO vector_journal VALUES (?, ?, 'delete')",
-                [(i, bank_id) for i in doomed],
-            )
-            graph = loaded_graph(engine, bank_id)
-            if graph is not None:
-                graph.remove_memories(doomed)
-    except BaseException:
-        engine.graphs.pop(bank_id, None)  # it may have lost nodes the rollback kept
-        raise
-    finally:
-        engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
-    engine.vectors.delete(collection, doomed)
-    engine.db.execute(
-        "DELETE FROM vector_journal WHERE op = 'delete' AND list_contains($ids, memory_id)",
-        {"ids": doomed},
-    )
+    # Held until Chroma is done too (see retain/pipeline.py), and the entity cache is dropped
+    # before another writer can use entities that went with their facts.
+    with engine.db.write_lock:
+        try:
+            with engine.db.transaction() as cur:
+                rows = cur.execute(
+                    f"SELECT id, seq, episode_id FROM memories WHERE {' AND '.join(conditions)}",
+                    params,
+                ).fetchall()
+                if not rows:
+                    return 0
+                doomed = [r[0] for r in rows]
+                values = {
+                    "bank": bank_id,
+                    "ids": json_list(doomed),
+                    "seqs": json_list(r[1] for r in rows),
+                    "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
+                }
+                for sql, names in _CLEANUP:
+                    cur.execute(sql, {name: values[name] for name in names})
+                insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
+                graph = loaded_graph(engine, bank_id)
+                if graph is not None:
+                    graph.remove_memories(doomed)
+        except BaseException:
+            engine.graphs.pop(bank_id, None)  # it may have lost nodes the rollback kept
+            raise
+        finally:
+            engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
+            engine.bank_changed(bank_id)
+        engine.vectors.delete(collection, doomed)
+        engine.db.execute(
+            f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
+            {"ids": json_list(doomed)},
+        )
     return len(doomed)
 
 
 def delete_bank_rows(engine: Engine, bank_id: str) -> None:
     """Remove every row of a bank (the caller drops its vector collection afterwards)."""
     with engine.db.transaction() as cur:
-        seqs = [
-            s
-            for (s,) in cur.execute(
-                "SELECT seq FROM memories WHERE bank_id = ?", [bank_id]
-            ).fetchall()
-        ]
-        cur.execute("DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs})
+        cur.execute(
+            "DELETE FROM keyword_pending WHERE seq IN (SELECT seq FROM memories WHERE bank_id = ?)",
+            [bank_id],
+        )
         for table in (
             "memory_entities",
             "links",
@@ -118,6 +121,7 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
-    engine.entity_indexes.pop(bank_id, None)
-    engine.graphs.pop(bank_id, None)
-    engine.resolvers.pop(bank_id, None)
+        engine.entity_indexes.pop(bank_id, None)  # still under the write lock
+        engine.graphs.pop(bank_id, None)
+        engine.resolvers.pop(bank_id, None)
+        engine.bank_changed(bank_id)

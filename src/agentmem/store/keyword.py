@@ -23,6 +23,7 @@ import logging
 import time
 
 from agentmem.store.database import Database
+from agentmem.store.records import json_list, sql_list
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
-def _tokenize(expr: str) -> str:
+def tokenize_sql(expr: str) -> str:
     """SQL that splits ``expr`` into tokens exactly as the fts index does."""
     return (
         f"string_split_regex(regexp_replace(lower(strip_accents(CAST({expr} AS VARCHAR))), "
@@ -45,10 +46,10 @@ def _tokenize(expr: str) -> str:
 _PENDING_INSERT = f"""
 INSERT INTO keyword_pending
 WITH tokens AS (
-    SELECT seq, 0 AS field, unnest({_tokenize("search_text")}) AS token
+    SELECT seq, 0 AS field, unnest({tokenize_sql("search_text")}) AS token
     FROM memories WHERE seq BETWEEN $first AND $last
     UNION ALL
-    SELECT seq, 1 AS field, unnest({_tokenize("context_text")}) AS token
+    SELECT seq, 1 AS field, unnest({tokenize_sql("context_text")}) AS token
     FROM memories WHERE seq BETWEEN $first AND $last
 ), kept AS (
     SELECT seq, field, stem(token, 'porter') AS term FROM tokens
@@ -65,7 +66,7 @@ GROUP BY kept.seq, kept.field, kept.term, lengths.len
 _SEARCH = f"""
 WITH query_terms AS (
     SELECT DISTINCT stem(token, 'porter') AS term
-    FROM (SELECT unnest({_tokenize("$query")}) AS token)
+    FROM (SELECT unnest({tokenize_sql("$query")}) AS token)
     WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords)
 ), built AS (
     SELECT dict.term, docs.name AS seq, docs.len,
@@ -139,10 +140,12 @@ class KeywordIndex:
         cur.execute(_PENDING_INSERT, {"first": first_seq, "last": last_seq})
 
     def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
-        """Drop pending postings of deleted rows, in the caller's transaction."""
+        """Drop the pending postings of rows replaced or deleted, in the caller's transaction."""
         if seqs:
+            listed = sql_list("seqs", "BIGINT")
             cur.execute(
-                "DELETE FROM keyword_pending WHERE list_contains($seqs, seq)", {"seqs": seqs}
+                f"DELETE FROM keyword_pending WHERE list_contains({listed}, seq)",
+                {"seqs": json_list(seqs)},
             )
 
     def pending_rows(self) -> int:

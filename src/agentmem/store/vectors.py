@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -19,24 +21,77 @@ from agentmem.errors import StorageError
 HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 64}}
 
 
-def collection_name(bank_id: str) -> str:
-    """A Chroma-safe, stable collection name for a bank id (any characters allowed in ids)."""
-    return "bank-" + hashlib.sha256(bank_id.encode("utf-8")).hexdigest()[:40]
+def vector_metadata(
+    fact_type: str,
+    occurred_start: datetime | None,
+    occurred_end: datetime | None,
+    mentioned_at: datetime,
+) -> dict[str, str | float | bool]:
+    """What Chroma keeps beside a vector, so searches can filter on type and time.
+
+    ``t_start``/``t_end`` are the fact's event time (its occurrence, else its mention) and
+    ``mentioned`` its mention time, as POSIX seconds; ``dated`` says it has an occurrence.
+    """
+    start = occurred_start or mentioned_at
+    return {
+        "fact_type": fact_type,
+        "dated": occurred_start is not None,
+        "t_start": _seconds(start),
+        "t_end": _seconds(occurred_end or start),
+        "mentioned": _seconds(mentioned_at),
+    }
+
+
+def _seconds(moment: datetime) -> float:
+    # Naive values come from DuckDB TIMESTAMP columns, which hold UTC.
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def collection_name(bank_id: str, namespace: str = "") -> str:
+    """A Chroma-safe, stable collection name for a bank id (any characters allowed in ids).
+
+    ``namespace`` (a store's id) keeps the banks of different stores apart when they share
+    one Chroma server; the embedded store, which only one store uses, needs none.
+    """
+    key = f"{namespace}\x00{bank_id}" if namespace else bank_id
+    return "bank-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
 
 
 class VectorStore:
-    """Vectors of every bank, in an embedded Chroma ``PersistentClient``."""
+    """Vectors of every bank, in an embedded Chroma ``PersistentClient`` or a Chroma server.
 
-    def __init__(self, path: Path) -> None:
+    Args:
+        path: Directory of the embedded store (ignored when ``url`` is given).
+        url: ``http(s)://host:port`` of a Chroma server (``chroma run``), reached with
+            ``chromadb.HttpClient``.
+
+    Raises:
+        StorageError: The store cannot be opened or the server does not answer.
+    """
+
+    def __init__(self, path: Path, *, url: str | None = None) -> None:
+        self.embedded = url is None
         try:
             import chromadb
             from chromadb.config import Settings
 
-            self._client = chromadb.PersistentClient(
-                path=str(path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
-            )
+            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            if url is None:
+                self._client = chromadb.PersistentClient(path=str(path), settings=settings)
+            else:
+                parts = urlsplit(url)
+                if parts.scheme not in ("http", "https") or not parts.hostname:
+                    raise ValueError(f"expected http(s)://host:port, got {url!r}")
+                self._client = chromadb.HttpClient(
+                    host=parts.hostname,
+                    port=parts.port or (443 if parts.scheme == "https" else 8000),
+                    ssl=parts.scheme == "https",
+                    settings=settings,
+                )
+                self._client.heartbeat()
         except Exception as exc:  # chromadb raises many types; all mean the store is unusable
-            raise StorageError(f"cannot open the vector store at {path}: {exc}") from exc
+            where = url or path
+            raise StorageError(f"cannot open the vector store at {where}: {exc}") from exc
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -82,12 +137,11 @@ class VectorStore:
         """Nearest ``n`` (id, cosine similarity), best first."""
         col = self._collection(collection)
         try:
-            count = col.count()
-            if count == 0:
-                return []
+            # No count() first: it costs as much as the query itself, and Chroma returns
+            # fewer than n results (none for an empty collection) without complaint.
             result = col.query(
                 query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                n_results=min(n, count),
+                n_results=n,
                 where=dict(where) if where else None,
                 include=["distances"],
             )

@@ -1,0 +1,365 @@
+"""Scale benchmark: retain throughput, recall latency, memory and disk at 10k-100k memories.
+
+For each bank size it measures, in one process and on the same vectors:
+
+* **retain**: bulk (one ``retain`` per synthetic session of 20 messages) and one message per
+  call, in memories per second; the raw embedder's throughput on the same texts, so retain is
+  also a ratio of what the embedding model alone allows;
+* **recall**: p50/p95 latency of ``strategies=["semantic"]``, ``["keyword"]`` and full TEMPR
+  (``strategies=None``), read-only (``reinforce=False``), on probe questions whose answer is a
+  known memory (the hit rate at 10 is reported as a sanity check, not as a quality figure);
+  and a bare Chroma top-k query with the same query vectors, so recall is also a ratio;
+* **keyword index**: the cost of making a memory keyword-searchable on retain (the pending
+  postings written per call), BM25 latency with pending rows against none, a full rebuild;
+* **resources**: peak RSS of the process (sizes run in order, so the figure of the largest size
+  is the peak of the whole run) and the store's size on disk.
+
+A store built by an earlier run (``workdir`` kept) is reused when it already holds the size:
+its bulk retain figures, and the embedder throughput they are compared with, come from the
+file written when it was built (a machine's load changes between runs).
+
+Usage::
+
+    agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale --out scale.json
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentmem.bench.locomo import _environment, percentile
+from agentmem.bench.synthetic import ConversationGenerator, Probe, Session
+from agentmem.memory import AgentMemory
+
+ProgressCallback = Callable[[str, int, int], None]
+"""Called as ``progress(description, completed_steps, total_steps)``."""
+
+TARGETS = {
+    "tempr_p50_ms_at_100k": 50.0,
+    "tempr_p50_over_chroma_p50": 8.0,
+    "bulk_retain_per_s": 250.0,
+    "bulk_retain_over_raw_embedder": 0.5,
+    "peak_rss_gib_at_100k": 2.0,
+}
+RECALL_RUNS: dict[str, list[str] | None] = {
+    "semantic": ["semantic"],
+    "keyword": ["keyword"],
+    "tempr": None,
+}
+BANK = "scale"
+TOP_K = 10
+_BUILD_FILE = "build.json"
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def _latency(samples: Sequence[float]) -> dict[str, float]:
+    return {
+        "p50_ms": _ms(percentile(samples, 50)),
+        "p95_ms": _ms(percentile(samples, 95)),
+        "mean_ms": _ms(statistics.fmean(samples)),
+    }
+
+
+def _disk_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _peak_rss_mib() -> float:
+    # ru_maxrss is in KiB on Linux.
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+@contextmanager
+def _timed_calls(obj: Any, name: str, samples: list[float]) -> Iterator[None]:
+    """Record the duration of every call of ``obj.name`` while the block runs."""
+    original = getattr(obj, name)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            samples.append(time.perf_counter() - started)
+
+    setattr(obj, name, timed)
+    try:
+        yield
+    finally:
+        delattr(obj, name)  # the instance attribute shadowed the class's method
+
+
+def raw_embedder_throughput(mem: AgentMemory, sessions: Sequence[Session]) -> float:
+    """Texts per second the embedder alone manages, in the batches bulk retain gives it."""
+    batches = [
+        [f"{m.get('name') or m['role'].title()}: {m['content']}" for m in s.messages]
+        for s in sessions
+    ]
+    mem.embedder.embed(batches[0])  # load the model outside the timing
+    started = time.perf_counter()
+    for batch in batches:
+        mem.embedder.embed(batch)
+    return sum(len(b) for b in batches) / (time.perf_counter() - started)
+
+
+def _bulk_retain(
+    mem: AgentMemory, sessions: Sequence[Session], progress: ProgressCallback | None, label: str
+) -> dict[str, Any]:
+    bank = mem.bank(BANK)
+    keyword = mem._engine.keyword
+    rebuilds: list[float] = []
+    count = 0
+    started = time.perf_counter()
+    with _timed_calls(keyword, "rebuild", rebuilds):
+        for index, session in enumerate(sessions):
+            count += len(
+                bank.retain(
+                    session.messages,
+                    mentioned_at=session.mentioned_at,
+                    document_id=session.document_id,
+                )
+            )
+            if progress and index % 25 == 0:
+                progress(f"{label}: bulk retain", count, sum(len(s.messages) for s in sessions))
+    elapsed = time.perf_counter() - started
+    return {
+        "memories": count,
+        "calls": len(sessions),
+        "seconds": round(elapsed, 1),
+        "memories_per_s": round(count / elapsed, 1),
+        "keyword_rebuilds": len(rebuilds),
+        "keyword_rebuild_seconds_total": round(sum(rebuilds), 2),
+    }
+
+
+def _single_retains(mem: AgentMemory, sessions: Sequence[Session], n: int) -> dict[str, Any]:
+    """``n`` retain calls of one user message each; also times the pending-postings insert."""
+    bank = mem.bank(BANK)
+    messages = [m for s in sessions for m in s.messages if m["role"] == "user"][:n]
+    when = sessions[-1].mentioned_at
+    pending: list[float] = []
+    started = time.perf_counter()
+    with _timed_calls(mem._engine.keyword, "add_pending", pending):
+        for message in messages:
+            bank.retain([message], mentioned_at=when, document_id="single")
+    elapsed = time.perf_counter() - started
+    return {
+        "calls": len(messages),
+        "memories_per_s": round(len(messages) / elapsed, 1),
+        "mean_ms_per_call": _ms(elapsed / len(messages)),
+        "pending_postings_insert": _latency(pending),
+    }
+
+
+def _recall_latencies(
+    mem: AgentMemory, probes: Sequence[Probe], now: Any
+) -> dict[str, dict[str, Any]]:
+    bank = mem.bank(BANK)
+    results: dict[str, dict[str, Any]] = {}
+    for name, strategies in RECALL_RUNS.items():
+        bank.recall(probes[0].query, strategies=strategies, reinforce=False, now=now)  # warm
+        samples: list[float] = []
+        found = 0
+        for probe in probes:
+            started = time.perf_counter()
+            result = bank.recall(
+                probe.query, top_k=TOP_K, strategies=strategies, reinforce=False, now=now
+            )
+            samples.append(time.perf_counter() - started)
+            found += any(hit.text == probe.answer for hit in result)
+        results[name] = {**_latency(samples), "hit_rate_at_10": round(found / len(probes), 3)}
+    return results
+
+
+def _bare_chroma(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, Any]:
+    """Top-k straight from the bank's Chroma collection, with vectors embedded beforehand."""
+    engine = mem._engine
+    collection = engine.vectors._collection(mem.bank(BANK)._collection)
+    vectors = [np.asarray(engine.embedder.embed_query(p.query)) for p in probes]
+    collection.query(query_embeddings=[vectors[0]], n_results=TOP_K)  # warm
+    samples: list[float] = []
+    for vector in vectors:
+        started = time.perf_counter()
+        collection.query(query_embeddings=[vector], n_results=TOP_K, include=["distances"])
+        samples.append(time.perf_counter() - started)
+    embed: list[float] = []
+    for probe in probes[:50]:
+        started = time.perf_counter()
+        engine.embedder.embed_query(probe.query)
+        embed.append(time.perf_counter() - started)
+    return {**_latency(samples), "query_embedding": _latency(embed)}
+
+
+def _keyword_costs(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, Any]:
+    """BM25 latency with the pending postings left by the run, then after a full rebuild."""
+    keyword = mem._engine.keyword
+    queries = [p.query for p in probes[:100]]
+
+    def bm25_latency() -> dict[str, float]:
+        keyword.search(BANK, queries[0], 60)
+        samples = []
+        for query in queries:
+            started = time.perf_counter()
+            keyword.search(BANK, query, 60)
+            samples.append(time.perf_counter() - started)
+        return _latency(samples)
+
+    pending_rows = keyword.pending_rows()
+    with_pending = bm25_latency()
+    rebuild_seconds = keyword.rebuild()
+    return {
+        "pending_rows": pending_rows,
+        "bm25_with_pending": with_pending,
+        "bm25_without_pending": bm25_latency(),
+        "full_rebuild_seconds": round(rebuild_seconds, 2),
+    }
+
+
+def _probes(sessions: Sequence[Session], n: int, seed: int) -> list[Probe]:
+    every = [p for s in sessions for p in s.probes]
+    return random.Random(seed).sample(every, min(n, len(every)))
+
+
+def run_size(
+    size: int,
+    workdir: Path,
+    *,
+    queries: int = 200,
+    singles: int = 300,
+    seed: int = 7,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it."""
+    sessions = list(ConversationGenerator(seed).sessions(size))
+    store = workdir / f"scale-{size}"
+    build_file = store / _BUILD_FILE
+    label = f"{size:,}"
+    with AgentMemory(store) as mem:
+        raw = raw_embedder_throughput(mem, sessions[: max(1, 2000 // 20)])
+        existing = mem.bank(BANK).stats()["memories"] if BANK in mem.banks() else 0
+        if existing == 0:
+            # The ratio compares the bulk retain with the embedder measured just before it.
+            bulk = {**_bulk_retain(mem, sessions, progress, label), "raw_embedder_per_s": raw}
+            build_file.write_text(json.dumps(bulk))
+        elif build_file.is_file() and existing >= size:
+            bulk = {**json.loads(build_file.read_text()), "reused_store": True}
+        else:
+            raise RuntimeError(f"{store} holds a partial bank; delete it and run again")
+        now = sessions[-1].mentioned_at
+        probes = _probes(sessions, queries, seed)
+        if progress:
+            progress(f"{label}: recall", 0, 1)
+        recall = _recall_latencies(mem, probes, now)
+        chroma = _bare_chroma(mem, probes)
+        single = _single_retains(mem, sessions, singles)
+        keyword = _keyword_costs(mem, probes)
+        memories = mem.bank(BANK).stats()["memories"]
+        rss = _peak_rss_mib()
+    disk = _disk_bytes(store)
+    tempr_p50 = recall["tempr"]["p50_ms"]
+    return {
+        "size": size,
+        "memories_in_bank": memories,
+        "raw_embedder_per_s": round(raw, 1),
+        "bulk_retain": bulk,
+        "single_retain": single,
+        "recall": recall,
+        "bare_chroma": chroma,
+        "keyword_index": keyword,
+        "ratios": {
+            "bulk_retain_over_raw_embedder": round(
+                bulk["memories_per_s"] / bulk.get("raw_embedder_per_s", raw), 3
+            ),
+            "tempr_p50_over_chroma_p50": round(tempr_p50 / chroma["p50_ms"], 2),
+            "semantic_p50_over_chroma_p50": round(
+                recall["semantic"]["p50_ms"] / chroma["p50_ms"], 2
+            ),
+        },
+        "peak_rss_mib": rss,
+        "disk_mib": round(disk / 2**20, 1),
+    }
+
+
+def run_scale(
+    sizes: Sequence[int],
+    workdir: str | Path,
+    *,
+    out_path: str | Path | None = None,
+    queries: int = 200,
+    singles: int = 300,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Run :func:`run_size` for each size (ascending) and write the JSON report."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {
+        "benchmark": "agentmem scale",
+        "environment": _environment(),
+        "targets": TARGETS,
+        "sizes": [],
+    }
+    for size in sorted(sizes):
+        report["sizes"].append(
+            run_size(size, workdir, queries=queries, singles=singles, progress=progress)
+        )
+        if out_path is not None:  # write after each size: a long run keeps what it measured
+            Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+            Path(out_path).write_text(json.dumps(report, indent=2, default=str))
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as a plain-text table, one column per size."""
+    sizes = report["sizes"]
+    rows: list[tuple[str, Callable[[dict[str, Any]], object]]] = [
+        ("bulk retain (memories/s)", lambda s: s["bulk_retain"]["memories_per_s"]),
+        ("one-at-a-time retain (memories/s)", lambda s: s["single_retain"]["memories_per_s"]),
+        ("raw embedder (texts/s)", lambda s: s["raw_embedder_per_s"]),
+        ("bulk retain / raw embedder", lambda s: s["ratios"]["bulk_retain_over_raw_embedder"]),
+        *(
+            (f"recall {name} p50 / p95 (ms)", _p50_p95(name))
+            for name in ("semantic", "keyword", "tempr")
+        ),
+        (
+            "bare Chroma top-10 p50 / p95 (ms)",
+            lambda s: f"{s['bare_chroma']['p50_ms']} / {s['bare_chroma']['p95_ms']}",
+        ),
+        ("TEMPR p50 / Chroma p50", lambda s: s["ratios"]["tempr_p50_over_chroma_p50"]),
+        ("TEMPR hit rate @10", lambda s: s["recall"]["tempr"]["hit_rate_at_10"]),
+        (
+            "pending postings insert p50 (ms)",
+            lambda s: s["single_retain"]["pending_postings_insert"]["p50_ms"],
+        ),
+        (
+            "BM25 p50 with N pending / none (ms)",
+            lambda s: (
+                f"{s['keyword_index']['bm25_with_pending']['p50_ms']} "
+                f"(N={s['keyword_index']['pending_rows']}) / "
+                f"{s['keyword_index']['bm25_without_pending']['p50_ms']}"
+            ),
+        ),
+        ("keyword full rebuild (s)", lambda s: s["keyword_index"]["full_rebuild_seconds"]),
+        ("peak RSS (MiB)", lambda s: s["peak_rss_mib"]),
+        ("disk (MiB)", lambda s: s["disk_mib"]),
+    ]
+    width = max(len(label) for label, _ in rows) + 2
+    lines = [" " * width + "".join(f"{s['size']:>24,}" for s in sizes)]
+    for label, cell in rows:
+        lines.append(label.ljust(width) + "".join(f"{cell(s)!s:>24}" for s in sizes))
+    return "\n".join(lines)
+
+
+def _p50_p95(name: str) -> Callable[[dict[str, Any]], str]:
+    return lambda s: f"{s['recall'][name]['p50_ms']} / {s['recall'][name]['p95_ms']}"

@@ -1,0 +1,1 @@
+"""Observation consolidation: a background worker that turns new facts into observations."""

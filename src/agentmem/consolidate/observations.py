@@ -1,0 +1,205 @@
+"""Observations: durable statements synthesised from facts, created or refined by an LLM.
+
+An observation is a memory of fact_type "observation", recallable like any fact. Its
+metadata holds ``source_memory_ids`` (the supporting facts), ``proof_count`` (how many there
+are) and ``history`` (earlier texts, with when they were replaced). Consolidation never
+deletes a fact: a fact an observation shows to be wrong gets ``contradicted_by`` (the
+observation ids) in its metadata and stays recallable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentmem._time import utc_now
+from agentmem.config import BankConfig, RecallConfig
+from agentmem.engine import Engine
+from agentmem.errors import NotAvailableError
+from agentmem.llm.prompts import consolidation_messages
+from agentmem.recall.pipeline import recall
+from agentmem.retain.facts import EntityMention, ExtractedFact
+from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors
+from agentmem.store.records import MEMORY_SELECT, MemoryRow, load_memories, memory_from_row
+from agentmem.types import Memory
+
+OBSERVATION = "observation"
+_EVIDENCE_TYPES = ("world", "experience")
+_RELATED_OBSERVATIONS = 10
+
+
+class ObservationAction(BaseModel):
+    """Create an observation, or refine the existing one with ``observation_id``."""
+
+    action: Literal["create", "refine"]
+    observation_id: str | None = None
+    text: str
+    supporting_fact_ids: list[str] = Field(default_factory=list)
+    contradicted_fact_ids: list[str] = Field(default_factory=list)
+
+
+class ConsolidationOut(BaseModel):
+    """How the new facts change the bank's observations."""
+
+    actions: list[ObservationAction] = Field(default_factory=list)
+
+
+def consolidate(
+    engine: Engine, bank_id: str, collection: str, config: BankConfig, memory_ids: Sequence[str]
+) -> list[Memory]:
+    """Compare new facts with related observations; create or refine observations.
+
+    Returns:
+        The observations created or refined.
+
+    Raises:
+        LLMError: The LLM call failed (the facts stay stored; nothing is changed).
+    """
+    if engine.llm is None:
+        raise NotAvailableError("consolidation needs AgentMemory(llm=...)")
+    found = load_memories(engine.db, bank_id, list(memory_ids))
+    facts = [found[i] for i in memory_ids if i in found and found[i].fact_type in _EVIDENCE_TYPES]
+    if not facts:
+        return []
+    related = _related_observations(engine, bank_id, collection, facts)
+    reply = engine.llm.structured(
+        ConsolidationOut, consolidation_messages(facts, related), purpose="consolidate"
+    )
+    fact_ids = {f.id for f in facts}
+    by_id = {o.id: o for o in related}
+    changed: list[Memory] = []
+    for action in reply.value.actions:
+        supporting = [i for i in dict.fromkeys(action.supporting_fact_ids) if i in fact_ids]
+        text = " ".join(action.text.split())
+        if not text:
+            continue
+        target = by_id.get(action.observation_id or "")
+        if action.action == "refine" and target is not None:
+            observation = refine_observation(engine, bank_id, collection, target, text, supporting)
+        else:
+            observation = create_observation(engine, bank_id, collection, config, text, supporting)
+        by_id[observation.id] = observation
+        changed.append(observation)
+        contradicted = [i for i in action.contradicted_fact_ids if i in fact_ids]
+        mark_contradicted(engine, bank_id, contradicted, observation.id)
+    return changed
+
+
+def _related_observations(
+    engine: Engine, bank_id: str, collection: str, facts: Sequence[Memory]
+) -> list[Memory]:
+    query = " ".join(f.text for f in facts)[:2000]
+    config = RecallConfig.build(
+        query, top_k=_RELATED_OBSERVATIONS, fact_types=OBSERVATION, reinforce=False
+    )
+    return recall(engine, bank_id, collection, config).memories
+
+
+def create_observation(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    config: BankConfig,
+    text: str,
+    supporting: Sequence[str],
+    *,
+    fact_type: str = OBSERVATION,
+    extra: dict | None = None,
+) -> Memory:
+    """Store a new observation (or, with ``fact_type``, an opinion) backed by ``supporting``.
+
+    It carries the supporting facts' entities, so it joins their part of the graph.
+    """
+    found = load_memories(engine.db, bank_id, list(supporting))
+    when = max((m.mentioned_at for m in found.values()), default=utc_now())
+    fact = ExtractedFact(
+        text=text,
+        fact_type=fact_type,
+        mentioned_at=when,
+        message_index=0,
+        entities=tuple(_entities_of(engine, supporting)),
+        importance=max((m.importance for m in found.values()), default=0.5),
+        metadata={
+            "source_memory_ids": list(supporting),
+            "proof_count": len(supporting),
+            "history": [],
+            **(extra or {}),
+        },
+    )
+    _, memories = store_facts(engine, bank_id, collection, config, [fact], episode=None)
+    return memories[0]
+
+
+def refine_observation(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    observation: Memory,
+    text: str,
+    supporting: Sequence[str],
+) -> Memory:
+    """Rewrite an observation in place (same id), adding evidence and keeping its history."""
+    now = utc_now()
+    metadata = dict(observation.metadata)
+    sources = list(dict.fromkeys([*metadata.get("source_memory_ids", []), *supporting]))
+    history = [*metadata.get("history", []), {"text": observation.text, "until": now.isoformat()}]
+    metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
+    names = " ".join(observation.entities)
+    vectors = embed_texts(engine, [text])
+    with engine.db.transaction() as cur:
+        (old_seq,) = cur.execute(
+            "SELECT seq FROM memories WHERE id = ?", [observation.id]
+        ).fetchone()
+        (seq,) = cur.execute("SELECT nextval('memory_seq')").fetchone()
+        engine.keyword.remove_pending(cur, [old_seq])
+        # A new seq puts the new text in the pending postings; the old built posting is ignored.
+        cur.execute(
+            "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ? WHERE id = ?",
+            [text, f"{text} {names}".strip(), seq, json.dumps(metadata), observation.id],
+        )
+        engine.keyword.add_pending(cur, seq, seq)
+        cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [observation.id, bank_id])
+    refined = load_memories(engine.db, bank_id, [observation.id])[observation.id]
+    row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
+    write_vectors(engine, bank_id, collection, [row], vectors)
+    return refined
+
+
+def mark_contradicted(
+    engine: Engine, bank_id: str, fact_ids: Iterable[str], observation_id: str
+) -> None:
+    """Flag facts as contradicted by an observation (``metadata["contradicted_by"]``)."""
+    found = load_memories(engine.db, bank_id, list(fact_ids))
+    with engine.db.transaction() as cur:
+        for memory in found.values():
+            metadata = dict(memory.metadata)
+            metadata["contradicted_by"] = list(
+                dict.fromkeys([*metadata.get("contradicted_by", []), observation_id])
+            )
+            cur.execute(
+                "UPDATE memories SET metadata = ? WHERE id = ?",
+                [json.dumps(metadata, ensure_ascii=False), memory.id],
+            )
+
+
+def _entities_of(engine: Engine, memory_ids: Sequence[str]) -> list[EntityMention]:
+    rows = engine.db.fetchall(
+        "SELECT DISTINCT e.name, e.kind FROM memory_entities AS me "
+        "JOIN entities AS e ON e.id = me.entity_id WHERE list_contains($ids, me.memory_id) "
+        "ORDER BY 1",
+        {"ids": list(memory_ids)},
+    )
+    return [EntityMention(name, kind) for name, kind in rows]
+
+
+def list_observations(engine: Engine, bank_id: str) -> list[Memory]:
+    """The bank's observations, most supported first, then newest."""
+    rows = engine.db.fetchall(
+        MEMORY_SELECT + "WHERE m.bank_id = ? AND m.fact_type = ? ORDER BY m.seq DESC",
+        [bank_id, OBSERVATION],
+    )
+    observations = [memory_from_row(row) for row in rows]
+    return sorted(observations, key=lambda o: -int(o.metadata.get("proof_count", 0)))

@@ -1,0 +1,1 @@
+"""The LLM path: settings → client, and the prompts it sends."""

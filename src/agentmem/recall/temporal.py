@@ -1,0 +1,255 @@
+"""Time in recall: what period a query names, and the "temporal" and "timeline" strategies.
+
+* :func:`parse_query_time` finds the period a query is about, relative to ``now``: an
+  expression ("in June 2024", "last spring"), "recently", or "our last conversation". Queries
+  about *when we talked* ("what did we discuss last week", "what did you tell me yesterday")
+  match on ``mentioned_at``; all others on when things happened (a fact's occurrence interval,
+  or its mention time when it has none). The expression's words are cut from the query the
+  semantic and keyword arms see, so "June" does not drag in every June that was mentioned.
+* **temporal**: semantic entry points inside the period (Chroma filtered on the facts' time
+  metadata), scored by how much of each fact's interval falls inside and how close it is in
+  meaning, then one hop along graph links to facts that stay inside the period.
+* **timeline** (HEBBS): the memories of one entity in time order, within ``start``/``end``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Literal
+
+from agentmem._time import optional_utc
+from agentmem.errors import InvalidInputError
+from agentmem.recall.candidates import StrategyHit, cosine_relevance
+from agentmem.store.records import json_list, sql_list, to_db_time
+from agentmem.temporal import find_time_expressions
+from agentmem.types import TimeRange
+
+if TYPE_CHECKING:
+    from agentmem.recall.strategies import StrategyContext
+
+TimeMode = Literal["occurrence", "mention"]
+
+_TALK = re.compile(
+    r"\b(discuss(ed|ing)?|talk(ed|ing)?|chat(ted|ting)?|conversations?|spoke|speak|"
+    r"told me|tell me|tell you|told you|mention(ed)?|said|say|went over|covered|asked)\b",
+    re.IGNORECASE,
+)
+_RECENTLY = re.compile(r"\b(recently|lately|of late)\b", re.IGNORECASE)
+_LAST_CONVERSATION = re.compile(
+    r"\b(last|latest|previous|most recent) "
+    r"(conversation|chat|session|talk|time we (talked|spoke))\b",
+    re.IGNORECASE,
+)
+# Questions that ask for a time: their answer is most likely a fact anchored in time.
+_ASKS_WHEN = re.compile(
+    r"^\W*(when\b|since when\b|how long ago\b|at what time\b|"
+    r"(what|which) (year|month|date|day|week|time)\b|on what (date|day)\b|"
+    r"in (what|which) (year|month)\b)",
+    re.IGNORECASE,
+)
+RECENT_DAYS = 7
+# Open-ended ranges are clamped to what the stores can hold.
+_FLOOR = datetime(1, 1, 2, tzinfo=UTC)
+_CEILING = datetime(9999, 12, 30, tzinfo=UTC)
+EXPANSION_DECAY = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTime:
+    """The period a query names and how to match it.
+
+    Attributes:
+        range: The period, or None when the query names none.
+        mode: "occurrence" (when things happened) or "mention" (when they were said).
+        content_query: The query without its time words, for the semantic and keyword arms.
+        asks_when: The query asks for a time ("When did ...?"), so facts anchored in time
+            are the likely answers.
+    """
+
+    range: TimeRange | None
+    mode: TimeMode
+    content_query: str
+    asks_when: bool = False
+
+
+def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -> QueryTime:
+    """The period ``query`` is about, relative to ``now``.
+
+    Args:
+        query: The recall query.
+        now: The reference for relative words.
+        last_mention: When the bank last learned something ("our last conversation").
+    """
+    mode: TimeMode = "mention" if _TALK.search(query) else "occurrence"
+    asks_when = bool(_ASKS_WHEN.match(query))
+    expressions = find_time_expressions(query, now)
+    if expressions:
+        content = query
+        for expression in reversed(expressions):
+            lo, hi = expression.span
+            content = content[:lo] + " " + content[hi:]
+        period = TimeRange(min(e.start for e in expressions), max(e.end for e in expressions))
+        return QueryTime(period, mode, _content(content, query), asks_when)
+    if match := _LAST_CONVERSATION.search(query):
+        if last_mention is None:
+            return QueryTime(None, mode, query, asks_when)
+        day = last_mention.replace(hour=0, minute=0, second=0, microsecond=0)
+        cut = query[: match.start()] + " " + query[match.end() :]
+        period = TimeRange(day, last_mention + timedelta(seconds=1))
+        return QueryTime(period, "mention", _content(cut, query), asks_when)
+    if match := _RECENTLY.search(query):
+        cut = query[: match.start()] + " " + query[match.end() :]
+        period = TimeRange(now - timedelta(days=RECENT_DAYS), now + timedelta(seconds=1))
+        return QueryTime(period, mode, _content(cut, query), asks_when)
+    return QueryTime(None, mode, query, asks_when)
+
+
+def _content(stripped: str, query: str) -> str:
+    """The query without its time words; the whole query if nothing else is left."""
+    words = re.sub(r"\s+", " ", stripped).strip(" ,.;:!?")
+    return words if re.search(r"\w{3,}", words) else query
+
+
+def temporal(ctx: StrategyContext) -> list[StrategyHit]:
+    """Facts inside the period the query names, closest in meaning first, plus linked facts.
+
+    A query that names no period but asks for one ("When did Caroline ...?") gets the facts
+    anchored in time that are closest in meaning.
+    """
+    period = ctx.query_time.range
+    if period is None:
+        return _dated(ctx) if ctx.query_time.asks_when else []
+    lo, hi = max(period.start, _FLOOR).timestamp(), min(period.end, _CEILING).timestamp()
+    if ctx.query_time.mode == "mention":
+        where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
+    else:
+        where = {"$and": [{"t_start": {"$lt": hi}}, {"t_end": {"$gte": lo}}]}
+    seeds = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, where)
+    if not seeds:
+        return []
+    times = _event_times(ctx, [memory_id for memory_id, _ in seeds])
+    scores: dict[str, float] = {}
+    for memory_id, cosine in seeds:
+        inside = _inside_fraction(times.get(memory_id), period, ctx.query_time.mode)
+        scores[memory_id] = inside * (0.5 + 0.5 * max(0.0, cosine))
+    for memory_id, score in _expand(ctx, scores, period).items():
+        scores.setdefault(memory_id, score)
+    ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)[: ctx.pool]
+    return [
+        StrategyHit(memory_id, rank, score, normalized=min(1.0, score))
+        for rank, (memory_id, score) in enumerate(ranked, start=1)
+    ]
+
+
+def _dated(ctx: StrategyContext) -> list[StrategyHit]:
+    scored = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, {"dated": True})
+    return [
+        StrategyHit(memory_id, rank, cosine, normalized=cosine_relevance(cosine))
+        for rank, (memory_id, cosine) in enumerate(scored, start=1)
+    ]
+
+
+def _event_times(
+    ctx: StrategyContext, ids: list[str]
+) -> dict[str, tuple[datetime, datetime, datetime]]:
+    rows = ctx.engine.db.fetchall(
+        "SELECT id, coalesce(occurred_start, mentioned_at), "
+        "coalesce(occurred_end, occurred_start, mentioned_at), mentioned_at "
+        f"FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+        {"bank": ctx.bank_id, "ids": json_list(ids)},
+    )
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+
+def _inside_fraction(
+    times: tuple[datetime, datetime, datetime] | None, period: TimeRange, mode: TimeMode
+) -> float:
+    """How much of a fact's time falls inside the period: 1 for an event within it."""
+    if times is None:
+        return 0.0
+    start, end, mentioned = times
+    if mode == "mention":
+        start = end = mentioned
+    lo, hi = to_db_time(period.start), to_db_time(period.end)
+    assert lo is not None and hi is not None
+    length = (end - start).total_seconds()
+    if length <= 0:
+        return 1.0 if lo <= start < hi else 0.0
+    overlap = (min(end, hi) - max(start, lo)).total_seconds()
+    return max(0.0, min(1.0, overlap / length))
+
+
+# $seeds is bound as JSON text (see store/records.py).
+_SEEDS = sql_list("seeds")
+_EXPAND = f"""
+SELECT l.src_id, l.dst_id, l.weight, m.id,
+       coalesce(m.occurred_start, m.mentioned_at), coalesce(m.occurred_end, m.occurred_start,
+       m.mentioned_at), m.mentioned_at
+FROM links AS l JOIN memories AS m
+  ON m.id = CASE WHEN list_contains({_SEEDS}, l.src_id) THEN l.dst_id ELSE l.src_id END
+WHERE l.bank_id = $bank
+  AND (list_contains({_SEEDS}, l.src_id) OR list_contains({_SEEDS}, l.dst_id))
+"""
+
+
+def _expand(ctx: StrategyContext, seeds: dict[str, float], period: TimeRange) -> dict[str, float]:
+    """One hop along links from the seeds, to facts that stay inside the period."""
+    reached: dict[str, float] = {}
+    for src, dst, weight, memory_id, start, end, mentioned in ctx.engine.db.fetchall(
+        _EXPAND, {"bank": ctx.bank_id, "seeds": json_list(seeds)}
+    ):
+        origin = src if memory_id == dst else dst
+        inside = _inside_fraction((start, end, mentioned), period, ctx.query_time.mode)
+        if memory_id in seeds or inside <= 0 or origin not in seeds:
+            continue
+        score = seeds[origin] * weight * EXPANSION_DECAY * inside
+        reached[memory_id] = max(reached.get(memory_id, 0.0), score)
+    return reached
+
+
+TIMELINE_PARAMS = frozenset({"entity", "start", "end", "order"})
+
+_TIMELINE = """
+SELECT me.memory_id, me.t
+FROM memory_entities AS me
+WHERE me.bank_id = $bank AND list_contains($entities, me.entity_id)
+  AND me.t >= $start AND me.t < $end
+ORDER BY me.t {order}, me.memory_id
+LIMIT $limit
+"""
+
+
+def timeline(ctx: StrategyContext) -> list[StrategyHit]:
+    """The memories of ``entity`` in time order (newest first unless ``order="asc"``)."""
+    params = ctx.config.strategy_params
+    entity = params.get("entity")
+    if not isinstance(entity, str) or not entity.strip():
+        raise InvalidInputError('the "timeline" strategy needs entity="name or alias"')
+    order = params.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise InvalidInputError('order must be "asc" or "desc"')
+    start = optional_utc(params.get("start"), field="start") or _FLOOR
+    end = optional_utc(params.get("end"), field="end") or _CEILING
+    entity_ids = ctx.entity_ids(entity)
+    if not entity_ids:
+        return []
+    rows = ctx.engine.db.fetchall(
+        _TIMELINE.replace("{order}", "DESC" if order == "desc" else "ASC"),
+        {
+            "bank": ctx.bank_id,
+            "entities": entity_ids,
+            "start": to_db_time(start),
+            "end": to_db_time(end),
+            "limit": ctx.pool,
+        },
+    )
+    seen: set[str] = set()
+    hits: list[StrategyHit] = []
+    for memory_id, _ in rows:
+        if memory_id not in seen:
+            seen.add(memory_id)
+            rank = len(hits) + 1
+            hits.append(StrategyHit(memory_id, rank, 1.0 / rank, normalized=1.0))
+    return hits

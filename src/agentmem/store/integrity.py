@@ -1,0 +1,174 @@
+"""Integrity check: do DuckDB, Chroma and the keyword index agree, and is every fact whole?
+
+What "whole" means, per bank:
+
+* every memory has its vector in the bank's Chroma collection, and Chroma holds no vector of a
+  memory the bank does not have (vectors still in the journal, written by a call that has not
+  finished, are in flight and not counted);
+* every memory is keyword-searchable: in the built full-text index or in the pending postings;
+* every memory's episode exists; every memory–entity row names an existing memory and entity
+  of the same bank; every link joins two memories of the bank; no entity is left without facts.
+
+Store-wide: no row belongs to a bank the store does not know, and no pending posting belongs to
+a deleted memory. The check holds the write lock while it reads DuckDB, so it sees no write
+half-way. Chroma is read under the same lock: a write that committed before the check is in the
+vector journal until Chroma has it, and none can commit while the check runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agentmem.store.keyword import FTS_SCHEMA, tokenize_sql
+
+if TYPE_CHECKING:
+    from agentmem.engine import Engine
+
+
+@dataclass(frozen=True, slots=True)
+class IntegrityReport:
+    """The result of :meth:`AgentMemory.check_integrity` or :meth:`MemoryBank.check_integrity`.
+
+    Attributes:
+        banks: The banks checked.
+        memories: Memories counted in DuckDB.
+        vectors: Vectors counted in Chroma.
+        keyword_pending: Memories keyword-searchable through pending postings (not yet in the
+            built full-text index); informative, not a problem.
+        in_flight: Vector journal entries of writes not yet confirmed by Chroma; after a clean
+            open this is 0.
+        problems: One line per inconsistency found; empty when the store is whole.
+    """
+
+    banks: tuple[str, ...]
+    memories: int
+    vectors: int
+    keyword_pending: int
+    in_flight: int
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+_MEMORY_TOKENS = tokenize_sql("m.search_text || ' ' || m.context_text")
+# Each query returns offending ids for bank $bank; the label says what is wrong with them.
+_BANK_CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        "memory without its episode",
+        "SELECT m.id FROM memories AS m LEFT JOIN episodes AS e ON e.id = m.episode_id "
+        "WHERE m.bank_id = $bank AND m.episode_id IS NOT NULL AND e.id IS NULL",
+    ),
+    (
+        "memory-entity row of a missing memory",
+        "SELECT me.memory_id FROM memory_entities AS me "
+        "LEFT JOIN memories AS m ON m.id = me.memory_id AND m.bank_id = me.bank_id "
+        "WHERE me.bank_id = $bank AND m.id IS NULL",
+    ),
+    (
+        "memory-entity row of a missing entity",
+        "SELECT me.entity_id FROM memory_entities AS me "
+        "LEFT JOIN entities AS e ON e.id = me.entity_id AND e.bank_id = me.bank_id "
+        "WHERE me.bank_id = $bank AND e.id IS NULL",
+    ),
+    (
+        "entity without any memory",
+        "SELECT e.id FROM entities AS e WHERE e.bank_id = $bank AND NOT EXISTS "
+        "(SELECT 1 FROM memory_entities AS me WHERE me.entity_id = e.id)",
+    ),
+    (
+        "link to a missing memory",
+        "SELECT l.src_id || ' -> ' || l.dst_id FROM links AS l WHERE l.bank_id = $bank AND ("
+        "NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.id = l.src_id AND m.bank_id = $bank) OR "
+        "NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.id = l.dst_id AND m.bank_id = $bank))",
+    ),
+    (
+        # Neither built nor pending, although its text has words to index (a fact of only
+        # stopwords or emoji has no postings, rightly).
+        "memory missing from the keyword index",
+        f"SELECT m.id FROM memories AS m WHERE m.bank_id = $bank "
+        f"AND m.seq NOT IN (SELECT name FROM {FTS_SCHEMA}.docs) "
+        "AND m.seq NOT IN (SELECT seq FROM keyword_pending) "
+        "AND EXISTS (SELECT 1 FROM (SELECT unnest("
+        f"{_MEMORY_TOKENS}) AS token) "
+        f"WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords))",
+    ),
+)
+
+_STORE_CHECKS: tuple[tuple[str, str], ...] = tuple(
+    (
+        f"{table} row of an unknown bank",
+        f"SELECT DISTINCT t.bank_id FROM {table} AS t "
+        "WHERE t.bank_id NOT IN (SELECT bank_id FROM banks)",
+    )
+    for table in ("memories", "episodes", "entities", "memory_entities", "links")
+) + (
+    (
+        "pending keyword postings of a deleted memory",
+        "SELECT DISTINCT CAST(seq AS VARCHAR) FROM keyword_pending "
+        "WHERE seq NOT IN (SELECT seq FROM memories)",
+    ),
+)
+
+_SHOWN = 5  # offending ids quoted per problem
+
+
+def _problem(label: str, offenders: list[str]) -> str:
+    shown = ", ".join(offenders[:_SHOWN]) + (" ..." if len(offenders) > _SHOWN else "")
+    return f"{len(offenders)} × {label}: {shown}"
+
+
+def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> IntegrityReport:
+    """Check the given banks (every bank when None) and, for the whole store, the shared rows."""
+    db = engine.db
+    problems: list[str] = []
+    with db.write_lock:
+        rows = db.fetchall("SELECT bank_id, collection FROM banks ORDER BY bank_id")
+        collections = dict(rows) if bank_ids is None else {b: c for b, c in rows if b in bank_ids}
+        memory_ids: dict[str, set[str]] = {}
+        in_flight: dict[str, set[str]] = {}
+        for bank_id in collections:
+            memory_ids[bank_id] = {
+                r[0] for r in db.fetchall("SELECT id FROM memories WHERE bank_id = ?", [bank_id])
+            }
+            in_flight[bank_id] = {
+                r[0]
+                for r in db.fetchall(
+                    "SELECT memory_id FROM vector_journal WHERE bank_id = ?", [bank_id]
+                )
+            }
+            for label, sql in _BANK_CHECKS:
+                offenders = [str(r[0]) for r in db.fetchall(sql, {"bank": bank_id})]
+                if offenders:
+                    problems.append(f"bank {bank_id!r}: {_problem(label, offenders)}")
+        if bank_ids is None:
+            for label, sql in _STORE_CHECKS:
+                offenders = [str(r[0]) for r in db.fetchall(sql)]
+                if offenders:
+                    problems.append(_problem(label, offenders))
+        pending = db.fetchall(
+            "SELECT count(DISTINCT p.seq) FROM keyword_pending AS p JOIN memories AS m "
+            "ON m.seq = p.seq WHERE list_contains($banks, m.bank_id)",
+            {"banks": list(collections)},
+        )[0][0]
+        vectors = 0
+        for bank_id, collection in collections.items():
+            stored = engine.vectors.ids(collection)
+            vectors += len(stored)
+            missing = sorted(memory_ids[bank_id] - stored - in_flight[bank_id])
+            orphans = sorted(stored - memory_ids[bank_id] - in_flight[bank_id])
+            if missing:
+                problems.append(f"bank {bank_id!r}: {_problem('memory without a vector', missing)}")
+            if orphans:
+                problems.append(f"bank {bank_id!r}: {_problem('vector of no memory', orphans)}")
+    return IntegrityReport(
+        banks=tuple(collections),
+        memories=sum(len(ids) for ids in memory_ids.values()),
+        vectors=vectors,
+        keyword_pending=int(pending),
+        in_flight=sum(len(ids) for ids in in_flight.values()),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,189 @@
+"""Crash safety under SIGKILL, and many threads sharing one AgentMemory."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import agentmem
+from agentmem.testing import HashEmbedder
+
+# Bulk-retains batches of ten facts forever, printing "id code" for each fact of a batch once
+# retain has returned (acknowledged). A low rebuild threshold puts keyword-index rebuilds
+# among the points the kill can land on.
+WRITER = textwrap.dedent(
+    """
+    import sys
+    import agentmem
+    from agentmem.testing import HashEmbedder
+
+    config = agentmem.EngineConfig(keyword_rebuild_min=40, keyword_rebuild_fraction=0.0)
+    mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder(), config=config)
+    bank = mem.bank("crash")
+    batch = int(sys.argv[2])
+    while True:
+        codes = [f"K{batch}X{j}" for j in range(10)]
+        messages = [
+            {"role": "user", "name": "Ann", "content": f"Locker code {code} is for Ann."}
+            for code in codes
+        ]
+        result = bank.retain(messages, mentioned_at="2025-01-01", document_id=f"b{batch}")
+        lines = [f"{m.id} {code}" for m, code in zip(result.memories, codes, strict=True)]
+        sys.stdout.write("\\n".join(lines) + "\\n")
+        sys.stdout.flush()
+        batch += 1
+    """
+)
+
+
+def _run_and_kill(store: Path, first_batch: int, rng: random.Random) -> dict[str, str]:
+    """Start the writer, SIGKILL it at a random moment; return the acknowledged facts."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(store), str(first_batch)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    wanted_batches = rng.randint(1, 6)
+    acknowledged: dict[str, str] = {}
+    for line in proc.stdout:
+        memory_id, code = line.split()
+        acknowledged[memory_id] = code
+        if len(acknowledged) >= wanted_batches * 10:
+            break
+    time.sleep(rng.uniform(0, 0.4))  # land somewhere inside a later retain
+    proc.send_signal(signal.SIGKILL)
+    rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    # Lines printed before the kill were acknowledged too; a cut-off last line was not.
+    for line in rest.splitlines(keepends=True):
+        if line.endswith("\n"):
+            memory_id, code = line.split()
+            acknowledged[memory_id] = code
+    return acknowledged
+
+
+def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
+    rng = random.Random(int(os.environ.get("AGENTMEM_CRASH_SEED", "20251")))
+    acknowledged: dict[str, str] = {}
+    for run in range(4):
+        acknowledged |= _run_and_kill(store_path, first_batch=run * 1000, rng=rng)
+        with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+            report = mem.check_integrity()
+            assert report.ok, report.problems
+            assert report.in_flight == 0  # the journal was replayed on open
+            bank = mem.bank("crash")
+            stored = {m.id: m for m in bank.memories()}
+            assert set(acknowledged) <= set(stored)
+            # A retain is all or nothing: every stored batch has its ten facts.
+            per_episode = Counter(m.episode_id for m in stored.values())
+            assert set(per_episode.values()) == {10}
+            assert report.memories == report.vectors == len(stored)
+            sample = rng.sample(sorted(acknowledged), 15)
+            # Chroma holds each acknowledged fact's own vector (compared exactly: an HNSW
+            # query over thousands of near-identical texts may rank a neighbour first).
+            vectors = mem._engine.vectors.get_vectors(bank._collection, sample)
+            expected = HashEmbedder().embed([stored[i].text for i in sample])
+            for memory_id, vector in zip(sample, expected, strict=True):
+                assert memory_id in vectors
+                assert float(vectors[memory_id] @ vector) > 0.999
+            for memory_id in sample:
+                code = acknowledged[memory_id]
+                # The code alone finds it by keyword.
+                hits = bank.recall(code, strategies=["keyword"], top_k=50, reinforce=False)
+                assert memory_id in {h.memory.id for h in hits}, code
+
+
+def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):
+    threads, ops_per_thread = 6, 250
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        banks = [mem.bank("left"), mem.bank("right")]
+        errors: list[BaseException] = []
+        retained: dict[str, set[str]] = {"left": set(), "right": set()}
+        forgotten: dict[str, set[str]] = {"left": set(), "right": set()}
+        foreign_hits: list[str] = []
+        lock = threading.Lock()
+
+        def worker(index: int) -> None:
+            rng = random.Random(index)
+            own: list[tuple[str, str]] = []
+            try:
+                for op in range(ops_per_thread):
+                    bank = banks[rng.randrange(2)]
+                    roll = rng.random()
+                    if roll < 0.45:
+                        code = f"T{index}N{op}"
+                        result = bank.retain(
+                            f"Thread {index} stored code {code} about Berlin.",
+                            mentioned_at="2025-01-01",
+                            tags=[f"t{index}"],
+                        )
+                        ids = {m.id for m in result}
+                        own.extend((bank.id, i) for i in ids)
+                        with lock:
+                            retained[bank.id] |= ids
+                    elif roll < 0.85:
+                        strategies = rng.choice([None, ["semantic"], ["keyword"]])
+                        result = bank.recall(
+                            f"code T{rng.randrange(threads)}N{rng.randrange(op + 1)}",
+                            strategies=strategies,
+                            reinforce=rng.random() < 0.5,
+                        )
+                        foreign_hits.extend(
+                            h.memory.id for h in result if h.memory.bank_id != bank.id
+                        )
+                    elif own:
+                        bank_id, memory_id = own.pop(rng.randrange(len(own)))
+                        assert mem.bank(bank_id).forget(memory_id) == 1
+                        with lock:
+                            forgotten[bank_id].add(memory_id)
+            except BaseException as exc:  # reported below, with the thread's traceback
+                errors.append(exc)
+                raise
+
+        pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join()
+
+        assert not errors, errors
+        assert not foreign_hits
+        for bank in banks:
+            expected = retained[bank.id] - forgotten[bank.id]
+            assert {m.id for m in bank.memories()} == expected
+            assert bank.stats()["memories"] == len(expected)
+            assert bank.stats()["episodes"] == len(expected)  # one fact per retain here
+        report = mem.check_integrity()
+        assert report.ok, report.problems
+        total = sum(len(retained[b] - forgotten[b]) for b in retained)
+        assert report.memories == report.vectors == total
+        assert sum(len(r) for r in retained.values()) > threads * ops_per_thread * 0.35
+
+
+def test_last_conversation_follows_every_write(store_path):
+    # "Our last conversation" is resolved from the bank's newest mention time, which recall
+    # caches; each retain and forget must move it.
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("talks")
+        first = bank.retain("We talked about the garden shed.", mentioned_at="2025-01-01T10:00")
+        query = "what did we discuss in our last conversation"
+        assert [h.memory.id for h in bank.recall(query, strategies=["temporal"])] == [
+            first.memories[0].id
+        ]
+        second = bank.retain("We talked about the boat engine.", mentioned_at="2025-02-01T10:00")
+        assert [h.memory.id for h in bank.recall(query, strategies=["temporal"])] == [
+            second.memories[0].id
+        ]
+        bank.forget(second.memories[0].id)
+        assert [h.memory.id for h in bank.recall(query, strategies=["temporal"])] == [
+            first.memories[0].id
+        ]

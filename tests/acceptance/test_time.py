@@ -1,0 +1,182 @@
+"""Time end to end: occurrence resolved at retain, temporal and timeline recall."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+import agentmem
+
+JAN_15 = "2025-01-15T10:00:00Z"
+JAN_20 = "2025-01-20T09:00:00Z"
+
+
+@pytest.fixture
+def diary(mem):
+    bank = mem.bank("diary")
+    bank.retain("Alice got married last June.", mentioned_at=JAN_15)
+    bank.retain("Bob started a new job in March.", mentioned_at="2024-12-01T10:00:00Z")
+    bank.retain("Alice prefers coffee over tea.", mentioned_at="2024-11-20T10:00:00Z")
+    bank.retain("Alice visited her grandmother in Porto in June 2023.", mentioned_at="2024-11-20")
+    return bank
+
+
+def test_relative_dates_resolve_against_when_they_were_said(mem):
+    bank = mem.bank("support")
+    memory = bank.retain(
+        [
+            {
+                "role": "user",
+                "name": "Caroline",
+                "content": "I went to the LGBTQ support group yesterday and it was so powerful.",
+            }
+        ],
+        mentioned_at="2023-05-08T13:56:00Z",
+    ).memories[0]
+    assert memory.occurred_start == datetime(2023, 5, 7, tzinfo=UTC)
+    assert memory.occurred_end.date() == datetime(2023, 5, 7).date()
+    timeless = bank.retain("Caroline prefers coffee.", mentioned_at="2023-05-08").memories[0]
+    assert timeless.occurred_start is None and timeless.occurred_end is None
+
+
+def test_explicit_occurrence_wins_over_the_text(mem):
+    bank = mem.bank("explicit")
+    when = datetime(2020, 2, 2, tzinfo=UTC)
+    memory = bank.retain("We met yesterday.", mentioned_at=JAN_15, occurred_at=when).memories[0]
+    assert (memory.occurred_start, memory.occurred_end) == (when, when)
+
+
+def test_seed_example_june_2024(diary):
+    result = diary.recall("What happened to Alice in June 2024?", now=JAN_20)
+    assert result.hits[0].text == "Alice got married last June."
+    assert result.query_time_range == agentmem.TimeRange(
+        datetime(2024, 6, 1, tzinfo=UTC), datetime(2024, 7, 1, tzinfo=UTC)
+    )
+    assert result.hits[0].strategy_details["temporal"]["rank"] == 1
+
+
+def test_seed_example_recently_matches_on_mention_time(diary):
+    result = diary.recall("What did we discuss recently?", now=JAN_20)
+    assert "Alice got married last June." in [h.text for h in result]
+    details = next(h for h in result if h.text == "Alice got married last June.").strategy_details
+    assert details["temporal"]["rank"] == 1
+    assert result.query_time_range.start <= datetime(2025, 1, 15, tzinfo=UTC)
+
+
+def test_mention_queries_use_when_it_was_said_not_when_it_happened(diary):
+    result = diary.recall("What did we talk about on 20 November 2024?", now=JAN_20)
+    found = {h.text for h in result if "temporal" in h.strategy_details}
+    assert found == {
+        "Alice prefers coffee over tea.",
+        "Alice visited her grandmother in Porto in June 2023.",
+    }
+
+
+def test_historical_queries_are_not_punished_for_old_mentions(diary):
+    hit = diary.recall("Where did Alice go in June 2023?", now=JAN_20).hits[0]
+    assert hit.text == "Alice visited her grandmother in Porto in June 2023."
+    assert hit.strategy_details["scoring"]["recency"] == 1.0
+
+
+def test_no_time_words_means_no_range(diary):
+    assert diary.recall("What does Alice drink?", now=JAN_20).query_time_range is None
+
+
+def test_temporal_links_connect_facts_close_in_time(mem):
+    bank = mem.bank("links")
+    a = bank.retain("The product launch happened on 3 March 2025.", mentioned_at=JAN_15).memories[0]
+    b = bank.retain("The press release went out on 4 March 2025.", mentioned_at=JAN_15).memories[0]
+    c = bank.retain("The office moved on 9 September 2025.", mentioned_at=JAN_15).memories[0]
+    bank.retain("Everyone likes the new logo.", mentioned_at=JAN_15)
+    edges = {
+        (u, v): d["weight"] for u, v, d in bank.graph().edges(data=True) if d["kind"] == "temporal"
+    }
+    assert set(edges) == {(b.id, a.id)}
+    assert edges[(b.id, a.id)] == pytest.approx(2.718281828 ** (-1 / 14), rel=1e-3)
+    assert c.id not in {n for pair in edges for n in pair}
+
+
+def test_temporal_sigma_is_a_persisted_bank_setting(store_path):
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("sigma")
+        assert bank.config.temporal_sigma_days == 14
+        bank.configure(temporal_sigma_days=400)
+        with pytest.raises(agentmem.InvalidInputError):
+            bank.configure(temporal_sigma_days=-1)
+        with pytest.raises(agentmem.InvalidInputError):
+            bank.configure(no_such_setting=1)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("sigma")
+        assert bank.config.temporal_sigma_days == 400
+        bank.retain("Kickoff on 3 March 2025.", mentioned_at=JAN_15)
+        bank.retain("Retro on 9 September 2025.", mentioned_at=JAN_15)
+        kinds = [d["kind"] for _, _, d in bank.graph().edges(data=True)]
+        assert kinds.count("temporal") == 1  # 190 days apart: linked only with a wide sigma
+
+
+def test_timeline_lists_an_entity_in_time_order(mem):
+    bank = mem.bank("timeline")
+    bank.retain("Alice joined Acme in 2019.", mentioned_at=JAN_15)
+    bank.retain("Alice Chen was promoted to manager in 2022.", mentioned_at=JAN_15)
+    bank.retain("Bob joined Acme in 2020.", mentioned_at=JAN_15)
+    bank.retain("Alice left Acme in 2024.", mentioned_at=JAN_15)
+    newest_first = bank.recall("Alice", strategies=["timeline"], entity="Alice")
+    assert [h.text for h in newest_first] == [
+        "Alice left Acme in 2024.",
+        "Alice Chen was promoted to manager in 2022.",
+        "Alice joined Acme in 2019.",
+    ]
+    window = bank.recall(
+        "Alice",
+        strategies=["timeline"],
+        entity="alice chen",
+        order="asc",
+        start="2020-01-01",
+        end="2023-01-01",
+    )
+    assert [h.text for h in window] == ["Alice Chen was promoted to manager in 2022."]
+    assert bank.recall("x", strategies=["timeline"], entity="Nobody").hits == []
+
+
+def test_timeline_works_with_explicit_entity_ids(mem):
+    bank = mem.bank("hebbs")
+    bank.retain("DPA signed.", mentioned_at="2025-01-02", entity_id="meridian")
+    bank.retain("Subprocessor changed.", mentioned_at="2025-02-02", entity_id="meridian")
+    bank.retain("Unrelated note.", mentioned_at="2025-03-02")
+    result = bank.recall(
+        "what happened with Meridian?", strategies=["timeline"], entity="meridian", order="asc"
+    )
+    assert [h.text for h in result] == ["DPA signed.", "Subprocessor changed."]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"strategies": ["timeline"]},
+        {"strategies": ["timeline"], "entity": ""},
+        {"strategies": ["timeline"], "entity": "Alice", "order": "sideways"},
+        {"strategies": ["timeline"], "entity": "Alice", "start": "not a date"},
+        {"entity": "Alice"},
+    ],
+)
+def test_timeline_bad_arguments(diary, kwargs):
+    with pytest.raises(agentmem.InvalidInputError):
+        diary.recall("Alice", **kwargs)
+
+
+def test_when_questions_prefer_facts_anchored_in_time(mem):
+    bank = mem.bank("when")
+    bank.retain(
+        [
+            {"role": "user", "name": "Jon", "content": "I love talking about mentors."},
+            {"role": "user", "name": "Jon", "content": "A business mentor coached me yesterday."},
+        ],
+        mentioned_at="2023-06-16T10:00:00Z",
+    )
+    result = bank.recall("When did Jon get coaching from a mentor?", now="2023-07-01")
+    top = result.hits[0]
+    assert top.text == "Jon: A business mentor coached me yesterday."
+    assert "temporal" in top.strategy_details
+    assert result.query_time_range is None
+    assert all(h.memory.occurred_start for h in result if "temporal" in h.strategy_details)

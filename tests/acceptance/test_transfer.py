@@ -1,0 +1,111 @@
+"""Export → import round-trips a bank exactly: memories, entities, links, times, vectors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import agentmem
+from agentmem.cli import main
+from agentmem.store.vectors import collection_name
+from tests.conftest import CONVERSATION, T0, T1
+
+
+def _snapshot(mem: agentmem.AgentMemory, bank: agentmem.MemoryBank) -> dict:
+    memories = bank.memories()
+    vectors = mem._engine.vectors.get_vectors(bank._collection, [m.id for m in memories])
+    return {
+        "memories": memories,
+        "entities": bank.entities(),
+        "edges": sorted(bank.graph().edges(data=True), key=repr),
+        "stats": bank.stats(),
+        "vectors": {k: v.tolist() for k, v in vectors.items()},
+        "recall": [
+            (h.memory.id, round(h.score, 6))
+            for h in bank.recall("Where does Alice work?", now=T1, reinforce=False)
+        ],
+    }
+
+
+@pytest.fixture
+def rich_bank(bank):
+    """The conftest bank plus timed facts, tags, metadata, an explicit link and reinforcement."""
+    bank.retain(
+        "Bob moved to Paris in 2020. He still misses the Berlin bakeries.",
+        mentioned_at=T1,
+        occurred_at=("2020-01-01", "2020-12-31"),
+        tags=["travel", "bob"],
+        metadata={"source": "email", "nested": {"n": [1, 2.5, None]}},
+        importance=0.9,
+        context="forwarded by Alice",
+    )
+    memories = bank.memories()
+    bank.link(memories[0].id, memories[-1].id, "caused_by", 0.25)
+    bank.recall("Berlin", now=T1)  # access counts must travel too
+    return bank
+
+
+def test_export_then_import_into_a_fresh_store_is_exact(mem, rich_bank, tmp_path):
+    before = _snapshot(mem, rich_bank)
+    path = tmp_path / "alice.jsonl"
+    assert rich_bank.export(path) == len(before["memories"])
+    with agentmem.AgentMemory(tmp_path / "other") as other:
+        imported = other.import_(path)
+        assert imported.id == "alice"
+        assert _snapshot(other, imported) == before
+        assert other.check_integrity().ok
+    with agentmem.AgentMemory(tmp_path / "other") as other:  # and it persisted
+        assert other.bank("alice").memories() == before["memories"]
+
+
+def test_import_into_the_same_store_under_another_id_renews_ids(mem, rich_bank, tmp_path):
+    path = tmp_path / "alice.jsonl"
+    rich_bank.export(path, vectors=False)  # forces re-embedding on import
+    copy = mem.import_(path, bank_id="alice-copy")
+    original = rich_bank.memories()
+    copied = copy.memories()
+    assert [m.text for m in copied] == [m.text for m in original]
+    assert not {m.id for m in copied} & {m.id for m in original}
+    assert [(m.mentioned_at, m.occurred_start, m.tags, m.metadata) for m in copied] == [
+        (m.mentioned_at, m.occurred_start, m.tags, m.metadata) for m in original
+    ]
+    hit = copy.recall("INV-20931", strategies=["keyword"], reinforce=False).hits[0]
+    assert hit.memory.bank_id == "alice-copy" and "INV-20931" in hit.text
+    vectors = mem._engine.vectors
+    a = vectors.get_vectors(collection_name("alice"), [original[3].id])[original[3].id]
+    b = vectors.get_vectors(copy._collection, [copied[3].id])[copied[3].id]
+    assert np.allclose(a, b, atol=1e-5)
+    report = mem.check_integrity()
+    assert report.ok, report.problems
+    assert set(report.banks) == {"alice", "alice-copy"}
+
+
+def test_import_refuses_a_bank_that_has_memories_and_non_export_files(mem, rich_bank, tmp_path):
+    path = tmp_path / "alice.jsonl"
+    rich_bank.export(path)
+    with pytest.raises(agentmem.InvalidInputError, match="empty"):
+        mem.import_(path)
+    bogus = tmp_path / "bogus.jsonl"
+    bogus.write_text(json.dumps({"hello": "world"}) + "\n")
+    with pytest.raises(agentmem.InvalidInputError, match="not an agentmem export"):
+        mem.import_(bogus)
+    assert mem.banks() == ["alice"]
+
+
+def test_cli_export_and_import(store_path, tmp_path, capsys):
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("notes").retain(CONVERSATION, mentioned_at=T0)
+    path = tmp_path / "notes.jsonl"
+    assert main(["export", "--path", str(store_path), "--bank", "notes", str(path)]) == 0
+    target = tmp_path / "target"
+    assert main(["import", "--path", str(target), "--bank", "copy", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"exported {len(CONVERSATION)} memories" in out
+    assert f"imported {len(CONVERSATION)} memories into bank 'copy'" in out
+    with agentmem.AgentMemory(target) as mem:
+        assert [m.text for m in mem.bank("copy").memories()][
+            0
+        ] == "Alice: I moved to Berlin last June."
+    assert main(["export", "--path", str(store_path), "--bank", "nope", str(path)]) == 2

@@ -1,0 +1,41 @@
+"""The scale benchmark's generator and report (figures are printed, never asserted)."""
+
+from __future__ import annotations
+
+import json
+
+from agentmem.bench.scale import format_report, run_scale
+from agentmem.bench.synthetic import ConversationGenerator
+
+
+def test_generator_is_deterministic_and_probes_name_real_messages():
+    first = list(ConversationGenerator(3).sessions(105))
+    again = list(ConversationGenerator(3).sessions(105))
+    assert first == again
+    assert sum(len(s.messages) for s in first) == 105
+    assert len(first[-1].messages) == 5  # the last session is cut to the size asked for
+    texts = {f"Sam: {m['content']}" for s in first for m in s.messages if m["role"] == "user"}
+    probes = [p for s in first for p in s.probes]
+    assert probes and all(p.answer in texts for p in probes)
+    # Codes are unique, so a keyword probe has exactly one right answer.
+    codes = [p.query.split()[-1] for p in probes if p.query.startswith(("invoice", "status"))]
+    assert len(codes) == len(set(codes))
+    assert len({s.mentioned_at for s in first}) == len(first)
+
+
+def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
+    out = tmp_path / "scale.json"
+    report = run_scale([60], tmp_path / "work", out_path=out, queries=5, singles=4)
+    (size,) = report["sizes"]
+    assert size["memories_in_bank"] == 64  # 60 in bulk + 4 one at a time
+    assert size["bulk_retain"]["memories"] == 60
+    assert set(size["recall"]) == {"semantic", "keyword", "tempr"}
+    assert size["keyword_index"]["pending_rows"] > 0
+    assert size["ratios"]["bulk_retain_over_raw_embedder"] > 0
+    assert json.loads(out.read_text())["sizes"][0]["size"] == 60
+    table = format_report(report)
+    assert "TEMPR p50 / Chroma p50" in table and "60" in table
+
+    again = run_scale([60], tmp_path / "work", queries=3, singles=2)["sizes"][0]
+    assert again["bulk_retain"]["reused_store"] is True
+    assert again["memories_in_bank"] == 66
