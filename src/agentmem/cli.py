@@ -11,6 +11,7 @@ Examples::
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
+    agentmem bench rerank --conversations 2 [--cross-encoder-dir ~/models/ms-marco-MiniLM-L-6-v2]
 """
 
 from __future__ import annotations
@@ -279,6 +280,25 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_bench_rerank(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.bench.rerank import format_report, run_rerank
+
+    if not os.path.isfile(args.data):
+        raise NotFoundError(f"no LoCoMo data at {args.data} (pass --data path/to/locomo10.json)")
+    with _stage_progress(console, "rerank") as show:
+        report = run_rerank(
+            args.data,
+            out_path=args.out,
+            conversations=args.conversations,
+            top_ns=args.top_n,
+            cross_encoder_dir=args.cross_encoder_dir,
+            progress=show,
+        )
+    print(format_report(report))
+    print(f"report: {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentmem`` command."""
     parser = argparse.ArgumentParser(prog="agentmem", description=__doc__.split("\n")[0])
@@ -374,6 +394,21 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
     scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
     scale.set_defaults(func=cmd_bench_scale)
+    rerank = bench_sub.add_parser(
+        "rerank", help="recall latency and R@10 without reranking and per reranker × top-n"
+    )
+    rerank.add_argument(
+        "--data", default="../shared/data/locomo10.json", help="path to locomo10.json"
+    )
+    rerank.add_argument("--out", default="bench-reports/rerank.json", help="JSON report path")
+    rerank.add_argument("--conversations", type=int, default=2, help="first N conversations")
+    rerank.add_argument(
+        "--top-n", type=int, nargs="+", default=[20, 50, 100], help="rerank_top_n values"
+    )
+    rerank.add_argument(
+        "--cross-encoder-dir", default=None, help="also measure this ONNX cross-encoder"
+    )
+    rerank.set_defaults(func=cmd_bench_rerank)
     return parser
 
 
