@@ -12,6 +12,7 @@ Examples::
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
     agentmem bench rerank --conversations 2 [--cross-encoder-dir ~/models/ms-marco-MiniLM-L-6-v2]
+    agentmem models export-cross-encoder --out ~/models/ms-marco-MiniLM-L-6-v2   # needs optimum
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -299,6 +301,18 @@ def cmd_bench_rerank(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_models_export_cross_encoder(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.models.export import export_cross_encoder
+
+    with console.status(f"exporting {args.model} to ONNX"):
+        reranker = export_cross_encoder(args.out, args.model)
+    console.print(
+        f"exported {args.model} to {args.out} ({reranker.name}); use it with "
+        f"CrossEncoderReranker({args.out!r}) or --cross-encoder-dir {args.out}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentmem`` command."""
     parser = argparse.ArgumentParser(prog="agentmem", description=__doc__.split("\n")[0])
@@ -409,6 +423,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--cross-encoder-dir", default=None, help="also measure this ONNX cross-encoder"
     )
     rerank.set_defaults(func=cmd_bench_rerank)
+
+    models = sub.add_parser("models", help="obtain optional models (needs network once)")
+    models_sub = models.add_subparsers(dest="models", required=True)
+    export_ce = models_sub.add_parser(
+        "export-cross-encoder",
+        help="export a Hugging Face cross-encoder to ONNX with optimum (not installed by agentmem)",
+    )
+    export_ce.add_argument("--out", required=True, help="folder to write model.onnx + tokenizer")
+    export_ce.add_argument(
+        "--model",
+        default="cross-encoder/ms-marco-MiniLM-L-6-v2",
+        help="Hugging Face Hub id or local checkpoint",
+    )
+    export_ce.set_defaults(func=cmd_models_export_cross_encoder)
     return parser
 
 
@@ -419,7 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except AgentMemError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        # Escaped: messages hold text such as 'pip install "optimum[onnxruntime]"'.
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
 
 
