@@ -333,7 +333,7 @@ def format_report(report: Mapping[str, Any]) -> str:
         lines.append(
             [
                 key,
-                "—" if result.get("reranker") == NO_RERANK else str(result.get("rerank_top_n")),
+                str(result.get("rerank_top_n")),
                 _cell(result.get("mean_candidates_scored"), 1),
                 _cell(latency.get("p50"), 1),
                 _cell(latency.get("p95"), 1),
