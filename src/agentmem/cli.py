@@ -12,6 +12,8 @@ Examples::
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
+    agentmem bench rerank --conversations 2 [--cross-encoder-dir ~/models/ms-marco-MiniLM-L-6-v2]
+    agentmem models export-cross-encoder --out ~/models/ms-marco-MiniLM-L-6-v2   # needs optimum
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from importlib import resources
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -293,6 +296,37 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_bench_rerank(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.bench.rerank import format_report, run_rerank
+
+    if not os.path.isfile(args.data):
+        raise NotFoundError(f"no LoCoMo data at {args.data} (pass --data path/to/locomo10.json)")
+    with _stage_progress(console, "rerank") as show:
+        report = run_rerank(
+            args.data,
+            out_path=args.out,
+            conversations=args.conversations,
+            top_ns=args.top_n,
+            cross_encoder_dir=args.cross_encoder_dir,
+            progress=show,
+        )
+    print(format_report(report))
+    print(f"report: {args.out}")
+    return 0
+
+
+def cmd_models_export_cross_encoder(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.models.export import export_cross_encoder
+
+    with console.status(f"exporting {args.model} to ONNX"):
+        reranker = export_cross_encoder(args.out, args.model)
+    console.print(
+        f"exported {args.model} to {args.out} ({reranker.name}); use it with "
+        f"CrossEncoderReranker({args.out!r}) or --cross-encoder-dir {args.out}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentmem`` command."""
     parser = argparse.ArgumentParser(prog="agentmem", description=__doc__.split("\n")[0])
@@ -401,6 +435,35 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
     scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
     scale.set_defaults(func=cmd_bench_scale)
+    rerank = bench_sub.add_parser(
+        "rerank", help="recall latency and R@10 without reranking and per reranker × top-n"
+    )
+    rerank.add_argument(
+        "--data", default="../shared/data/locomo10.json", help="path to locomo10.json"
+    )
+    rerank.add_argument("--out", default="bench-reports/rerank.json", help="JSON report path")
+    rerank.add_argument("--conversations", type=int, default=2, help="first N conversations")
+    rerank.add_argument(
+        "--top-n", type=int, nargs="+", default=[20, 50, 100], help="rerank_top_n values"
+    )
+    rerank.add_argument(
+        "--cross-encoder-dir", default=None, help="also measure this ONNX cross-encoder"
+    )
+    rerank.set_defaults(func=cmd_bench_rerank)
+
+    models = sub.add_parser("models", help="obtain optional models (needs network once)")
+    models_sub = models.add_subparsers(dest="models", required=True)
+    export_ce = models_sub.add_parser(
+        "export-cross-encoder",
+        help="export a Hugging Face cross-encoder to ONNX with optimum (not installed by agentmem)",
+    )
+    export_ce.add_argument("--out", required=True, help="folder to write model.onnx + tokenizer")
+    export_ce.add_argument(
+        "--model",
+        default="cross-encoder/ms-marco-MiniLM-L-6-v2",
+        help="Hugging Face Hub id or local checkpoint",
+    )
+    export_ce.set_defaults(func=cmd_models_export_cross_encoder)
     return parser
 
 
@@ -411,7 +474,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except AgentMemError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        # Escaped: messages hold text such as 'pip install "optimum[onnxruntime]"'.
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
 
 

@@ -576,7 +576,9 @@ class MemoryLike(Protocol):
 
 
 @dataclass(slots=True)
-class _QuestionScore:
+class QuestionScore:
+    """One question's figures: evidence recall at each k, Rw@250, latency and hit details."""
+
     conversation_id: str
     question_index: int
     category: int
@@ -590,9 +592,10 @@ class _QuestionScore:
     relevance_labels: list[tuple[float, bool]]
 
 
-def _score_question(
+def score_question(
     conversation_id: str, question: Question, hits: Sequence[Any], latency_ms: float
-) -> _QuestionScore:
+) -> QuestionScore:
+    """Score one recall: which gold turns its hits (best first) cover, and how fast it was."""
     turn_sets = [covered_turn_ids(getattr(hit.memory, "metadata", None)) for hit in hits]
     words = [word_count(hit.memory.text) for hit in hits]
     gold = frozenset(question.evidence)
@@ -605,7 +608,7 @@ def _score_question(
         for d, turn_ids in zip(details, turn_sets, strict=True)
         if "score" in d.get("rerank", {})
     ]
-    return _QuestionScore(
+    return QuestionScore(
         conversation_id=conversation_id,
         question_index=question.index,
         category=question.category,
@@ -628,7 +631,8 @@ def _rounded(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _recall_figures(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
+def recall_figures(scores: Sequence[QuestionScore]) -> dict[str, Any]:
+    """Mean R@5/10/20 and Rw@250 of a set of questions, with their count."""
     figures: dict[str, Any] = {"questions": len(scores)}
     for k in RECALL_KS:
         figures[f"r@{k}"] = _rounded(_mean([score.recall_at[k] for score in scores]))
@@ -666,11 +670,11 @@ def reliability_table(
     ]
 
 
-def _summarise(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
-    summary = _recall_figures(scores)
+def _summarise(scores: Sequence[QuestionScore]) -> dict[str, Any]:
+    summary = recall_figures(scores)
     summary["by_category"] = {
         str(category): {"name": name}
-        | _recall_figures([score for score in scores if score.category == category])
+        | recall_figures([score for score in scores if score.category == category])
         for category, name in CATEGORY_NAMES.items()
     }
     top10_words = [words for score in scores for words in score.words_top10]
@@ -709,7 +713,8 @@ def _agentmem_version() -> str | None:
         return None if found is None else str(found)
 
 
-def _environment() -> dict[str, Any]:
+def bench_environment() -> dict[str, Any]:
+    """Python, platform, CPU count, agentmem version and time: the report's environment."""
     return {
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -721,7 +726,8 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, so a report names exactly the data it ran on."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -739,6 +745,38 @@ def _session_messages(session: Session) -> list[dict[str, Any]]:
         }
         for turn in session.turns
     ]
+
+
+def retain_conversation(
+    bank: BankLike,
+    conversation: Conversation,
+    step: Callable[[str], None] | None = None,
+) -> tuple[float, int]:
+    """Retain a conversation as BENCH.md does: one ``retain`` call per session.
+
+    Each call holds the session's messages ``{"role": "user", "name": speaker, "content":
+    text, "metadata": {"dia_id": id}}`` with ``mentioned_at`` = the session date and
+    ``document_id`` = ``session_N``.
+
+    Args:
+        bank: The bank to retain into.
+        conversation: The conversation.
+        step: Called with a description after each session.
+
+    Returns:
+        Seconds spent in ``retain`` and the number of memories created.
+    """
+    seconds = 0.0
+    created = 0
+    for session in conversation.sessions:
+        messages = _session_messages(session)
+        started = time.perf_counter()
+        result = bank.retain(messages, mentioned_at=session.date, document_id=session.document_id)
+        seconds += time.perf_counter() - started
+        created += len(getattr(result, "memories", ()) or ())
+        if step is not None:
+            step(f"{conversation.id}: retain {session.document_id}")
+    return seconds, created
 
 
 def run_locomo(
@@ -813,7 +851,7 @@ def run_locomo(
         if progress is not None:
             progress(description, done, total_steps)
 
-    scores: dict[str, list[_QuestionScore]] = {row: [] for row in rows}
+    scores: dict[str, list[QuestionScore]] = {row: [] for row in rows}
     per_conversation: list[dict[str, Any]] = []
     total_retain_seconds = 0.0
     total_memories = 0
@@ -825,22 +863,10 @@ def run_locomo(
             )
             try:
                 bank = memory.bank(conversation.id)
-                retain_seconds = 0.0
-                memories_created = 0
-                for session in conversation.sessions:
-                    messages = _session_messages(session)
-                    started = time.perf_counter()
-                    result = bank.retain(
-                        messages,
-                        mentioned_at=session.date,
-                        document_id=session.document_id,
-                    )
-                    retain_seconds += time.perf_counter() - started
-                    memories_created += len(getattr(result, "memories", ()) or ())
-                    step(f"{conversation.id}: retain {session.document_id}")
+                retain_seconds, memories_created = retain_conversation(bank, conversation, step)
 
                 now = conversation.last_session_date
-                conversation_scores: dict[str, list[_QuestionScore]] = {}
+                conversation_scores: dict[str, list[QuestionScore]] = {}
                 for row in rows:
                     label, scoring_weights, extra = _row_spec(row)
                     row_scores = []
@@ -860,7 +886,7 @@ def run_locomo(
                         latency_ms = (time.perf_counter() - started) * 1000
                         hits = list(result.hits)[:TOP_K]
                         row_scores.append(
-                            _score_question(conversation.id, question, hits, latency_ms)
+                            score_question(conversation.id, question, hits, latency_ms)
                         )
                         step(f"{conversation.id}: recall ({label})")
                     conversation_scores[row] = row_scores
@@ -882,7 +908,7 @@ def run_locomo(
                 "retain_turns_per_s": round(turns / retain_seconds, 1) if retain_seconds else None,
                 "now": now.isoformat(),
                 "results": {
-                    row: _recall_figures(row_scores)
+                    row: recall_figures(row_scores)
                     | {
                         "latency_ms_p50": _rounded(
                             percentile([s.latency_ms for s in row_scores], 50), 2
@@ -913,7 +939,7 @@ def run_locomo(
         "protocol": "BENCH.md",
         "config": {
             "data_path": str(data_file),
-            "data_sha256": _sha256(data_file),
+            "data_sha256": file_sha256(data_file),
             "limit_conversations": limit_conversations,
             "memory": "custom factory" if memory_factory else "AgentMemory(<temp dir>)",
             "reranker": getattr(reranker, "name", None) if reranker else "offline default",
@@ -958,7 +984,7 @@ def run_locomo(
         },
         "per_conversation": per_conversation,
         "baselines": [dict(baseline) for baseline in BASELINES],
-        "environment": _environment(),
+        "environment": bench_environment(),
     }
     if include_questions:
         report["questions"] = {
