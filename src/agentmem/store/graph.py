@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from agentmem.store.records import from_db_time
+from agentmem.store.records import from_db_time, json_list, sql_list
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 #: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a) and
 #: ``a followed_by b`` (b came after a). The others are symmetric.
 DIRECTED_KINDS: frozenset[str] = frozenset({"caused_by", "followed_by"})
+
+_IDS = sql_list("ids")  # lists are bound as JSON text (see store/records.py)
 
 
 class MemoryGraph:
@@ -71,9 +73,9 @@ class MemoryGraph:
         if not memory_ids:
             return
         rows = cur.execute(
-            "SELECT id, mentioned_at FROM memories WHERE bank_id = $bank AND "
-            "list_contains($ids, id)",
-            {"bank": bank_id, "ids": memory_ids},
+            f"SELECT id, mentioned_at FROM memories WHERE bank_id = $bank AND "
+            f"list_contains({_IDS}, id)",
+            {"bank": bank_id, "ids": json_list(memory_ids)},
         ).fetchall()
         with self.lock:
             self._add_memories(rows)
@@ -108,8 +110,8 @@ class MemoryGraph:
             rows = cur.execute(
                 "SELECT me.memory_id, e.id, e.name, e.kind, e.aliases FROM memory_entities AS me "
                 "JOIN entities AS e ON e.id = me.entity_id "
-                "WHERE me.bank_id = $bank AND list_contains($ids, e.id)",
-                {"bank": bank_id, "ids": ids},
+                f"WHERE me.bank_id = $bank AND list_contains({_IDS}, e.id)",
+                {"bank": bank_id, "ids": json_list(ids)},
             ).fetchall()
             self._add_entity_rows(rows)
 
@@ -226,10 +228,10 @@ class MemoryGraph:
 
 
 def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> list[Any]:
-    where = "" if memory_ids is None else "AND list_contains($ids, me.memory_id)"
+    where = "" if memory_ids is None else f"AND list_contains({_IDS}, me.memory_id)"
     params: dict[str, Any] = {"bank": bank_id}
     if memory_ids is not None:
-        params["ids"] = memory_ids
+        params["ids"] = json_list(memory_ids)
     return cur.execute(
         "SELECT me.memory_id, e.id, e.name, e.kind, e.aliases FROM memory_entities AS me "
         f"JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = $bank {where}",
@@ -241,11 +243,11 @@ def _link_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> list[Any
     where = (
         ""
         if memory_ids is None
-        else "AND (list_contains($ids, src_id) OR list_contains($ids, dst_id))"
+        else f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))"
     )
     params: dict[str, Any] = {"bank": bank_id}
     if memory_ids is not None:
-        params["ids"] = memory_ids
+        params["ids"] = json_list(memory_ids)
     return cur.execute(
         f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank {where}", params
     ).fetchall()
