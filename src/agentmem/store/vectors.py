@@ -159,12 +159,9 @@ class VectorStore:
             return []
         col = self._collection(collection)
         try:
-            count = col.count()
-            if count == 0:
-                return [[] for _ in range(len(vectors))]
             result = col.query(
                 query_embeddings=np.asarray(vectors, dtype=np.float32),
-                n_results=min(n, count),
+                n_results=n,
                 include=["distances"],
             )
         except Exception as exc:
