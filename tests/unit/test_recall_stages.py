@@ -107,6 +107,40 @@ def test_calibrated_reranker_scores_a_weak_best_match_low_and_a_full_match_high(
     assert reranker.rerank("What did Caroline paint?", [graph])[0] > poor
 
 
+def test_calibrated_reranker_prefers_what_the_person_asked_about_said():
+    from agentmem.recall.calibrated import CalibratedReranker, speaker_named
+
+    said = Memory(
+        "said",
+        "b",
+        "Melanie: I run to clear my head.",
+        "world",
+        None,
+        None,
+        NOW,
+        entities=("Melanie",),
+    )
+    replied = Memory(
+        "replied",
+        "b",
+        "Caroline: Melanie, you run a lot!",
+        "world",
+        None,
+        None,
+        NOW,
+        entities=("Caroline", "Melanie"),
+    )
+    plain = Memory("plain", "b", "Melanie: runs daily", "world", None, None, NOW)
+    words = frozenset({"what", "does", "melanie", "do", "to", "destress"})
+    assert speaker_named(words, said) and not speaker_named(words, replied)
+    assert not speaker_named(words, plain)  # "Melanie" is not one of its entities
+    hits = {"semantic": StrategyHit("x", 1, 0.5, 0.7)}
+    first, second = CalibratedReranker().rerank(
+        "What does Melanie do to destress?", [Candidate(said, hits), Candidate(replied, hits)]
+    )
+    assert first > second
+
+
 def test_reliability_table_counts_gold_per_relevance_band():
     from agentmem.bench.locomo import reliability_table
 
