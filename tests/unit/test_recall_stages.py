@@ -134,11 +134,29 @@ def test_calibrated_reranker_prefers_what_the_person_asked_about_said():
     words = frozenset({"what", "does", "melanie", "do", "to", "destress"})
     assert speaker_named(words, said) and not speaker_named(words, replied)
     assert not speaker_named(words, plain)  # "Melanie" is not one of its entities
-    hits = {"semantic": StrategyHit("x", 1, 0.5, 0.7)}
+    hits = {"semantic": StrategyHit("x", 1, 0.5, 0.7), "keyword": StrategyHit("x", 1, 2.0, 1.0)}
     first, second = CalibratedReranker().rerank(
         "What does Melanie do to destress?", [Candidate(said, hits), Candidate(replied, hits)]
     )
     assert first > second
+
+
+def test_calibrated_reranker_without_a_keyword_arm_keeps_the_semantic_order():
+    from agentmem.recall.calibrated import CalibratedReranker
+
+    near, far = (
+        Candidate(
+            Memory(i, "b", text, "world", None, None, NOW),
+            {"semantic": StrategyHit(i, rank, cosine, normalized)},
+        )
+        for i, text, rank, cosine, normalized in (
+            ("near", "Alice: I prefer green tea.", 1, 0.8, 1.0),
+            ("far", "Alice: My manager is Bob.", 2, 0.2, 0.17),
+        )
+    )
+    # The model alone rates both "unlikely" (no keyword evidence): the arm's own scores decide.
+    high, low = CalibratedReranker().rerank("green tea in the morning", [near, far])
+    assert high == 1.0 and low < 0.2
 
 
 def test_reliability_table_counts_gold_per_relevance_band():

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
-from agentmem.recall.rerank import arm_weights
+from agentmem.recall.rerank import ScoreFusionReranker, arm_weights
 from agentmem.types import Memory
 
 # Logistic coefficients (see the module docstring).
@@ -59,6 +59,8 @@ W_OTHER_ARM = 2.0
 #: Cosine assumed for a candidate the semantic arm did not return (MiniLM's unrelated level).
 UNRELATED_COSINE = 0.1
 _CALIBRATED_ARMS = frozenset({"keyword", "semantic", "temporal"})
+#: The arms the model needs results from (see :class:`CalibratedReranker`).
+_MODEL_ARMS = frozenset({"keyword", "semantic"})
 
 _WORD = re.compile(r"[^\W_]+")
 # The stopwords the coefficients were fit with.
@@ -98,6 +100,12 @@ def _sigmoid(x: float) -> float:
 class CalibratedReranker:
     """Relevance = estimated probability that the memory is evidence for the query.
 
+    The model reads the keyword and the semantic arm together. A recall where one of them
+    returned nothing (a single strategy such as ``strategies=["semantic"]``, or a query no
+    memory shares a word with) gets the score fusion of the arms that did instead
+    (:class:`~agentmem.recall.rerank.ScoreFusionReranker`): the model would otherwise rate
+    every candidate near "unlikely" and leave the order to recency and importance.
+
     Args:
         weights: Fusion weights; used only for arms without calibrated coefficients (such
             as a graph arm), which add ``2 × weight × normalised score`` to the logit.
@@ -107,9 +115,13 @@ class CalibratedReranker:
 
     def __init__(self, weights: FusionWeights | Mapping[str, float] | None = None) -> None:
         self._weights = arm_weights(weights)
+        self._fallback = ScoreFusionReranker(self._weights)
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[float]:
         """One calibrated relevance in [0, 1] per candidate, in the candidates' order."""
+        arms = {name for candidate in candidates for name in candidate.hits}
+        if not arms >= _MODEL_ARMS:
+            return self._fallback.rerank(query, candidates)
         wanted = content_words(query)
         words = frozenset(_WORD.findall(query.lower()))
         return [_sigmoid(self._logit(wanted, words, candidate)) for candidate in candidates]
