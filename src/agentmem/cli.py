@@ -5,6 +5,7 @@ Examples::
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
+    agentmem graph notes --path ./memdata --out graph.html
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
     agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
@@ -147,6 +148,18 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.picture import write_picture
+
+    with AgentMemory(args.path) as mem:
+        if args.bank not in mem.banks():
+            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+        graph = mem.bank(args.bank).graph()
+    path = write_picture(graph, args.out, title=args.bank, max_memories=args.max_memories)
+    console.print(f"wrote {path}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     with AgentMemory(args.path) as mem, _progress(console) as progress:
         if args.bank not in mem.banks():
@@ -255,6 +268,7 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             weights=args.weights,
             progress=show,
             include_questions=args.questions,
+            ablations=args.ablate or (),
             reranker=_bench_reranker(args),
         )
     print(format_report(report))
@@ -346,6 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--now", default=None, help="ISO time recency is measured from")
     recall.set_defaults(func=cmd_recall)
 
+    graph = sub.add_parser("graph", help="draw a bank's entity/memory graph (self-contained HTML)")
+    graph.add_argument("bank", help="bank id")
+    graph.add_argument("--path", required=True, help="store directory")
+    graph.add_argument("--out", default="graph.html", help="output .html or .svg")
+    graph.add_argument("--max-memories", type=int, default=200, help="most memories drawn")
+    graph.set_defaults(func=cmd_graph)
     export = sub.add_parser("export", help="write a bank to a JSON Lines file")
     export.add_argument("--path", required=True, help="store directory")
     export.add_argument("--bank", required=True, help="bank id")
@@ -398,6 +418,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline default reranker, or an ONNX cross-encoder (--cross-encoder-dir)",
     )
     locomo.add_argument("--cross-encoder-dir", default=None, help="folder of model.onnx")
+    locomo.add_argument(
+        "--ablate",
+        action="append",
+        help="extra row without part of the graph: graph (the arm), entity-links, "
+        "semantic-links, caused-by-links, followed-by-links, temporal-links, related-links, "
+        "or all (repeatable)",
+    )
     locomo.set_defaults(func=cmd_bench_locomo)
     scale = bench_sub.add_parser(
         "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"

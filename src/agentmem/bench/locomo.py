@@ -62,6 +62,43 @@ _WEIGHT_ROWS: dict[str, tuple[str, dict[str, float] | None]] = {
     "default": ("default weights", None),
 }
 
+
+def _ablations() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Ablation rows (relevance-only weights): name -> (label, extra recall arguments).
+
+    "graph" drops the graph arm from TEMPR; "<kind>-links" keeps the arm but stops it from
+    walking that kind of link (``edge_types``), so a row says what the kind contributes.
+    """
+    from agentmem.config import TEMPR_STRATEGIES
+    from agentmem.retain.relations import EDGE_KINDS
+
+    rows: dict[str, tuple[str, dict[str, Any]]] = {
+        "graph": (
+            "relevance-only, no graph arm",
+            {"strategies": [s for s in TEMPR_STRATEGIES if s != "graph"]},
+        ),
+    }
+    for kind in sorted(EDGE_KINDS):
+        rows[f"{kind.replace('_', '-')}-links"] = (
+            f"relevance-only, graph without {kind} links",
+            {"edge_types": sorted(EDGE_KINDS - {kind})},
+        )
+    return rows
+
+
+def ablation_names() -> list[str]:
+    """Names accepted by ``run_locomo(ablations=...)`` and ``--ablate``."""
+    return list(_ablations())
+
+
+def _row_spec(row: str) -> tuple[str, dict[str, float] | None, dict[str, Any]]:
+    """(label, scoring_weights, extra recall arguments) of a report row."""
+    if row in _WEIGHT_ROWS:
+        return (*_WEIGHT_ROWS[row], {})
+    label, extra = _ablations()[row]
+    return label, RELEVANCE_ONLY_WEIGHTS, extra
+
+
 BASELINES: tuple[dict[str, Any], ...] = (
     {
         "system": "BM25 (DuckDB fts, porter, english stopwords)",
@@ -751,6 +788,7 @@ def run_locomo(
     weights: WeightsChoice = "both",
     progress: ProgressCallback | None = None,
     include_questions: bool = False,
+    ablations: Sequence[str] = (),
     reranker: Any = None,
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark exactly as BENCH.md describes.
@@ -773,6 +811,8 @@ def run_locomo(
         progress: Called as ``progress(description, completed, total)`` after every retained
             session and every recall.
         include_questions: Also write per-question figures (ids and scores, no text).
+        ablations: Extra rows with relevance-only weights and part of the graph switched off
+            (see :func:`ablation_names`; "all" runs every one), on the same banks.
         reranker: A :class:`~agentmem.protocols.Reranker` for the default memory factory
             (None: the offline default). Each row's report has a reliability table of the
             relevance it gave the recalled memories.
@@ -787,6 +827,11 @@ def run_locomo(
     rows = ["relevance", "default"] if weights == "both" else [weights]
     if any(row not in _WEIGHT_ROWS for row in rows):
         raise ValueError(f"weights must be 'relevance', 'default' or 'both', got {weights!r}")
+    wanted = ablation_names() if "all" in ablations else list(dict.fromkeys(ablations))
+    unknown = [name for name in wanted if name not in ablation_names()]
+    if unknown:
+        raise ValueError(f"unknown ablation(s) {unknown}; known: {ablation_names()}")
+    rows += wanted
     if limit_conversations is not None and limit_conversations < 1:
         raise ValueError(f"limit_conversations must be >= 1, got {limit_conversations}")
 
@@ -823,7 +868,7 @@ def run_locomo(
                 now = conversation.last_session_date
                 conversation_scores: dict[str, list[QuestionScore]] = {}
                 for row in rows:
-                    scoring_weights = _WEIGHT_ROWS[row][1]
+                    label, scoring_weights, extra = _row_spec(row)
                     row_scores = []
                     for question in conversation.questions:
                         started = time.perf_counter()
@@ -836,13 +881,14 @@ def run_locomo(
                             if scoring_weights is None
                             else dict(scoring_weights),
                             reinforce=False,
+                            **extra,
                         )
                         latency_ms = (time.perf_counter() - started) * 1000
                         hits = list(result.hits)[:TOP_K]
                         row_scores.append(
                             score_question(conversation.id, question, hits, latency_ms)
                         )
-                        step(f"{conversation.id}: recall ({_WEIGHT_ROWS[row][0]})")
+                        step(f"{conversation.id}: recall ({label})")
                     conversation_scores[row] = row_scores
                     scores[row].extend(row_scores)
             finally:
@@ -903,7 +949,11 @@ def run_locomo(
             "word_budget": WORD_BUDGET,
             "reinforce": False,
             "rows": {
-                row: {"label": _WEIGHT_ROWS[row][0], "scoring_weights": _WEIGHT_ROWS[row][1]}
+                row: {
+                    "label": _row_spec(row)[0],
+                    "scoring_weights": _row_spec(row)[1],
+                    "recall_arguments": _row_spec(row)[2],
+                }
                 for row in rows
             },
         },
@@ -929,7 +979,7 @@ def run_locomo(
             else None,
         },
         "results": {
-            row: {"label": _WEIGHT_ROWS[row][0]} | _summarise(row_scores)
+            row: {"label": _row_spec(row)[0]} | _summarise(row_scores)
             for row, row_scores in scores.items()
         },
         "per_conversation": per_conversation,
