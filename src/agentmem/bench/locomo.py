@@ -1023,6 +1023,18 @@ def _number(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Lines of a plain-text table: first column left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
+
+    def render(row: Sequence[str]) -> str:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        return "  ".join(cells).rstrip()
+
+    return [render(headers), render(["-" * width for width in widths]), *map(render, rows)]
+
+
 def format_report(report: Mapping[str, Any]) -> str:
     """Render a LoCoMo report as a plain-text table, with the BENCH.md baselines under it.
 
@@ -1087,13 +1099,6 @@ def format_report(report: Mapping[str, Any]) -> str:
             ]
         )
 
-    widths = [max(len(row[i]) for row in [headers, *lines]) for i in range(len(headers))]
-
-    def render(row: Sequence[str]) -> str:
-        cells = [row[0].ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        return "  ".join(cells).rstrip()
-
     counts = report.get("counts", {})
     by_category = counts.get("questions_by_category", {})
     per_category = ", ".join(
@@ -1101,9 +1106,7 @@ def format_report(report: Mapping[str, Any]) -> str:
     )
     output = [
         "LoCoMo evidence recall (BENCH.md protocol; per-category columns are R@10)",
-        render(headers),
-        render(["-" * width for width in widths]),
-        *(render(row) for row in lines),
+        *text_table(headers, lines),
         "",
         f"{counts.get('conversations', 0)} conversations, {counts.get('sessions', 0)} sessions, "
         f"{counts.get('turns', 0)} turns, {counts.get('questions', 0)} questions "

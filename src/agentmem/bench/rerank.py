@@ -51,6 +51,7 @@ from agentmem.bench.locomo import (
     recall_figures,
     retain_conversation,
     score_question,
+    text_table,
 )
 from agentmem.config import EngineConfig
 from agentmem.protocols import Embedder, Reranker
@@ -345,21 +346,12 @@ def format_report(report: Mapping[str, Any]) -> str:
                 _cell(result.get("r@20"), 3),
             ]
         )
-    widths = [max(len(row[i]) for row in [headers, *lines]) for i in range(len(headers))]
-
-    def render(row: Sequence[str]) -> str:
-        cells = [row[0].ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        return "  ".join(cells).rstrip()
-
     counts = report.get("counts", {})
     conversations = ", ".join(report.get("config", {}).get("conversations", ()))
     return "\n".join(
         [
             "Reranking cost per recall (LoCoMo, relevance-only weights; ms are wall time)",
-            render(headers),
-            render(["-" * width for width in widths]),
-            *(render(row) for row in lines),
+            *text_table(headers, lines),
             "",
             f"{counts.get('conversations', 0)} conversations ({conversations}), "
             f"{counts.get('questions', 0)} questions per row, "
