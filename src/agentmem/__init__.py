@@ -13,7 +13,14 @@ Quickstart::
 """
 
 from agentmem.bank import MemoryBank
-from agentmem.config import BankConfig, EngineConfig, FusionWeights, RecallConfig, ScoringWeights
+from agentmem.config import (
+    BankConfig,
+    EngineConfig,
+    FusionWeights,
+    GraphConfig,
+    RecallConfig,
+    ScoringWeights,
+)
 from agentmem.errors import (
     AgentMemError,
     ExtractionError,
@@ -52,6 +59,7 @@ __all__ = [
     "ExtractionError",
     "Extractor",
     "FusionWeights",
+    "GraphConfig",
     "IntegrityReport",
     "InvalidInputError",
     "LanguageModel",

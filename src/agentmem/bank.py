@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -22,10 +21,12 @@ from agentmem.consolidate.observations import consolidate, list_observations
 from agentmem.consolidate.worker import ConsolidationJob
 from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.recall.pipeline import recall as run_recall
-from agentmem.retain.link import bank_entity_index
+from agentmem.retain import corrections
 from agentmem.retain.messages import validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
+from agentmem.retain.relations import normalize_kind, validate_weight
 from agentmem.store.forget import forget_memories
+from agentmem.store.graph import bank_graph, loaded_graph
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.records import MEMORY_SELECT, from_db_time, load_memories, memory_from_row
 from agentmem.store.transfer import export_bank
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-LINK_KINDS = frozenset({"entity", "temporal", "semantic", "caused_by", "followed_by", "related"})
 
 
 def _async_twin(method: Callable[P, R]) -> Callable[P, Awaitable[R]]:
@@ -105,6 +104,7 @@ class MemoryBank:
         document_id: str | None = None,
         entity_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        links: Iterable[tuple[Any, ...]] | None = None,
     ) -> RetainResult:
         """Store content: the raw episode verbatim, plus the facts extracted from it.
 
@@ -121,6 +121,8 @@ class MemoryBank:
             document_id: Groups retains (a session, a file); ``forget(document_id=...)``.
             entity_id: An explicit entity every fact of this call is about.
             metadata: Free JSON stored on every fact (a message's own metadata wins).
+            links: Explicit edges from every new fact to existing memories, HEBBS-style:
+                ``[("caused_by", memory_id, 0.9), ("related", other_id)]`` (weight default 1).
 
         Returns:
             The facts created, each recallable by every strategy when this returns. With an
@@ -129,7 +131,9 @@ class MemoryBank:
             (:meth:`wait_for_consolidation`).
 
         Raises:
-            InvalidInputError: Empty content, malformed messages, importance outside [0, 1].
+            InvalidInputError: Empty content, malformed messages, importance outside [0, 1],
+                malformed links.
+            NotFoundError: A link targets a memory that is not in this bank.
             ExtractionError: The offline extractor failed; nothing was stored. (An LLM
                 failure does not raise: the offline extractor runs instead.)
         """
@@ -147,6 +151,7 @@ class MemoryBank:
             document_id=document_id,
             entity_id=entity_id,
             metadata=metadata,
+            links=links,
         )
         self._schedule_consolidation(result)
         return result
@@ -280,8 +285,9 @@ class MemoryBank:
             top_k: At most this many hits (1 to 10,000).
             max_tokens: cl100k_base token budget of the returned texts; misfits are skipped
                 and the top hit is always returned (truncated if it alone is too long).
-            strategies: None runs TEMPR (every available arm, fused); or names such as
-                "semantic" (alias "similarity") and "keyword".
+            strategies: None runs TEMPR ("semantic", "keyword", "graph" and "temporal",
+                fused); or names: "semantic" (alias "similarity"), "keyword", "graph",
+                "temporal", "timeline", "causal", "analogical".
             fact_types: Only these fact types ("world", "experience", ...).
             tags: Only memories with these tags, as ``tags_match`` says: "any" (at least
                 one), "all", or "exact" (the same set).
@@ -290,18 +296,26 @@ class MemoryBank:
             now: The time recency is measured from (default: now).
             scoring_weights: Overrides of w_relevance / w_recency / w_importance /
                 w_reinforcement (defaults 0.5 / 0.2 / 0.2 / 0.1), divided by their sum.
-            thinking_budget: Most graph nodes a graph strategy may visit.
+            thinking_budget: Most graph nodes the "graph" strategy expands.
             rerank: None uses the bank's ``rerank`` setting, else the configured reranker;
                 False the offline default; True requires a configured reranker (else
                 InvalidInputError). Each hit's ``strategy_details["rerank"]`` names it.
             reinforce: Count this recall in the returned memories' ``access_count``.
-            **strategy_params: Parameters of individual strategies.
+            **strategy_params: Parameters of the strategies in use: ``edge_types`` (graph,
+                causal: link kinds to follow, "entity" included), ``seed_memory_id`` (causal;
+                default the memory closest to the query), ``max_depth`` (causal; default 5,
+                capped at 10), ``direction`` (causal: "causes", "effects" or "both"),
+                ``analogical_alpha`` (analogical; 0 = structure only, 1 = embedding only),
+                ``entity``, ``start``, ``end``, ``order`` (timeline: one entity's memories in
+                time order, newest first unless ``order="asc"``).
 
         Returns:
             A :class:`RecallResult`; each hit's ``strategy_details`` says why it came back.
 
         Raises:
-            InvalidInputError: Empty query, unknown strategy, bad weights or filters.
+            InvalidInputError: Empty query, unknown strategy, bad weights or filters, a
+                parameter that no strategy in use reads.
+            NotFoundError: ``seed_memory_id`` is not a memory of this bank.
             NotAvailableError: A strategy of the contract that this version does not have.
         """
         config = RecallConfig.build(
@@ -375,18 +389,22 @@ class MemoryBank:
         return forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
 
     def link(self, src_id: str, dst_id: str, kind: str, weight: float = 1.0) -> None:
-        """Add an explicit edge between two memories of this bank (e.g. "caused_by").
+        """Add (or re-weight) an explicit edge between two memories of this bank.
+
+        ``bank.link(effect, cause, "caused_by")`` says ``cause`` is a cause of ``effect``;
+        ``bank.link(a, b, "followed_by")`` that ``b`` came after ``a``. HEBBS's spellings
+        ("CausedBy") are accepted. The edge is walked by the "graph" and "causal" strategies
+        as soon as this returns.
 
         Raises:
             NotFoundError: Either memory is not in this bank.
-            InvalidInputError: Unknown kind or a weight outside [0, 1].
+            InvalidInputError: Unknown kind ("entity" edges come from entity resolution), a
+                weight outside [0, 1], or a memory linked to itself.
         """
-        if kind not in LINK_KINDS:
-            raise InvalidInputError(f"link kind must be one of {sorted(LINK_KINDS)}")
-        if isinstance(weight, bool) or not isinstance(weight, int | float):
-            raise InvalidInputError("weight must be a number")
-        if not math.isfinite(weight) or not 0 <= weight <= 1:
-            raise InvalidInputError("weight must be in [0, 1]")
+        kind = normalize_kind(kind)
+        weight = validate_weight(weight)
+        if not isinstance(src_id, str) or not isinstance(dst_id, str):
+            raise InvalidInputError("memory ids must be strings")
         if src_id == dst_id:
             raise InvalidInputError("a memory cannot link to itself")
         found = load_memories(self._engine.db, self.id, [src_id, dst_id])
@@ -395,17 +413,27 @@ class MemoryBank:
                 raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
         with self._engine.db.transaction() as cur:
             cur.execute(
-                "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
-                [self.id, src_id, dst_id, kind, float(weight)],
+                "DELETE FROM links WHERE bank_id = ? AND src_id = ? AND dst_id = ? AND kind = ?",
+                [self.id, src_id, dst_id, kind],
             )
+            cur.execute(
+                "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
+                [self.id, src_id, dst_id, kind, weight],
+            )
+            graph = loaded_graph(self._engine, self.id)
+            if graph is not None:
+                graph.add_link(src_id, dst_id, kind, weight)
 
-    def entities(self) -> list[Entity]:
-        """The bank's canonical entities, by name."""
+    def entities(self, *, kind: str | None = None) -> list[Entity]:
+        """The bank's canonical entities, by name; ``kind`` keeps one kind ("person", ...)."""
+        if kind is not None and not isinstance(kind, str):
+            raise InvalidInputError("kind must be a string")
         rows = self._engine.db.fetchall(
             "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
             "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
-            "WHERE e.bank_id = ? GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name",
-            [self.id],
+            "WHERE e.bank_id = $bank AND ($kind IS NULL OR e.kind = $kind) "
+            "GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name, e.kind",
+            {"bank": self.id, "kind": kind},
         )
         return [
             Entity(name=r[0], kind=r[1], aliases=tuple(r[2] or ()), memory_ids=tuple(r[3] or ()))
@@ -413,49 +441,83 @@ class MemoryBank:
         ]
 
     def entity(self, name_or_alias: str) -> Entity:
-        """One entity by canonical name or alias (case-insensitive).
+        """One entity by canonical name or alias (case-insensitive); an entity called that
+        wins over one that merely has it as an alias.
 
         Raises:
             NotFoundError: No entity has that name or alias.
         """
-        if not isinstance(name_or_alias, str) or not name_or_alias.strip():
-            raise InvalidInputError("name_or_alias must be a non-empty string")
-        wanted = " ".join(name_or_alias.split()).casefold()
+        name = corrections.validate_name(name_or_alias, "name_or_alias")
         with self._engine.db.write_lock:
-            index = bank_entity_index(self._engine, self._engine.db.cursor(), self.id)
-            matches = [
-                e for e in index if any(" ".join(n.split()).casefold() == wanted for n in e.names)
-            ]
-        if not matches:
-            raise NotFoundError(f"no entity {name_or_alias!r} in bank {self.id!r}")
-        best = next((e for e in matches if e.name.casefold() == wanted), matches[0])
-        return next(e for e in self.entities() if e.name == best.name and e.kind == best.kind)
+            found = corrections.find_entity(self._engine, self._engine.db.cursor(), self.id, name)
+        return self._entity_by_id(found.id)
+
+    def _entity_by_id(self, entity_id: str) -> Entity:
+        rows = self._engine.db.fetchall(
+            "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
+            "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
+            "WHERE e.id = ? GROUP BY e.id, e.name, e.kind, e.aliases",
+            [entity_id],
+        )
+        if not rows:
+            raise NotFoundError(f"no entity {entity_id!r} in bank {self.id!r}")
+        r = rows[0]
+        return Entity(name=r[0], kind=r[1], aliases=tuple(r[2] or ()), memory_ids=tuple(r[3] or ()))
+
+    def add_alias(self, entity: str, alias: str) -> Entity:
+        """Correct entity resolution: ``alias`` always names ``entity`` from now on.
+
+        An entity called ``alias`` is merged into ``entity``; memories where ``alias`` was an
+        alias of some other entity move over. The correction is stored with the bank and wins
+        over the resolver in every later retain, also after reopening.
+
+        Args:
+            entity: Name or alias of the entity that ``alias`` denotes.
+            alias: The other name ("Bob" for "Robert Chen").
+
+        Returns:
+            The corrected entity.
+
+        Raises:
+            NotFoundError: No entity is called ``entity``.
+            InvalidInputError: Empty or malformed names.
+        """
+        target = corrections.validate_name(entity, "entity")
+        name = corrections.validate_name(alias, "alias")
+        return self._entity_by_id(corrections.add_alias(self._engine, self.id, target, name))
+
+    def split_alias(self, entity: str, alias: str) -> Entity | None:
+        """Correct entity resolution: ``alias`` never names ``entity`` from now on.
+
+        The alias is removed, the memories that say ``alias`` but none of the entity's other
+        names move to an entity of their own, and later mentions of ``alias`` are never
+        resolved to ``entity``. Stored with the bank, like :meth:`add_alias`.
+
+        Returns:
+            The entity now holding those memories, or None when no memory moved.
+
+        Raises:
+            NotFoundError: No entity is called ``entity``.
+            InvalidInputError: ``alias`` is the entity's canonical name, or a malformed name.
+        """
+        target = corrections.validate_name(entity, "entity")
+        name = corrections.validate_name(alias, "alias")
+        created = corrections.split_alias(self._engine, self.id, target, name)
+        return None if created is None else self._entity_by_id(created)
 
     def graph(self) -> nx.MultiDiGraph:
-        """A copy of the bank's memory graph.
+        """A copy of the bank's memory graph (changing it changes nothing in the bank).
 
-        Nodes are memory ids (``type="memory"``) and entity names (``type="entity"``); every
-        edge has a ``kind`` ("entity" from a memory to each entity it mentions,
-        "followed_by", "caused_by", ...) and a ``weight``.
+        Nodes are memory ids (``type="memory"``, with ``text``) and entity names
+        (``type="entity"``, with ``kind`` and ``aliases``; ``"name (kind)"`` when two entities
+        share a name). Every edge has a ``kind`` — "entity" (memory → each entity it
+        mentions), "followed_by", "caused_by", "semantic", "temporal", "related" — and a
+        ``weight``.
         """
-        graph = nx.MultiDiGraph()
-        db = self._engine.db
-        for memory_id, text in db.fetchall(
-            "SELECT id, text FROM memories WHERE bank_id = ? ORDER BY seq", [self.id]
-        ):
-            graph.add_node(memory_id, type="memory", text=text)
-        for memory_id, name, kind in db.fetchall(
-            "SELECT me.memory_id, e.name, e.kind FROM memory_entities AS me "
-            "JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = ?",
-            [self.id],
-        ):
-            graph.add_node(name, type="entity", kind=kind)
-            graph.add_edge(memory_id, name, kind="entity", weight=1.0)
-        for src, dst, kind, weight in db.fetchall(
-            "SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = ?", [self.id]
-        ):
-            graph.add_edge(src, dst, kind=kind, weight=weight)
-        return graph
+        texts = dict(
+            self._engine.db.fetchall("SELECT id, text FROM memories WHERE bank_id = ?", [self.id])
+        )
+        return bank_graph(self._engine, self.id).export(texts)
 
     def stats(self) -> dict[str, Any]:
         """Counts of what the bank holds."""
@@ -523,6 +585,8 @@ class MemoryBank:
     aentities = _async_twin(entities)
     aentity = _async_twin(entity)
     agraph = _async_twin(graph)
+    aadd_alias = _async_twin(add_alias)
+    asplit_alias = _async_twin(split_alias)
     astats = _async_twin(stats)
     aexport = _async_twin(export)
     acheck_integrity = _async_twin(check_integrity)

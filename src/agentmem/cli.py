@@ -5,12 +5,15 @@ Examples::
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
+    agentmem graph notes --path ./memdata --out graph.html
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
     agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
+    agentmem bench rerank --conversations 2 [--cross-encoder-dir ~/models/ms-marco-MiniLM-L-6-v2]
+    agentmem models export-cross-encoder --out ~/models/ms-marco-MiniLM-L-6-v2   # needs optimum
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from importlib import resources
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -144,6 +148,18 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.picture import write_picture
+
+    with AgentMemory(args.path) as mem:
+        if args.bank not in mem.banks():
+            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+        graph = mem.bank(args.bank).graph()
+    path = write_picture(graph, args.out, title=args.bank, max_memories=args.max_memories)
+    console.print(f"wrote {path}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     with AgentMemory(args.path) as mem, _progress(console) as progress:
         if args.bank not in mem.banks():
@@ -252,6 +268,7 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             weights=args.weights,
             progress=show,
             include_questions=args.questions,
+            ablations=args.ablate or (),
             reranker=_bench_reranker(args),
         )
     print(format_report(report))
@@ -276,6 +293,37 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
         )
     print(format_report(report))
     print(f"stores: {workdir}\nreport: {args.out}")
+    return 0
+
+
+def cmd_bench_rerank(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.bench.rerank import format_report, run_rerank
+
+    if not os.path.isfile(args.data):
+        raise NotFoundError(f"no LoCoMo data at {args.data} (pass --data path/to/locomo10.json)")
+    with _stage_progress(console, "rerank") as show:
+        report = run_rerank(
+            args.data,
+            out_path=args.out,
+            conversations=args.conversations,
+            top_ns=args.top_n,
+            cross_encoder_dir=args.cross_encoder_dir,
+            progress=show,
+        )
+    print(format_report(report))
+    print(f"report: {args.out}")
+    return 0
+
+
+def cmd_models_export_cross_encoder(args: argparse.Namespace, console: Console) -> int:
+    from agentmem.models.export import export_cross_encoder
+
+    with console.status(f"exporting {args.model} to ONNX"):
+        reranker = export_cross_encoder(args.out, args.model)
+    console.print(
+        f"exported {args.model} to {args.out} ({reranker.name}); use it with "
+        f"CrossEncoderReranker({args.out!r}) or --cross-encoder-dir {args.out}"
+    )
     return 0
 
 
@@ -312,6 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--now", default=None, help="ISO time recency is measured from")
     recall.set_defaults(func=cmd_recall)
 
+    graph = sub.add_parser("graph", help="draw a bank's entity/memory graph (self-contained HTML)")
+    graph.add_argument("bank", help="bank id")
+    graph.add_argument("--path", required=True, help="store directory")
+    graph.add_argument("--out", default="graph.html", help="output .html or .svg")
+    graph.add_argument("--max-memories", type=int, default=200, help="most memories drawn")
+    graph.set_defaults(func=cmd_graph)
     export = sub.add_parser("export", help="write a bank to a JSON Lines file")
     export.add_argument("--path", required=True, help="store directory")
     export.add_argument("--bank", required=True, help="bank id")
@@ -364,6 +418,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline default reranker, or an ONNX cross-encoder (--cross-encoder-dir)",
     )
     locomo.add_argument("--cross-encoder-dir", default=None, help="folder of model.onnx")
+    locomo.add_argument(
+        "--ablate",
+        action="append",
+        help="extra row without part of the graph: graph (the arm), entity-links, "
+        "semantic-links, caused-by-links, followed-by-links, temporal-links, related-links, "
+        "or all (repeatable)",
+    )
     locomo.set_defaults(func=cmd_bench_locomo)
     scale = bench_sub.add_parser(
         "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"
@@ -374,6 +435,35 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
     scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
     scale.set_defaults(func=cmd_bench_scale)
+    rerank = bench_sub.add_parser(
+        "rerank", help="recall latency and R@10 without reranking and per reranker × top-n"
+    )
+    rerank.add_argument(
+        "--data", default="../shared/data/locomo10.json", help="path to locomo10.json"
+    )
+    rerank.add_argument("--out", default="bench-reports/rerank.json", help="JSON report path")
+    rerank.add_argument("--conversations", type=int, default=2, help="first N conversations")
+    rerank.add_argument(
+        "--top-n", type=int, nargs="+", default=[20, 50, 100], help="rerank_top_n values"
+    )
+    rerank.add_argument(
+        "--cross-encoder-dir", default=None, help="also measure this ONNX cross-encoder"
+    )
+    rerank.set_defaults(func=cmd_bench_rerank)
+
+    models = sub.add_parser("models", help="obtain optional models (needs network once)")
+    models_sub = models.add_subparsers(dest="models", required=True)
+    export_ce = models_sub.add_parser(
+        "export-cross-encoder",
+        help="export a Hugging Face cross-encoder to ONNX with optimum (not installed by agentmem)",
+    )
+    export_ce.add_argument("--out", required=True, help="folder to write model.onnx + tokenizer")
+    export_ce.add_argument(
+        "--model",
+        default="cross-encoder/ms-marco-MiniLM-L-6-v2",
+        help="Hugging Face Hub id or local checkpoint",
+    )
+    export_ce.set_defaults(func=cmd_models_export_cross_encoder)
     return parser
 
 
@@ -384,7 +474,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except AgentMemError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        # Escaped: messages hold text such as 'pip install "optimum[onnxruntime]"'.
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
 
 

@@ -14,24 +14,26 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
-from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.errors import InvalidInputError
 from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
-TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword", "temporal")
+TEMPR_STRATEGIES: tuple[str, ...] = ("semantic", "keyword", "graph", "temporal")
 #: Every strategy that can be asked for by name, with the extra recall arguments it takes.
 STRATEGY_PARAMS: Mapping[str, frozenset[str]] = {
     "semantic": frozenset(),
     "keyword": frozenset(),
+    "graph": frozenset({"edge_types"}),
     "temporal": frozenset(),
     "timeline": frozenset({"entity", "start", "end", "order"}),
+    "causal": frozenset({"seed_memory_id", "max_depth", "edge_types", "direction"}),
+    "analogical": frozenset({"analogical_alpha"}),
 }
 #: A single one of these keeps its own order instead of the composite score's.
-ORDERED_STRATEGIES: frozenset[str] = frozenset({"timeline"})
-#: Strategies of the contract that later versions add; asking for them raises NotAvailableError.
-PLANNED_STRATEGIES: frozenset[str] = frozenset({"graph", "causal", "analogical"})
+ORDERED_STRATEGIES: frozenset[str] = frozenset({"timeline", "causal"})
+CAUSAL_DIRECTIONS: frozenset[str] = frozenset({"causes", "effects", "both"})
 STRATEGY_ALIASES: Mapping[str, str] = {"similarity": "semantic", "bm25": "keyword"}
 TAGS_MATCH_MODES: frozenset[str] = frozenset({"any", "all", "exact"})
 
@@ -83,13 +85,48 @@ class FusionWeights:
     BM25 is the strongest single arm on conversational memory (research/retrieval-lessons.md),
     so it weighs more than cosine similarity. A fact inside the period a query names (or, for
     a "when" question, anchored in time) is strong evidence, so the temporal arm weighs as much
-    as BM25 (LoCoMo temporal R@10 .767 at 0.25, .780 at 0.5, .785 at 1.0).
+    as BM25 (LoCoMo temporal R@10 .767 at 0.25, .780 at 0.5, .785 at 1.0). The graph arm's
+    activation is a weaker signal of its own (README, Benchmarks).
     """
 
     keyword: float = 1.0
     semantic: float = 0.5
+    graph: float = 0.4
     temporal: float = 1.0
     timeline: float = 0.5
+    causal: float = 0.5
+    analogical: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class GraphConfig:
+    """How retain links memories and how the graph strategies walk the links.
+
+    Attributes:
+        semantic_link_threshold: Cosine a retained fact needs with an earlier memory to get a
+            "semantic" link (MiniLM: chat turns of one conversation average ~0.4; 0.7 keeps
+            about five links per memory).
+        semantic_link_k: At most this many semantic links per new fact.
+        causal_clause_threshold: Cosine between a cause clause ("... because the vendor was
+            late") and an earlier memory for a cue-phrase "caused_by" link.
+        entry_points: Semantic matches the "graph" strategy starts from (the seed's top-5).
+        entry_similarity: Cosine an entry point needs (the seed's 0.5).
+        decay: Activation kept per memory-to-memory hop (the seed's 0.8).
+        causal_boost: Factor on "caused_by" edges (the seed's 2x); activation is capped at 1.
+        causal_max_depth: Default ``max_depth`` of the "causal" strategy (hard cap 10).
+        kind_weights: Extra factor per link kind in the "graph" walk (e.g. ``{"semantic":
+            0.5}``); kinds not named count 1.
+    """
+
+    semantic_link_threshold: float = 0.7
+    semantic_link_k: int = 5
+    causal_clause_threshold: float = 0.6
+    entry_points: int = 5
+    entry_similarity: float = 0.5
+    decay: float = 0.8
+    causal_boost: float = 2.0
+    causal_max_depth: int = 5
+    kind_weights: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +138,7 @@ class EngineConfig:
         rrf_k: The RRF constant (60, as in the seed).
         rerank_top_n: How many fused candidates the reranker scores.
         fusion: Arm weights of the offline relevance.
+        graph: Link building at retain and graph walking at recall.
         context_weight: Weight of a turn's neighbouring text in the keyword index (BM25F-style).
         keyword_rebuild_min: Rows written since the last full-text rebuild before a rebuild is
             due (also at least ``keyword_rebuild_fraction`` of the indexed rows).
@@ -113,6 +151,7 @@ class EngineConfig:
     rrf_k: int = 60
     rerank_top_n: int = 50
     fusion: FusionWeights = field(default_factory=FusionWeights)
+    graph: GraphConfig = field(default_factory=GraphConfig)
     context_weight: float = 0.5
     keyword_rebuild_min: int = 2000
     keyword_rebuild_fraction: float = 0.05
@@ -236,16 +275,72 @@ def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, 
         if not isinstance(raw, str):
             raise InvalidInputError(f"strategy names are strings, got {type(raw).__name__}")
         name = STRATEGY_ALIASES.get(raw.strip().lower(), raw.strip().lower())
-        if name in PLANNED_STRATEGIES:
-            raise NotAvailableError(f"recall strategy {raw!r} is not available in this version")
         if name not in STRATEGY_PARAMS:
-            known = sorted({*STRATEGY_PARAMS, *PLANNED_STRATEGIES, *STRATEGY_ALIASES})
+            known = sorted({*STRATEGY_PARAMS, *STRATEGY_ALIASES})
             raise InvalidInputError(f"unknown recall strategy {raw!r}; known: {known}")
         if name not in names:
             names.append(name)
     if not names:
         raise InvalidInputError("strategies must name at least one strategy")
     return tuple(names)
+
+
+def _validate_strategy_params(
+    strategies: tuple[str, ...], params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Check ``recall(**strategy_params)`` against the strategies in use; normalise values.
+
+    The graph strategies' arguments are normalised here; timeline's are read by its strategy.
+    """
+    from agentmem.retain.relations import EDGE_KINDS, normalize_kind
+
+    accepted = frozenset().union(*(STRATEGY_PARAMS[name] for name in strategies))
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown recall argument(s) {unknown} for strategies {list(strategies)}"
+            + (f"; they accept {sorted(accepted)}" if accepted else "")
+        )
+    result: dict[str, Any] = {}
+    for key, value in params.items():
+        if key == "edge_types":
+            if value is None:
+                continue
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, Iterable):
+                raise InvalidInputError("edge_types must be a list of link kinds")
+            kinds = tuple(dict.fromkeys(normalize_kind(v, EDGE_KINDS) for v in value))
+            if not kinds:
+                raise InvalidInputError("edge_types must name at least one link kind")
+            result[key] = kinds
+        elif key == "max_depth":
+            # HEBBS's hard cap: deeper requests are bounded, not refused.
+            result[key] = min(_positive_int(value, "max_depth"), 10)
+        elif key == "direction":
+            if value not in CAUSAL_DIRECTIONS:
+                raise InvalidInputError(f"direction must be one of {sorted(CAUSAL_DIRECTIONS)}")
+            result[key] = value
+        elif key == "seed_memory_id":
+            if value is None:
+                continue
+            seeds = [value] if isinstance(value, str) else value
+            if (
+                not isinstance(seeds, Iterable)
+                or not (seeds := list(seeds))
+                or not all(isinstance(s, str) and s for s in seeds)
+            ):
+                raise InvalidInputError("seed_memory_id must be a memory id or a list of them")
+            result[key] = value if isinstance(value, str) else tuple(seeds)
+        elif key == "analogical_alpha":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidInputError("analogical_alpha must be a number in [0, 1]")
+            if not math.isfinite(value) or not 0 <= value <= 1:
+                raise InvalidInputError("analogical_alpha must be in [0, 1]")
+            result[key] = float(value)
+        else:
+            result[key] = value
+    return result
 
 
 MAX_TOP_K = 10_000
@@ -308,12 +403,6 @@ class RecallConfig:
         if rerank is not None and not isinstance(rerank, bool):
             raise InvalidInputError(f"rerank must be None, True or False, got {rerank!r}")
         names = _normalize_strategies(strategies)
-        accepted = frozenset().union(*(STRATEGY_PARAMS[name] for name in names))
-        unknown = set(strategy_params or {}) - accepted
-        if unknown:
-            raise InvalidInputError(
-                f"unknown recall argument(s) {sorted(unknown)} for strategies {list(names)}"
-            )
         return cls(
             query=query,
             top_k=_positive_int(top_k, "top_k", maximum=MAX_TOP_K),
@@ -328,7 +417,7 @@ class RecallConfig:
             thinking_budget=_positive_int(thinking_budget, "thinking_budget"),
             rerank=rerank,
             reinforce=bool(reinforce),
-            strategy_params=dict(strategy_params or {}),
+            strategy_params=_validate_strategy_params(names, strategy_params or {}),
         )
 
     @property

@@ -12,6 +12,7 @@ from agentmem.config import EngineConfig
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
+from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.staged_vectors import StagedVectorStore
 
@@ -35,6 +36,10 @@ class Engine:
     # Per-bank entity indexes, loaded on first use and kept current under the write lock.
     entity_indexes: dict[str, object] = field(default_factory=dict)
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Per-bank networkx mirrors of the memory graph (store/graph.py), loaded on first use.
+    graphs: dict[str, MemoryGraph] = field(default_factory=dict)
+    # Per-bank resolvers carrying the bank's entity corrections (retain/corrections.py).
+    resolvers: dict[str, EntityResolver] = field(default_factory=dict)
     # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
     offline_reranker: Reranker | None = None
     # The LLM path: set when AgentMemory(llm=...) is given.

@@ -92,10 +92,13 @@ def test_bad_recall_input_raises_invalid_input(bank, kwargs):
         bank.recall(query, **kwargs)
 
 
-def test_strategies_of_later_versions_raise_a_clear_not_available_error(bank):
-    with pytest.raises(agentmem.NotAvailableError, match="not available"):
-        bank.recall("x", strategies=["analogical"])
-    assert issubclass(agentmem.NotAvailableError, agentmem.AgentMemError)
+@pytest.mark.parametrize(
+    "strategy", ["semantic", "similarity", "keyword", "graph", "temporal", "causal", "analogical"]
+)
+def test_every_strategy_of_the_contract_runs(bank, strategy):
+    bank.retain("Alice moved to Berlin because of a new job.", mentioned_at="2025-01-15")
+    result = bank.recall("Why did Alice move to Berlin last month?", strategies=[strategy])
+    assert result.strategies == ("semantic" if strategy == "similarity" else strategy,)
 
 
 @pytest.mark.parametrize(

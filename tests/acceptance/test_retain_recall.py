@@ -42,7 +42,7 @@ def test_recall_finds_the_answer_first_and_says_why(bank):
     assert 0 <= top.score <= 1
     assert top.strategy_details["semantic"]["rank"] == 1
     assert top.strategy_details["semantic"]["score"] > 0.3  # a raw cosine
-    assert set(result.strategies) == {"semantic", "keyword", "temporal"}
+    assert set(result.strategies) == {"semantic", "keyword", "graph", "temporal"}
     assert result.total_tokens == sum(hit.tokens for hit in result)
 
 

@@ -44,6 +44,7 @@ def rich_bank(bank):
     memories = bank.memories()
     bank.link(memories[0].id, memories[-1].id, "caused_by", 0.25)
     bank.recall("Berlin", now=T1)  # access counts must travel too
+    bank.add_alias("Bob", "Bobby")  # entity corrections too
     return bank
 
 
@@ -57,7 +58,11 @@ def test_export_then_import_into_a_fresh_store_is_exact(mem, rich_bank, tmp_path
         assert _snapshot(other, imported) == before
         assert other.check_integrity().ok
     with agentmem.AgentMemory(tmp_path / "other") as other:  # and it persisted
-        assert other.bank("alice").memories() == before["memories"]
+        copy = other.bank("alice")
+        assert copy.memories() == before["memories"]
+        # The correction came along: a later "Bobby" is Bob, not a new entity.
+        said = copy.retain("Bobby phoned from Paris.", mentioned_at=T1).memories[0]
+        assert "Bob" in said.entities and copy.entity("Bobby").name == "Bob"
 
 
 def test_import_into_the_same_store_under_another_id_renews_ids(mem, rich_bank, tmp_path):

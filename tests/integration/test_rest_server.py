@@ -148,8 +148,10 @@ def test_engine_refusals_after_the_bank_exists(client):
         "/banks/b/recall", json={"query": "tea", "strategy_params": {"top_k": 3, "order": "asc"}}
     )
     assert response.status_code == 400 and "['top_k']" in response.json()["detail"]
-    response = client.post("/banks/b/recall", json={"query": "tea", "strategies": ["causal"]})
-    assert (response.status_code, response.json()["error"]) == (501, "NotAvailableError")
+    response = client.post(
+        "/banks/b/recall", json={"query": "tea", "strategy_params": {"max_depth": 3}}
+    )
+    assert response.status_code == 400 and "max_depth" in response.json()["detail"]
     assert client.get("/banks/b/memories/nope").status_code == 404
 
 

@@ -637,6 +637,20 @@ def test_common_capitalised_words_are_not_entities() -> None:
     assert found("I think I should go.") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Woah Joanna, I won an international tournament yesterday!", [("Joanna", "person")]),
+        ("Congrats Joanna! That is huge.", [("Joanna", "person")]),
+        ("Bye Caroline, see you soon", [("Caroline", "person")]),
+        ("Awww that is so sweet", []),
+        ("Glad Max is doing well!", [("Max", "person")]),
+    ],
+)
+def test_chat_interjections_are_not_part_of_names(text: str, expected: list) -> None:
+    assert found(text) == expected
+
+
 def test_mentions_are_deduplicated_case_insensitively() -> None:
     result = found("Alice called Bob. Later Alice texted BOB again.", speaker="alice")
     names = [name.casefold() for name, _ in result]

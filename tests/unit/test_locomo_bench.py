@@ -444,3 +444,23 @@ def test_sample_conversation_is_well_formed() -> None:
         assert needle in text
     assert 6 <= len(sample["questions"]) <= 8
     assert all(q["question"].strip() and q["why"].strip() for q in sample["questions"])
+
+
+def test_ablation_rows_pass_strategies_and_edge_types(locomo_file: Path, tmp_path: Path) -> None:
+    log: list[tuple[str, Any, dict[str, Any]]] = []
+    report = run_locomo(
+        locomo_file,
+        out_path=tmp_path / "r.json",
+        limit_conversations=1,
+        memory_factory=lambda: _FakeMemory(log),
+        weights="relevance",
+        ablations=["graph", "semantic-links"],
+    )
+    assert list(report["results"]) == ["relevance", "graph", "semantic-links"]
+    assert report["results"]["graph"]["label"] == "relevance-only, no graph arm"
+    recalls = [entry[2] for entry in log if entry[0] == "recall"]
+    assert "graph" not in recalls[3]["strategies"] and "keyword" in recalls[3]["strategies"]
+    assert "semantic" not in recalls[6]["edge_types"] and "entity" in recalls[6]["edge_types"]
+    assert all(r["scoring_weights"] == RELEVANCE_ONLY_WEIGHTS for r in recalls)
+    with pytest.raises(ValueError, match="unknown ablation"):
+        run_locomo(locomo_file, out_path=tmp_path / "x.json", ablations=["nope"])

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentmem.config import RecallConfig, ScoringWeights
-from agentmem.errors import InvalidInputError, NotAvailableError
+from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.rerank import ScoreFusionReranker
@@ -77,8 +77,9 @@ def test_recall_config_normalises_strategies_and_filters():
     assert config.strategies == ("semantic", "keyword")
     assert config.tags == ("a", "b") and config.fact_types == ("world",)
     assert config.now == NOW and config.has_filters
-    with pytest.raises(NotAvailableError):
-        RecallConfig.build("q", strategies=["causal"])
+    assert RecallConfig.build(
+        "q", strategies=["causal"], strategy_params={"max_depth": 50}
+    ).strategy_params == {"max_depth": 10}
     with pytest.raises(InvalidInputError):
         RecallConfig.build("q", top_k=True)
 
@@ -104,6 +105,58 @@ def test_calibrated_reranker_scores_a_weak_best_match_low_and_a_full_match_high(
     # an arm without calibrated coefficients adds by its fusion weight
     graph = Candidate(weak.memory, {**weak.hits, "graph": StrategyHit("weak", 1, 1.0, 1.0)})
     assert reranker.rerank("What did Caroline paint?", [graph])[0] > poor
+
+
+def test_calibrated_reranker_prefers_what_the_person_asked_about_said():
+    from agentmem.recall.calibrated import CalibratedReranker, speaker_named
+
+    said = Memory(
+        "said",
+        "b",
+        "Melanie: I run to clear my head.",
+        "world",
+        None,
+        None,
+        NOW,
+        entities=("Melanie",),
+    )
+    replied = Memory(
+        "replied",
+        "b",
+        "Caroline: Melanie, you run a lot!",
+        "world",
+        None,
+        None,
+        NOW,
+        entities=("Caroline", "Melanie"),
+    )
+    plain = Memory("plain", "b", "Melanie: runs daily", "world", None, None, NOW)
+    words = frozenset({"what", "does", "melanie", "do", "to", "destress"})
+    assert speaker_named(words, said) and not speaker_named(words, replied)
+    assert not speaker_named(words, plain)  # "Melanie" is not one of its entities
+    hits = {"semantic": StrategyHit("x", 1, 0.5, 0.7), "keyword": StrategyHit("x", 1, 2.0, 1.0)}
+    first, second = CalibratedReranker().rerank(
+        "What does Melanie do to destress?", [Candidate(said, hits), Candidate(replied, hits)]
+    )
+    assert first > second
+
+
+def test_calibrated_reranker_without_a_keyword_arm_keeps_the_semantic_order():
+    from agentmem.recall.calibrated import CalibratedReranker
+
+    near, far = (
+        Candidate(
+            Memory(i, "b", text, "world", None, None, NOW),
+            {"semantic": StrategyHit(i, rank, cosine, normalized)},
+        )
+        for i, text, rank, cosine, normalized in (
+            ("near", "Alice: I prefer green tea.", 1, 0.8, 1.0),
+            ("far", "Alice: My manager is Bob.", 2, 0.2, 0.17),
+        )
+    )
+    # The model alone rates both "unlikely" (no keyword evidence): the arm's own scores decide.
+    high, low = CalibratedReranker().rerank("green tea in the morning", [near, far])
+    assert high == 1.0 and low < 0.2
 
 
 def test_reliability_table_counts_gold_per_relevance_band():

@@ -35,6 +35,21 @@ def test_a_staged_fact_is_found_by_semantic_recall_as_soon_as_retain_returns(sto
         assert not ids & _journal(mem)  # ...and cleared its journal entries
 
 
+def test_semantic_links_reach_staged_facts_without_flushing_them(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        first = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        again = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        assert not _chroma_ids(mem, bank)  # both retains staged, nothing flushed
+        graph = bank.graph()
+        kinds = {
+            k
+            for _, dst, k in graph.edges(again.memories[0].id, data="kind")
+            if dst == first.memories[0].id
+        }
+        assert "semantic" in kinds
+
+
 def test_a_full_batch_is_written_without_any_read(store_path):
     with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
         bank = mem.bank("b")

@@ -62,6 +62,43 @@ _WEIGHT_ROWS: dict[str, tuple[str, dict[str, float] | None]] = {
     "default": ("default weights", None),
 }
 
+
+def _ablations() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Ablation rows (relevance-only weights): name -> (label, extra recall arguments).
+
+    "graph" drops the graph arm from TEMPR; "<kind>-links" keeps the arm but stops it from
+    walking that kind of link (``edge_types``), so a row says what the kind contributes.
+    """
+    from agentmem.config import TEMPR_STRATEGIES
+    from agentmem.retain.relations import EDGE_KINDS
+
+    rows: dict[str, tuple[str, dict[str, Any]]] = {
+        "graph": (
+            "relevance-only, no graph arm",
+            {"strategies": [s for s in TEMPR_STRATEGIES if s != "graph"]},
+        ),
+    }
+    for kind in sorted(EDGE_KINDS):
+        rows[f"{kind.replace('_', '-')}-links"] = (
+            f"relevance-only, graph without {kind} links",
+            {"edge_types": sorted(EDGE_KINDS - {kind})},
+        )
+    return rows
+
+
+def ablation_names() -> list[str]:
+    """Names accepted by ``run_locomo(ablations=...)`` and ``--ablate``."""
+    return list(_ablations())
+
+
+def _row_spec(row: str) -> tuple[str, dict[str, float] | None, dict[str, Any]]:
+    """(label, scoring_weights, extra recall arguments) of a report row."""
+    if row in _WEIGHT_ROWS:
+        return (*_WEIGHT_ROWS[row], {})
+    label, extra = _ablations()[row]
+    return label, RELEVANCE_ONLY_WEIGHTS, extra
+
+
 BASELINES: tuple[dict[str, Any], ...] = (
     {
         "system": "BM25 (DuckDB fts, porter, english stopwords)",
@@ -539,7 +576,9 @@ class MemoryLike(Protocol):
 
 
 @dataclass(slots=True)
-class _QuestionScore:
+class QuestionScore:
+    """One question's figures: evidence recall at each k, Rw@250, latency and hit details."""
+
     conversation_id: str
     question_index: int
     category: int
@@ -553,9 +592,10 @@ class _QuestionScore:
     relevance_labels: list[tuple[float, bool]]
 
 
-def _score_question(
+def score_question(
     conversation_id: str, question: Question, hits: Sequence[Any], latency_ms: float
-) -> _QuestionScore:
+) -> QuestionScore:
+    """Score one recall: which gold turns its hits (best first) cover, and how fast it was."""
     turn_sets = [covered_turn_ids(getattr(hit.memory, "metadata", None)) for hit in hits]
     words = [word_count(hit.memory.text) for hit in hits]
     gold = frozenset(question.evidence)
@@ -568,7 +608,7 @@ def _score_question(
         for d, turn_ids in zip(details, turn_sets, strict=True)
         if "score" in d.get("rerank", {})
     ]
-    return _QuestionScore(
+    return QuestionScore(
         conversation_id=conversation_id,
         question_index=question.index,
         category=question.category,
@@ -591,7 +631,8 @@ def _rounded(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _recall_figures(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
+def recall_figures(scores: Sequence[QuestionScore]) -> dict[str, Any]:
+    """Mean R@5/10/20 and Rw@250 of a set of questions, with their count."""
     figures: dict[str, Any] = {"questions": len(scores)}
     for k in RECALL_KS:
         figures[f"r@{k}"] = _rounded(_mean([score.recall_at[k] for score in scores]))
@@ -629,11 +670,11 @@ def reliability_table(
     ]
 
 
-def _summarise(scores: Sequence[_QuestionScore]) -> dict[str, Any]:
-    summary = _recall_figures(scores)
+def _summarise(scores: Sequence[QuestionScore]) -> dict[str, Any]:
+    summary = recall_figures(scores)
     summary["by_category"] = {
         str(category): {"name": name}
-        | _recall_figures([score for score in scores if score.category == category])
+        | recall_figures([score for score in scores if score.category == category])
         for category, name in CATEGORY_NAMES.items()
     }
     top10_words = [words for score in scores for words in score.words_top10]
@@ -672,7 +713,8 @@ def _agentmem_version() -> str | None:
         return None if found is None else str(found)
 
 
-def _environment() -> dict[str, Any]:
+def bench_environment() -> dict[str, Any]:
+    """Python, platform, CPU count, agentmem version and time: the report's environment."""
     return {
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -684,7 +726,8 @@ def _environment() -> dict[str, Any]:
     }
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, so a report names exactly the data it ran on."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -704,6 +747,38 @@ def _session_messages(session: Session) -> list[dict[str, Any]]:
     ]
 
 
+def retain_conversation(
+    bank: BankLike,
+    conversation: Conversation,
+    step: Callable[[str], None] | None = None,
+) -> tuple[float, int]:
+    """Retain a conversation as BENCH.md does: one ``retain`` call per session.
+
+    Each call holds the session's messages ``{"role": "user", "name": speaker, "content":
+    text, "metadata": {"dia_id": id}}`` with ``mentioned_at`` = the session date and
+    ``document_id`` = ``session_N``.
+
+    Args:
+        bank: The bank to retain into.
+        conversation: The conversation.
+        step: Called with a description after each session.
+
+    Returns:
+        Seconds spent in ``retain`` and the number of memories created.
+    """
+    seconds = 0.0
+    created = 0
+    for session in conversation.sessions:
+        messages = _session_messages(session)
+        started = time.perf_counter()
+        result = bank.retain(messages, mentioned_at=session.date, document_id=session.document_id)
+        seconds += time.perf_counter() - started
+        created += len(getattr(result, "memories", ()) or ())
+        if step is not None:
+            step(f"{conversation.id}: retain {session.document_id}")
+    return seconds, created
+
+
 def run_locomo(
     data_path: str | os.PathLike[str],
     *,
@@ -713,6 +788,7 @@ def run_locomo(
     weights: WeightsChoice = "both",
     progress: ProgressCallback | None = None,
     include_questions: bool = False,
+    ablations: Sequence[str] = (),
     reranker: Any = None,
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark exactly as BENCH.md describes.
@@ -735,6 +811,8 @@ def run_locomo(
         progress: Called as ``progress(description, completed, total)`` after every retained
             session and every recall.
         include_questions: Also write per-question figures (ids and scores, no text).
+        ablations: Extra rows with relevance-only weights and part of the graph switched off
+            (see :func:`ablation_names`; "all" runs every one), on the same banks.
         reranker: A :class:`~agentmem.protocols.Reranker` for the default memory factory
             (None: the offline default). Each row's report has a reliability table of the
             relevance it gave the recalled memories.
@@ -749,6 +827,11 @@ def run_locomo(
     rows = ["relevance", "default"] if weights == "both" else [weights]
     if any(row not in _WEIGHT_ROWS for row in rows):
         raise ValueError(f"weights must be 'relevance', 'default' or 'both', got {weights!r}")
+    wanted = ablation_names() if "all" in ablations else list(dict.fromkeys(ablations))
+    unknown = [name for name in wanted if name not in ablation_names()]
+    if unknown:
+        raise ValueError(f"unknown ablation(s) {unknown}; known: {ablation_names()}")
+    rows += wanted
     if limit_conversations is not None and limit_conversations < 1:
         raise ValueError(f"limit_conversations must be >= 1, got {limit_conversations}")
 
@@ -768,7 +851,7 @@ def run_locomo(
         if progress is not None:
             progress(description, done, total_steps)
 
-    scores: dict[str, list[_QuestionScore]] = {row: [] for row in rows}
+    scores: dict[str, list[QuestionScore]] = {row: [] for row in rows}
     per_conversation: list[dict[str, Any]] = []
     total_retain_seconds = 0.0
     total_memories = 0
@@ -780,24 +863,12 @@ def run_locomo(
             )
             try:
                 bank = memory.bank(conversation.id)
-                retain_seconds = 0.0
-                memories_created = 0
-                for session in conversation.sessions:
-                    messages = _session_messages(session)
-                    started = time.perf_counter()
-                    result = bank.retain(
-                        messages,
-                        mentioned_at=session.date,
-                        document_id=session.document_id,
-                    )
-                    retain_seconds += time.perf_counter() - started
-                    memories_created += len(getattr(result, "memories", ()) or ())
-                    step(f"{conversation.id}: retain {session.document_id}")
+                retain_seconds, memories_created = retain_conversation(bank, conversation, step)
 
                 now = conversation.last_session_date
-                conversation_scores: dict[str, list[_QuestionScore]] = {}
+                conversation_scores: dict[str, list[QuestionScore]] = {}
                 for row in rows:
-                    scoring_weights = _WEIGHT_ROWS[row][1]
+                    label, scoring_weights, extra = _row_spec(row)
                     row_scores = []
                     for question in conversation.questions:
                         started = time.perf_counter()
@@ -810,13 +881,14 @@ def run_locomo(
                             if scoring_weights is None
                             else dict(scoring_weights),
                             reinforce=False,
+                            **extra,
                         )
                         latency_ms = (time.perf_counter() - started) * 1000
                         hits = list(result.hits)[:TOP_K]
                         row_scores.append(
-                            _score_question(conversation.id, question, hits, latency_ms)
+                            score_question(conversation.id, question, hits, latency_ms)
                         )
-                        step(f"{conversation.id}: recall ({_WEIGHT_ROWS[row][0]})")
+                        step(f"{conversation.id}: recall ({label})")
                     conversation_scores[row] = row_scores
                     scores[row].extend(row_scores)
             finally:
@@ -836,7 +908,7 @@ def run_locomo(
                 "retain_turns_per_s": round(turns / retain_seconds, 1) if retain_seconds else None,
                 "now": now.isoformat(),
                 "results": {
-                    row: _recall_figures(row_scores)
+                    row: recall_figures(row_scores)
                     | {
                         "latency_ms_p50": _rounded(
                             percentile([s.latency_ms for s in row_scores], 50), 2
@@ -867,7 +939,7 @@ def run_locomo(
         "protocol": "BENCH.md",
         "config": {
             "data_path": str(data_file),
-            "data_sha256": _sha256(data_file),
+            "data_sha256": file_sha256(data_file),
             "limit_conversations": limit_conversations,
             "memory": "custom factory" if memory_factory else "AgentMemory(<temp dir>)",
             "reranker": getattr(reranker, "name", None) if reranker else "offline default",
@@ -877,7 +949,11 @@ def run_locomo(
             "word_budget": WORD_BUDGET,
             "reinforce": False,
             "rows": {
-                row: {"label": _WEIGHT_ROWS[row][0], "scoring_weights": _WEIGHT_ROWS[row][1]}
+                row: {
+                    "label": _row_spec(row)[0],
+                    "scoring_weights": _row_spec(row)[1],
+                    "recall_arguments": _row_spec(row)[2],
+                }
                 for row in rows
             },
         },
@@ -903,12 +979,12 @@ def run_locomo(
             else None,
         },
         "results": {
-            row: {"label": _WEIGHT_ROWS[row][0]} | _summarise(row_scores)
+            row: {"label": _row_spec(row)[0]} | _summarise(row_scores)
             for row, row_scores in scores.items()
         },
         "per_conversation": per_conversation,
         "baselines": [dict(baseline) for baseline in BASELINES],
-        "environment": _environment(),
+        "environment": bench_environment(),
     }
     if include_questions:
         report["questions"] = {
@@ -945,6 +1021,18 @@ def _cell(value: float | None, digits: int = 3) -> str:
 
 def _number(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Lines of a plain-text table: first column left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
+
+    def render(row: Sequence[str]) -> str:
+        cells = [row[0].ljust(widths[0])]
+        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
+        return "  ".join(cells).rstrip()
+
+    return [render(headers), render(["-" * width for width in widths]), *map(render, rows)]
 
 
 def format_report(report: Mapping[str, Any]) -> str:
@@ -1011,13 +1099,6 @@ def format_report(report: Mapping[str, Any]) -> str:
             ]
         )
 
-    widths = [max(len(row[i]) for row in [headers, *lines]) for i in range(len(headers))]
-
-    def render(row: Sequence[str]) -> str:
-        cells = [row[0].ljust(widths[0])]
-        cells += [cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)]
-        return "  ".join(cells).rstrip()
-
     counts = report.get("counts", {})
     by_category = counts.get("questions_by_category", {})
     per_category = ", ".join(
@@ -1025,9 +1106,7 @@ def format_report(report: Mapping[str, Any]) -> str:
     )
     output = [
         "LoCoMo evidence recall (BENCH.md protocol; per-category columns are R@10)",
-        render(headers),
-        render(["-" * width for width in widths]),
-        *(render(row) for row in lines),
+        *text_table(headers, lines),
         "",
         f"{counts.get('conversations', 0)} conversations, {counts.get('sessions', 0)} sessions, "
         f"{counts.get('turns', 0)} turns, {counts.get('questions', 0)} questions "

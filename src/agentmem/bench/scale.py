@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmem.bench.locomo import _environment, percentile
+from agentmem.bench.locomo import bench_environment, percentile
 from agentmem.bench.synthetic import ConversationGenerator, Probe, Session
 from agentmem.memory import AgentMemory
 
@@ -306,7 +306,7 @@ def run_scale(
     workdir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
         "benchmark": "agentmem scale",
-        "environment": _environment(),
+        "environment": bench_environment(),
         "targets": TARGETS,
         "sizes": [],
     }

@@ -8,6 +8,11 @@ from typing import Any
 from agentmem.types import Memory
 
 
+def cosine_relevance(cosine: float) -> float:
+    """Map a MiniLM cosine to [0, 1]: unrelated text sits near 0.1, paraphrases above 0.6."""
+    return min(1.0, max(0.0, (cosine - 0.1) / 0.6))
+
+
 @dataclass(frozen=True, slots=True)
 class StrategyHit:
     """One strategy's verdict on one memory.
@@ -17,12 +22,14 @@ class StrategyHit:
         rank: 1-based rank within the strategy's list.
         score: The strategy's raw score (cosine, BM25, activation, closeness).
         normalized: The raw score mapped to [0, 1] for this query (reranker input).
+        details: Strategy-specific facts shown in ``strategy_details`` (graph distance, ...).
     """
 
     memory_id: str
     rank: int
     score: float
     normalized: float
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -34,8 +41,3 @@ class Candidate:
     rrf: float = 0.0
     relevance: float = 0.0
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-def cosine_relevance(cosine: float) -> float:
-    """Map a MiniLM cosine to [0, 1]: unrelated text sits near 0.1, paraphrases above 0.6."""
-    return min(1.0, max(0.0, (cosine - 0.1) / 0.6))

@@ -41,7 +41,7 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     names = ctx.config.strategies
     if len(names) == 1:
         return {names[0]: STRATEGIES[names[0]](ctx)}
-    if "semantic" in names:
+    if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
     futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
     results: dict[str, list[StrategyHit]] = {}
@@ -135,7 +135,8 @@ def _score(
         )
         score = s.composite(config.weights)
         details = {
-            name: {"rank": hit.rank, "score": hit.score} for name, hit in candidate.hits.items()
+            name: {"rank": hit.rank, "score": hit.score, **hit.details}
+            for name, hit in candidate.hits.items()
         }
         details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
         details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
@@ -147,7 +148,7 @@ def _score(
         }
         scored.append((score, candidate.rrf, RecallHit(candidate.memory, score, details)))
     ordered = config.ordered_strategy
-    if ordered is not None:  # a single timeline keeps time order
+    if ordered is not None:  # a single timeline or causal walk keeps its own order
         return [
             hit
             for _, _, hit in sorted(

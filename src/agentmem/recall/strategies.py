@@ -6,15 +6,18 @@ parallel and fuse what they return.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
+from agentmem.recall.analogical import analogical_strategy
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
+from agentmem.recall.graph import causal_strategy, graph_strategy
 from agentmem.recall.temporal import QueryTime, parse_query_time, temporal, timeline
 from agentmem.store.records import filter_clause, from_db_time
 
@@ -27,6 +30,22 @@ class StrategyContext:
     bank_id: str
     collection: str
     config: RecallConfig
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _semantic: list[StrategyHit] | None = field(default=None, repr=False)
+
+    def semantic_hits(self) -> list[StrategyHit]:
+        """The semantic arm's hits, computed once per recall for every strategy that needs
+        them (graph entry points, the causal seed, analogical candidates)."""
+        with self._lock:
+            if self._semantic is None:
+                where = None
+                if self.config.fact_types:
+                    where = {"fact_type": {"$in": list(self.config.fact_types)}}
+                scored = self.engine.vectors.query(
+                    self.collection, self.query_vector, self.pool, where
+                )
+                self._semantic = _ranked(scored, cosine_relevance)
+            return self._semantic
 
     @cached_property
     def query_time(self) -> QueryTime:
@@ -68,11 +87,7 @@ def _ranked(
 
 def semantic(ctx: StrategyContext) -> list[StrategyHit]:
     """Nearest neighbours of the query embedding (cosine similarity on Chroma's HNSW)."""
-    where = None
-    if ctx.config.fact_types:
-        where = {"fact_type": {"$in": list(ctx.config.fact_types)}}
-    scored = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, where)
-    return _ranked(scored, cosine_relevance)
+    return ctx.semantic_hits()
 
 
 def keyword(ctx: StrategyContext) -> list[StrategyHit]:
@@ -92,6 +107,9 @@ def keyword(ctx: StrategyContext) -> list[StrategyHit]:
 STRATEGIES: dict[str, Callable[[StrategyContext], list[StrategyHit]]] = {
     "semantic": semantic,
     "keyword": keyword,
+    "graph": graph_strategy,
     "temporal": temporal,
     "timeline": timeline,
+    "causal": causal_strategy,
+    "analogical": analogical_strategy,
 }

@@ -37,13 +37,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTITY_KINDS",
     "FIRST_NAMES",
+    "LABEL_KINDS",
     "recognize_entities",
     "recognize_entities_in_text",
 ]
 
 ENTITY_KINDS: tuple[str, ...] = ("person", "org", "place", "product", "event", "concept")
 
-_LABEL_KINDS: dict[str, str] = {
+LABEL_KINDS: dict[str, str] = {
     "PERSON": "person",
     "ORG": "org",
     "GPE": "place",
@@ -119,7 +120,10 @@ _MONTHS_AND_DAYS = _word_set(
 _CHAT_WORDS = _word_set(
     "ok okay yes yeah yep no nope hi hello hey thanks thank please sorry lol omg btw fyi "
     "asap tbd todo re fwd dear madam sir am pm today tomorrow yesterday tonight everyone "
-    "anyone someone nobody everybody somebody god oh ah wow hmm um uh"
+    "anyone someone nobody everybody somebody god oh ah wow hmm um uh "
+    # Interjections chat capitalises at the start of a turn ("Congrats Joanna!", "Woah").
+    "bye goodbye congrats congratulations glad awesome nah wanna gonna gotta ya yay yup "
+    "woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh"
 )
 # Capitalised kinship words used as names ("Call Mom") refer to a person.
 _KINSHIP_NAMES = _word_set(
@@ -172,7 +176,7 @@ def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMe
     covered: set[int] = set()
     located: list[tuple[int, EntityMention]] = []  # (token position, mention)
     for ent in doc.ents:
-        kind = _LABEL_KINDS.get(ent.label_)
+        kind = LABEL_KINDS.get(ent.label_)
         if kind is None:
             # Dates and amounts are not entities, but their words must not come back as
             # capitalised-word candidates ("Christmas", "Monday"); bare numbers may still
@@ -409,6 +413,11 @@ def _clean_name(text: str, *, keep_the: bool = False) -> str:
             name = name.rstrip(".")
     if not keep_the and name[:4].casefold() == "the " and len(name) > 4:
         name = name[4:].lstrip()
+    # "Bye Caroline", "ya, Melanie": the greeting is not part of the name.
+    words = name.split()
+    while len(words) > 1 and words[0].strip(",!.").casefold() in _CHAT_WORDS:
+        words = words[1:]
+    name = " ".join(words)
     if (
         not any(c.isalpha() for c in name)
         or len(name) > _MAX_NAME_CHARS

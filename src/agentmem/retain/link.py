@@ -52,6 +52,28 @@ def bank_entity_index(engine: Engine, cur: Any, bank_id: str) -> EntityIndex:
     return index
 
 
+def bank_resolver(
+    engine: Engine, cur: Any, bank_id: str, default: EntityResolver
+) -> EntityResolver:
+    """The bank's resolver: ``default`` plus the bank's entity corrections
+    (``retain/corrections.py``), cached per bank."""
+    resolver = engine.resolvers.get(bank_id)
+    if resolver is None:
+        rows = cur.execute(
+            "SELECT op, name, target FROM entity_corrections WHERE bank_id = ? ORDER BY created_at",
+            [bank_id],
+        ).fetchall()
+        overrides = {name: target for op, name, target in rows if op == "alias"}
+        splits = [(name, target) for op, name, target in rows if op == "split"]
+        resolver = (
+            default
+            if not rows
+            else EntityResolver(overrides=overrides, splits=splits)  # default rules otherwise
+        )
+        engine.resolvers[bank_id] = resolver
+    return resolver
+
+
 def link_entities(
     engine: Engine,
     cur: Any,
@@ -65,6 +87,7 @@ def link_entities(
     Runs inside the retain transaction. The caller drops the bank's cached index if the
     transaction fails, so the cache never holds entities the store does not.
     """
+    resolver = bank_resolver(engine, cur, bank_id, resolver)
     index = bank_entity_index(engine, cur, bank_id)
     existing = {entity.id for entity in index}
     touched: dict[str, KnownEntity] = {}

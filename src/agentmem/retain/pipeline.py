@@ -4,11 +4,15 @@ Write order, and why nothing acknowledged is lost:
 
 1. Everything that can fail on bad input runs before the first write. The embedding model
    runs in a worker thread while the DuckDB transaction writes (the two are the largest
-   costs of a retain and neither needs the other); the transaction waits for the vectors
-   before it commits, so a model error still rolls everything back.
-2. One DuckDB transaction stores the episode, the facts, their entities and links, their
-   pending keyword postings and a *vector journal* entry per fact. From its commit on, the
-   facts are durable and keyword-searchable.
+   costs of a retain and neither needs the other until the links are planned); the
+   transaction waits for the vectors before it commits, so a model error still rolls
+   everything back.
+2. One DuckDB transaction stores the episode, the facts, their entities and links
+   (followed_by, temporal, and the semantic / cue-phrase causal / explicit links planned by
+   ``retain/relations.py`` once the vectors are there), their pending keyword postings and a
+   *vector journal* entry per fact, and updates the bank's graph mirror if it is loaded. From
+   its commit on, the facts are durable, keyword-searchable and reachable by the graph
+   strategies.
 3. The vectors are staged and go to Chroma with the next batch (an idempotent upsert, see
    ``store/staged_vectors.py``; any vector read flushes first); then the journal entries are
    cleared. A crash between 2 and 3 leaves journal entries that the next open replays
@@ -29,7 +33,7 @@ import numpy as np
 from agentmem._time import optional_utc, utc_now
 from agentmem.config import BankConfig, normalize_tags
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, ExtractionError, LLMError, ModelError
+from agentmem.errors import AgentMemError, ExtractionError, LLMError, ModelError, NotFoundError
 from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
 from agentmem.retain.feedback import skip_recalled
 from agentmem.retain.labels import LABEL_KIND
@@ -47,11 +51,15 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
+from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.timing import anchor_in_time
+from agentmem.store.graph import loaded_graph
 from agentmem.store.records import (
     MemoryRow,
     insert_memories,
     insert_rows,
+    json_list,
+    sql_list,
     to_db_time,
 )
 from agentmem.store.vectors import vector_metadata
@@ -75,6 +83,7 @@ def retain(
     document_id: object = None,
     entity_id: object = None,
     metadata: object = None,
+    links: object = None,
 ) -> RetainResult:
     """Store content in a bank; see ``MemoryBank.retain`` for the contract."""
     warnings: list[str] = []
@@ -96,6 +105,8 @@ def retain(
     call_metadata = validate_json(metadata, field="metadata")
     doc_id = validate_optional_str(document_id, field="document_id", max_len=512)
     explicit_entity = validate_optional_str(entity_id, field="entity_id", max_len=256)
+    explicit_links = validate_explicit_links(links)
+    _check_targets_exist(engine, bank_id, explicit_links)
 
     extraction = _extract(engine, bank_id, bank_config, request)
     facts = [
@@ -104,7 +115,14 @@ def retain(
     ]
     episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
     episode_id, memories = store_facts(
-        engine, bank_id, collection, bank_config, facts, episode=episode, tags=tag_values
+        engine,
+        bank_id,
+        collection,
+        bank_config,
+        facts,
+        episode=episode,
+        tags=tag_values,
+        links=explicit_links,
     )
     return RetainResult(
         memories=memories,
@@ -138,8 +156,11 @@ def store_facts(
     *,
     episode: Episode | None,
     tags: tuple[str, ...] = (),
+    links: list[tuple[str, str, float]] | None = None,
 ) -> tuple[str | None, list[Memory]]:
     """Embed and store facts (and their episode, if any) with entities, links and indexes.
+
+    ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact.
 
     Returns:
         The episode id (None without an episode) and the stored memories, in order.
@@ -194,13 +215,27 @@ def store_facts(
                     bank_config.temporal_sigma_days,
                     to_db_time(created),
                 )
+                vectors = embedding.result()  # before COMMIT: a model error writes nothing
+                plan = plan_links(engine, collection, facts, vectors, links or [])
+                alive = _alive(cur, bank_id, plan.existing_targets())
+                insert_rows(
+                    cur,
+                    "links",
+                    [
+                        (bank_id, src, dst, kind, weight, to_db_time(created))
+                        for src, dst, kind, weight in plan.rows(ids, alive)
+                    ],
+                )
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
                     insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
-                vectors = embedding.result()  # before COMMIT: a model error writes nothing
+                graph = loaded_graph(engine, bank_id)
+                if graph is not None:
+                    graph.sync_memories(cur, bank_id, ids)
         except BaseException:
             wait([embedding])  # never leave the model running for a call that has failed
             engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
+            engine.graphs.pop(bank_id, None)  # and the graph mirror edges that rolled back
             raise
         finally:
             engine.bank_changed(bank_id)
@@ -227,6 +262,25 @@ class _Extraction:
     completion_tokens: int = 0
     skipped: int = 0
     warnings: tuple[str, ...] = ()
+
+
+def _check_targets_exist(engine: Engine, bank_id: str, links: list[tuple[str, str, float]]) -> None:
+    targets = sorted({target for _, target, _ in links})
+    missing = set(targets) - _alive(engine.db.cursor(), bank_id, set(targets))
+    if missing:
+        raise NotFoundError(f"no memory {sorted(missing)[0]!r} in bank {bank_id!r} to link to")
+
+
+def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
+    """Which of ``ids`` are memories of the bank (a planned link target may have been forgotten
+    since it was found)."""
+    if not ids:
+        return set()
+    rows = cur.execute(
+        f"SELECT id FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+        {"bank": bank_id, "ids": json_list(sorted(ids))},
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def _all_messages_timed(content: object) -> bool:

@@ -86,6 +86,14 @@ CREATE TABLE IF NOT EXISTS links (
     weight DOUBLE NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
+-- User corrections of entity resolution: op 'alias' (name always means target) or 'split'.
+CREATE TABLE IF NOT EXISTS entity_corrections (
+    bank_id VARCHAR NOT NULL,
+    op VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    target VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
 -- Vector writes not yet confirmed by Chroma: replayed on open (see store/reconcile.py).
 CREATE TABLE IF NOT EXISTS vector_journal (
     memory_id VARCHAR NOT NULL,

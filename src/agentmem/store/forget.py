@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentmem.store.graph import loaded_graph
 from agentmem.store.records import insert_rows, json_list, sql_list
 
 if TYPE_CHECKING:
@@ -85,6 +86,12 @@ def forget_memories(
                 for sql, names in _CLEANUP:
                     cur.execute(sql, {name: values[name] for name in names})
                 insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
+                graph = loaded_graph(engine, bank_id)
+                if graph is not None:
+                    graph.remove_memories(doomed)
+        except BaseException:
+            engine.graphs.pop(bank_id, None)  # it may have lost nodes the rollback kept
+            raise
         finally:
             engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
             engine.bank_changed(bank_id)
@@ -110,8 +117,11 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
             "entities",
             "episodes",
             "vector_journal",
+            "entity_corrections",
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
         engine.entity_indexes.pop(bank_id, None)  # still under the write lock
+        engine.graphs.pop(bank_id, None)
+        engine.resolvers.pop(bank_id, None)
         engine.bank_changed(bank_id)

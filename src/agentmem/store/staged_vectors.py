@@ -11,6 +11,9 @@ Nothing acknowledged can be lost or missed by a search:
   cleared only after the batch is in Chroma, so a crash before the flush re-embeds it on open;
 * every read of the vectors (query, get, ids) and every delete or drop flushes first, so a
   recall sees a fact as soon as its retain returns, and a forget never races a staged vector;
+  the one exception, retain's own neighbour search for semantic links (``query_many``),
+  searches the staged vectors beside Chroma instead: a flush per retain would undo the
+  batching;
 * the store flushes before it records a clean close.
 
 A flush takes the database's write lock before its own, the same order a retain takes them,
@@ -138,6 +141,31 @@ class StagedVectorStore:
         self.flush()
         return self._store.query(collection, vector, n, where)
 
+    def query_many(
+        self, collection: str, vectors: np.ndarray, n: int
+    ) -> list[list[tuple[str, float]]]:
+        """Nearest ``n`` (id, cosine) of each vector among Chroma's and the staged vectors.
+
+        Does not flush (see the module docstring); staged vectors are compared exactly.
+        """
+        found = self._store.query_many(collection, vectors, n)
+        with self._lock:
+            staged = [s for s in self._staged if s.collection == collection]
+        if not staged or len(vectors) == 0:
+            return found
+        ids = [i for s in staged for i in s.ids]
+        cosines = (
+            _unit(np.asarray(vectors, dtype=np.float32))
+            @ _unit(np.concatenate([s.vectors for s in staged])).T
+        )
+        merged: list[list[tuple[str, float]]] = []
+        for row, hits in zip(cosines, found, strict=True):
+            best = dict(hits)
+            for j in np.argsort(-row)[:n]:
+                best[ids[j]] = max(best.get(ids[j], -1.0), float(row[j]))
+            merged.append(sorted(best.items(), key=lambda pair: pair[1], reverse=True)[:n])
+        return merged
+
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """See :meth:`VectorStore.get_vectors`."""
         self.flush()
@@ -169,3 +197,8 @@ class StagedVectorStore:
             self.flush()
         finally:
             self._store.close()
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)

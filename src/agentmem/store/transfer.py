@@ -110,6 +110,11 @@ def export_bank(
             "ORDER BY created_at, src_id, dst_id, kind",
             [bank_id],
         )
+        corrections = db.fetchall(
+            "SELECT op, name, target, created_at FROM entity_corrections WHERE bank_id = ? "
+            "ORDER BY created_at",
+            [bank_id],
+        )
         with Path(path).open("w", encoding="utf-8") as out:
 
             def write(obj: Mapping[str, Any]) -> None:
@@ -170,6 +175,16 @@ def export_bank(
                         "kind": link[2],
                         "weight": link[3],
                         "created_at": _iso(link[4]),
+                    }
+                )
+            for op, name, target, created in corrections:
+                write(
+                    {
+                        "type": "entity_correction",
+                        "op": op,
+                        "name": name,
+                        "target": target,
+                        "created_at": _iso(created),
                     }
                 )
     return len(memories)
@@ -289,6 +304,8 @@ def import_bank(
             raise StorageError(f"import failed: {exc}") from exc
         finally:
             engine.entity_indexes.pop(bank_id, None)
+            engine.resolvers.pop(bank_id, None)
+            engine.graphs.pop(bank_id, None)
             engine.bank_changed(bank_id)
         _write_vectors(engine, path, bank_id, collection, new_id, reuse_vectors, total, progress)
     engine.keyword.maybe_rebuild()
@@ -303,6 +320,7 @@ def _insert_rows(
         "entities": [],
         "memories": [],
         "links": [],
+        "entity_corrections": [],
     }
     memory_ids: list[str] = []
     for number, obj in enumerate(_lines(path), start=2):
@@ -336,8 +354,9 @@ def _insert_rows(
         )
         engine.keyword.add_pending(cur, seqs[0], seqs[-1])
         insert_rows(cur, "vector_journal", [(r[0], bank_id, "add") for r in chunk])
-    for start in range(0, len(batches["links"]), _CHUNK):
-        insert_rows(cur, "links", batches["links"][start : start + _CHUNK])
+    for table in ("links", "entity_corrections"):
+        for start in range(0, len(batches[table]), _CHUNK):
+            insert_rows(cur, table, batches[table][start : start + _CHUNK])
     return memory_ids
 
 
@@ -387,6 +406,18 @@ def _collect(
                 new_id(obj["dst_id"]),
                 obj["kind"],
                 float(obj["weight"]),
+                _db_time(obj["created_at"], "created_at"),
+            )
+        )
+    elif kind == "entity_correction":
+        if obj["op"] not in ("alias", "split"):
+            raise ValueError(f"unknown entity correction {obj['op']!r}")
+        batches["entity_corrections"].append(
+            (
+                bank_id,
+                obj["op"],
+                str(obj["name"]),
+                str(obj["target"]),
                 _db_time(obj["created_at"], "created_at"),
             )
         )

@@ -151,6 +151,26 @@ class VectorStore:
         distances = result["distances"][0]
         return [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
 
+    def query_many(
+        self, collection: str, vectors: np.ndarray, n: int
+    ) -> list[list[tuple[str, float]]]:
+        """Nearest ``n`` (id, cosine similarity) of each vector, in one call; best first."""
+        if len(vectors) == 0:
+            return []
+        col = self._collection(collection)
+        try:
+            result = col.query(
+                query_embeddings=np.asarray(vectors, dtype=np.float32),
+                n_results=n,
+                include=["distances"],
+            )
+        except Exception as exc:
+            raise StorageError(f"vector query failed: {exc}") from exc
+        return [
+            [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+            for ids, distances in zip(result["ids"], result["distances"], strict=True)
+        ]
+
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
         if not ids:

@@ -1,0 +1,241 @@
+"""Memory-to-memory links found at retain: semantic neighbours, cue-phrase causes, explicit edges.
+
+Planned in two steps because memory ids exist only inside the retain transaction:
+:func:`plan_links` runs before it (vector look-ups and clause embeddings may be slow or fail,
+and nothing must be written then), and :meth:`LinkPlan.rows` turns the plan into link rows
+inside it, keeping only targets that still exist.
+
+* **semantic**: each new fact links to its nearest earlier memories (and earlier facts of the
+  same call) with cosine ≥ ``semantic_link_threshold``, at most ``semantic_link_k``; weight =
+  cosine. Stored once per pair (new → old); walks treat it as symmetric.
+* **caused_by** from cue phrases, offline and conservative:
+  a fact opening with an effect marker ("As a result", "That's why", "Therefore", ...) is
+  caused by the fact before it; one opening with a cause marker ("Because ...", "That's
+  because ...") causes the fact before it; a fact holding a cause clause ("... because the
+  vendor was late", "due to ...", "after the launch failed, she ...", "... led to ...") is
+  caused by the earlier memory that best matches the clause, when the match is close
+  (``causal_clause_threshold``). Cue-phrase links weigh less than explicit ones.
+* **explicit**: ``retain(..., links=[("caused_by", memory_id, 0.9)])`` links every new fact
+  to an existing memory (HEBBS's ``--edge TARGET:caused_by:0.9``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agentmem.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from agentmem.engine import Engine
+    from agentmem.retain.facts import ExtractedFact
+
+#: Link kinds a caller may create (``bank.link``, ``retain(links=...)``); "entity" edges come
+#: from entity resolution only.
+LINK_KINDS: frozenset[str] = frozenset(
+    {"temporal", "semantic", "caused_by", "followed_by", "related"}
+)
+#: Kinds a graph walk may be restricted to (``edge_types``): the link kinds plus "entity".
+EDGE_KINDS: frozenset[str] = LINK_KINDS | {"entity"}
+
+# Weight of a cue-phrase link between neighbouring facts: weaker evidence than an explicit link.
+CUE_LINK_WEIGHT = 0.8
+_SPEAKER = re.compile(r"^[^:\n]{1,80}:\s+")
+_EFFECT_OPENERS = re.compile(
+    r"^(?:as a result|as a consequence|consequently|therefore|thus|hence|because of (?:that|this)"
+    r"|that'?s why|that is why|this is why|which is why|so that'?s why|that led to|this led to"
+    r"|thanks to (?:that|this)|for that reason)\b",
+    re.IGNORECASE,
+)
+_CAUSE_OPENERS = re.compile(
+    r"^(?:because|'cause|that'?s because|it'?s because|it was because|the reason (?:is|was))\b",
+    re.IGNORECASE,
+)
+# A cause clause inside a fact; group "cause" is the clause to match against earlier memories.
+_CAUSE_CLAUSES = (
+    re.compile(r"\b(?:because(?: of)?|due to|owing to)\s+(?P<cause>[^.;!?]{8,160})", re.I),
+    re.compile(
+        r"\bafter\s+(?P<cause>[^,.;!?]{8,160}),\s*(?:she|he|they|we|i|it|the\b)", re.IGNORECASE
+    ),
+    re.compile(r"(?P<cause>[^.;!?]{8,160}?)\s+(?:led to|resulted in|caused)\b", re.IGNORECASE),
+)
+
+
+def normalize_kind(kind: object, allowed: frozenset[str] = LINK_KINDS) -> str:
+    """A link kind in our spelling: "caused_by"; HEBBS's "CausedBy" is accepted too.
+
+    Raises:
+        InvalidInputError: Not a string, or not one of ``allowed``.
+    """
+    if not isinstance(kind, str):
+        raise InvalidInputError(f"link kind must be a string, got {type(kind).__name__}")
+    name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", kind.strip()).lower().replace("-", "_")
+    if name not in allowed:
+        raise InvalidInputError(f"unknown link kind {kind!r}; expected one of {sorted(allowed)}")
+    return name
+
+
+def validate_weight(weight: object) -> float:
+    """A link weight: a finite number in [0, 1].
+
+    Raises:
+        InvalidInputError: Anything else.
+    """
+    if isinstance(weight, bool) or not isinstance(weight, int | float):
+        raise InvalidInputError("weight must be a number")
+    if not math.isfinite(weight) or not 0 <= weight <= 1:
+        raise InvalidInputError("weight must be in [0, 1]")
+    return float(weight)
+
+
+def validate_explicit_links(links: object) -> list[tuple[str, str, float]]:
+    """``retain(links=...)``: (kind, target memory id[, weight]) triples, validated.
+
+    Raises:
+        InvalidInputError: Malformed entries, unknown kinds, bad weights.
+    """
+    if links is None:
+        return []
+    if isinstance(links, str | bytes) or not isinstance(links, Iterable):
+        raise InvalidInputError("links must be a list of (kind, memory_id[, weight]) tuples")
+    result: list[tuple[str, str, float]] = []
+    for entry in links:
+        if not isinstance(entry, tuple | list) or len(entry) not in (2, 3):
+            raise InvalidInputError(f"link {entry!r} must be (kind, memory_id[, weight])")
+        kind = normalize_kind(entry[0])
+        target = entry[1]
+        if not isinstance(target, str) or not target:
+            raise InvalidInputError(f"link target must be a memory id, got {target!r}")
+        weight = validate_weight(entry[2]) if len(entry) == 3 else 1.0
+        result.append((kind, target, weight))
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class LinkPlan:
+    """Links of one retain call, by fact index, before the facts have ids.
+
+    A target is a fact index (``int``, a fact of this call) or an existing memory id (``str``).
+    """
+
+    semantic: list[tuple[int, int | str, float]] = field(default_factory=list)
+    causal: list[tuple[int, int | str, float]] = field(default_factory=list)
+    explicit: list[tuple[str, str, float]] = field(default_factory=list)
+
+    def existing_targets(self) -> set[str]:
+        """Ids of existing memories the plan links to (to check they still exist)."""
+        found = {t for _, t, _ in (*self.semantic, *self.causal) if isinstance(t, str)}
+        return found | {t for _, t, _ in self.explicit}
+
+    def rows(self, memory_ids: Sequence[str], alive: set[str]) -> list[tuple[str, str, str, float]]:
+        """(src, dst, kind, weight) rows; links to memories not in ``alive`` are dropped."""
+
+        def resolve(target: int | str) -> str | None:
+            if isinstance(target, int):
+                return memory_ids[target]
+            return target if target in alive else None
+
+        rows: list[tuple[str, str, str, float]] = []
+        for kind, links in (("semantic", self.semantic), ("caused_by", self.causal)):
+            for index, target, weight in links:
+                dst = resolve(target)
+                if dst is not None and dst != memory_ids[index]:
+                    rows.append((memory_ids[index], dst, kind, round(float(weight), 4)))
+        for kind, target, weight in self.explicit:
+            if target in alive:
+                rows.extend((src, target, kind, weight) for src in memory_ids)
+        return list({(r[0], r[1], r[2]): r for r in rows}.values())
+
+
+def plan_links(
+    engine: Engine,
+    collection: str,
+    facts: Sequence[ExtractedFact],
+    vectors: np.ndarray,
+    explicit: list[tuple[str, str, float]],
+) -> LinkPlan:
+    """Find the links of new facts (see the module docstring); writes nothing."""
+    if not facts:
+        return LinkPlan(explicit=explicit)
+    config = engine.config.graph
+    neighbours = engine.vectors.query_many(collection, vectors, config.semantic_link_k)
+    return LinkPlan(
+        semantic=_semantic_links(
+            vectors, neighbours, config.semantic_link_threshold, config.semantic_link_k
+        ),
+        causal=_causal_links(engine, collection, facts, vectors, config.causal_clause_threshold),
+        explicit=explicit,
+    )
+
+
+def _semantic_links(
+    vectors: np.ndarray,
+    neighbours: list[list[tuple[str, float]]],
+    threshold: float,
+    k: int,
+) -> list[tuple[int, int | str, float]]:
+    within = vectors @ vectors.T if len(vectors) > 1 else np.zeros((len(vectors), len(vectors)))
+    links: list[tuple[int, int | str, float]] = []
+    for i in range(len(vectors)):
+        found: list[tuple[float, int | str]] = [(c, m) for m, c in neighbours[i] if c >= threshold]
+        found += [(float(within[i, j]), j) for j in range(i) if within[i, j] >= threshold]
+        found.sort(key=lambda pair: pair[0], reverse=True)
+        links.extend((i, target, cosine) for cosine, target in found[:k])
+    return links
+
+
+def _body(text: str) -> str:
+    """A fact's text without its "Speaker: " prefix."""
+    return _SPEAKER.sub("", text, count=1).strip()
+
+
+def _causal_links(
+    engine: Engine,
+    collection: str,
+    facts: Sequence[ExtractedFact],
+    vectors: np.ndarray,
+    threshold: float,
+) -> list[tuple[int, int | str, float]]:
+    links: list[tuple[int, int | str, float]] = []
+    clauses: list[tuple[int, str]] = []
+    for i, fact in enumerate(facts):
+        body = _body(fact.text)
+        if i > 0 and _EFFECT_OPENERS.match(body):
+            links.append((i, i - 1, CUE_LINK_WEIGHT))
+            continue
+        if i > 0 and _CAUSE_OPENERS.match(body):
+            links.append((i - 1, i, CUE_LINK_WEIGHT))
+            continue
+        for pattern in _CAUSE_CLAUSES:
+            match = pattern.search(body)
+            if match:
+                clauses.append((i, match.group("cause").strip()))
+                break
+    if clauses:
+        links.extend(_match_clauses(engine, collection, clauses, vectors, threshold))
+    return links
+
+
+def _match_clauses(
+    engine: Engine,
+    collection: str,
+    clauses: list[tuple[int, str]],
+    vectors: np.ndarray,
+    threshold: float,
+) -> list[tuple[int, int | str, float]]:
+    """Link each fact holding a cause clause to the earlier memory closest to the clause."""
+    embedded = np.asarray(engine.embedder.embed([c for _, c in clauses]), dtype=np.float32)
+    existing = engine.vectors.query_many(collection, embedded, 3)
+    links: list[tuple[int, int | str, float]] = []
+    for (index, _), clause_vector, found in zip(clauses, embedded, existing, strict=True):
+        options: list[tuple[float, Any]] = [(c, m) for m, c in found]
+        options += [(float(vectors[j] @ clause_vector), j) for j in range(index)]
+        best = max(options, default=None, key=lambda pair: pair[0])
+        if best is not None and best[0] >= threshold:
+            links.append((index, best[1], round(CUE_LINK_WEIGHT * best[0], 4)))
+    return links

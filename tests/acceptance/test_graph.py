@@ -1,0 +1,252 @@
+"""The memory graph through the public API: links, graph(), the graph / causal / analogical
+strategies, and the mirror staying right across forget, reopen and delete_bank."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+
+import agentmem
+from tests.conftest import T0, T1
+
+STORY = (
+    "Alice Chen joined Acme Corp in 2021. "
+    "The vendor shipped the parts three weeks late. "
+    "The Atlas launch failed because the vendor shipped the parts late. "
+    "As a result, Alice quit Acme."
+)
+
+
+def edges(graph: nx.MultiDiGraph, kind: str) -> set[tuple[str, str]]:
+    return {(u, v) for u, v, k in graph.edges(data="kind") if k == kind}
+
+
+@pytest.fixture
+def story(mem: agentmem.AgentMemory) -> tuple[agentmem.MemoryBank, list[agentmem.Memory]]:
+    bank = mem.bank("launch")
+    return bank, bank.retain(STORY, mentioned_at=T0).memories
+
+
+def test_retain_builds_entity_order_semantic_and_causal_links(story):
+    bank, (joined, late, failed, quit_) = story
+    graph = bank.graph()
+    assert graph.nodes["Alice Chen"]["type"] == "entity"
+    assert graph.nodes["Alice Chen"]["kind"] == "person"
+    assert graph.nodes[joined.id]["text"] == joined.text
+    assert (joined.id, "Alice Chen") in edges(graph, "entity")
+    assert (quit_.id, "Alice Chen") in edges(graph, "entity")  # "Alice" resolved to her
+    assert edges(graph, "followed_by") == {
+        (joined.id, late.id),
+        (late.id, failed.id),
+        (failed.id, quit_.id),
+    }
+    causes = edges(graph, "caused_by")
+    assert (quit_.id, failed.id) in causes  # "As a result, ..." follows from the fact before
+    assert (failed.id, late.id) in causes  # "... because the vendor shipped the parts late"
+    assert all(0 < w <= 1 for _, _, w in graph.edges(data="weight"))
+    again = bank.retain("The vendor delivered the parts three weeks late.", mentioned_at=T1)
+    similar = {
+        v: w
+        for u, v, k, w in bank.graph().edges(keys=True, data="weight")
+        if k == "semantic" and u == again.memories[0].id
+    }
+    assert late.id in similar and similar[late.id] >= 0.7  # its nearest earlier memory
+
+
+def test_graph_is_a_copy(story):
+    bank, memories = story
+    graph = bank.graph()
+    graph.remove_node(memories[0].id)
+    assert memories[0].id in bank.graph()
+
+
+def test_causal_recall_walks_to_causes_by_distance(story):
+    bank, (joined, late, failed, quit_) = story
+    result = bank.recall(
+        "why?", strategies="causal", seed_memory_id=quit_.id, edge_types=["CausedBy"]
+    )
+    assert [h.memory.id for h in result] == [failed.id, late.id]
+    assert [h.strategy_details["causal"]["distance"] for h in result] == [1, 2]
+    assert {h.strategy_details["causal"]["relation"] for h in result} == {"cause"}
+
+    effects = bank.recall(
+        "what followed?", strategies="causal", seed_memory_id=late.id, direction="effects"
+    )
+    assert [h.memory.id for h in effects] == [failed.id, quit_.id]
+    near = bank.recall("x", strategies="causal", seed_memory_id=late.id, max_depth=1)
+    assert {h.memory.id for h in near} == {joined.id, failed.id}
+
+
+def test_causal_recall_without_a_seed_starts_from_the_closest_memory(story):
+    bank, (_, _, failed, quit_) = story
+    result = bank.recall("Why did Alice quit Acme?", strategies="causal", edge_types="caused_by")
+    assert result[0].memory.id == quit_.id
+    assert result[0].strategy_details["causal"]["relation"] == "seed"
+    assert result[1].memory.id == failed.id
+
+
+def test_explicit_links_are_walked_at_once_and_reweighted_not_duplicated(story):
+    bank, (joined, late, failed, quit_) = story
+    bank.link(joined.id, quit_.id, "related", 0.4)
+    bank.link(joined.id, quit_.id, "related", 0.9)
+    related = [
+        d["weight"]
+        for u, v, d in bank.graph().edges(data=True)
+        if (u, v) == (joined.id, quit_.id) and d["kind"] == "related"
+    ]
+    assert related == [0.9]
+    result = bank.recall("x", strategies="causal", seed_memory_id=joined.id, edge_types="related")
+    assert [h.memory.id for h in result] == [quit_.id]
+
+    later = bank.retain(
+        "Acme hired a new lead engineer.", mentioned_at=T1, links=[("caused_by", quit_.id, 0.7)]
+    ).memories[0]
+    assert (later.id, quit_.id) in edges(bank.graph(), "caused_by")
+    chain = bank.recall("x", strategies="causal", seed_memory_id=later.id, edge_types="caused_by")
+    assert [h.memory.id for h in chain] == [quit_.id, failed.id, late.id]
+
+
+def test_graph_arm_reaches_memories_through_entities(mem):
+    bank = mem.bank("pets")
+    adopted, loves, _ = bank.retain(
+        [
+            {"role": "user", "name": "Zorblax", "content": "I adopted a cat named Mittens."},
+            {"role": "user", "name": "Quinn", "content": "Mittens loves tuna more than anything."},
+            {"role": "user", "name": "Quinn", "content": "The weather is grey today."},
+        ],
+        mentioned_at=T0,
+    ).memories
+    result = bank.recall("What food does Zorblax's pet like?", now=T1, reinforce=False)
+    details = {h.memory.id: h.strategy_details for h in result}
+    assert "graph" in details[adopted.id] and "graph" in details[loves.id]
+    # Zorblax → the adoption → Mittens → tuna: one hop further, less activation.
+    assert details[loves.id]["graph"]["score"] < details[adopted.id]["graph"]["score"]
+    assert result.strategies == ("semantic", "keyword", "graph", "temporal")
+    only_graph = bank.recall("Zorblax", strategies="graph", reinforce=False)
+    assert [h.memory.id for h in only_graph][:2] == [adopted.id, loves.id]
+    without_entities = bank.recall(
+        "Zorblax", strategies="graph", edge_types=["caused_by"], reinforce=False
+    )
+    assert [h.memory.id for h in without_entities] == [adopted.id]  # the entry point alone
+
+
+def test_analogical_recall_finds_the_same_failure_in_another_project(mem):
+    bank = mem.bank("projects")
+    analogue, *_ = bank.retain(
+        "The Phoenix release slipped because the supplier missed the delivery deadline. "
+        "The team celebrated the Phoenix release with a dinner in Lisbon. "
+        "Our Lisbon office has a rooftop garden.",
+        mentioned_at=T0,
+    ).memories
+    query = "The Atlas launch was delayed because the vendor shipped parts late."
+    by_structure = bank.recall(query, strategies="analogical", analogical_alpha=0.0)
+    assert by_structure[0].memory.id == analogue.id
+    assert by_structure[0].strategy_details["analogical"]["structure"] > 0.3
+    by_embedding = bank.recall(query, strategies="analogical", analogical_alpha=1.0)
+    semantic = bank.recall(query, strategies="semantic")
+    assert by_embedding[0].memory.id == semantic[0].memory.id
+
+
+def test_mirror_follows_forget_reopen_and_delete_bank(store_path):
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("launch")
+        joined, late, failed, quit_ = bank.retain(STORY, mentioned_at=T0).memories
+        bank.link(joined.id, quit_.id, "related")
+        before = bank.graph()
+        engine_graph = mem._engine.graphs["launch"]
+        bank.recall("Alice", reinforce=False)
+        assert mem._engine.graphs["launch"] is engine_graph  # kept, not rebuilt per query
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("launch")
+        after = bank.graph()
+        assert set(after.nodes) == set(before.nodes)
+        assert sorted(after.edges(data="kind")) == sorted(before.edges(data="kind"))
+        bank.forget(failed.id)
+        graph = bank.graph()
+        assert failed.id not in graph and "Atlas" not in graph  # its only entity went too
+        assert (quit_.id, failed.id) not in edges(graph, "caused_by")
+        result = bank.recall("x", strategies="causal", seed_memory_id=quit_.id)
+        assert failed.id not in [h.memory.id for h in result]
+        mem.delete_bank("launch")
+        assert mem.bank("launch").graph().number_of_nodes() == 0
+    with agentmem.AgentMemory(store_path) as mem:
+        assert mem.bank("launch").graph().number_of_nodes() == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"seed_memory_id": "x"},  # causal is not in use
+        {"strategies": "causal", "max_depth": 0},
+        {"strategies": "causal", "max_depth": "3"},
+        {"strategies": "causal", "direction": "sideways"},
+        {"strategies": "causal", "edge_types": ["telepathy"]},
+        {"strategies": "causal", "edge_types": []},
+        {"strategies": "causal", "seed_memory_id": 42},
+        {"strategies": "graph", "analogical_alpha": 0.5},
+        {"strategies": "analogical", "analogical_alpha": 1.5},
+        {"strategies": "analogical", "analogical_alpha": True},
+    ],
+)
+def test_bad_graph_recall_arguments_raise_invalid_input(story, kwargs):
+    bank, _ = story
+    with pytest.raises(agentmem.InvalidInputError):
+        bank.recall("x", **kwargs)
+
+
+def test_max_depth_is_capped_at_ten_and_unknown_seeds_are_not_found(story):
+    bank, (joined, *_) = story
+    assert bank.recall("x", strategies="causal", seed_memory_id=joined.id, max_depth=50).hits
+    with pytest.raises(agentmem.NotFoundError):
+        bank.recall("x", strategies="causal", seed_memory_id="no-such-memory")
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (("a", "b", "telepathy"), agentmem.InvalidInputError),
+        (("a", "b", "entity"), agentmem.InvalidInputError),
+        (("a", "a", "related"), agentmem.InvalidInputError),
+        (("a", "b", "related", 1.5), agentmem.InvalidInputError),
+        (("a", "missing", "related"), agentmem.NotFoundError),
+    ],
+)
+def test_bad_links_are_refused_and_change_nothing(story, args, error):
+    bank, memories = story
+    ids = {"a": memories[0].id, "b": memories[1].id}
+    before = sorted(bank.graph().edges(data="kind"))
+    with pytest.raises(error):
+        bank.link(ids.get(args[0], args[0]), ids.get(args[1], args[1]), *args[2:])
+    assert sorted(bank.graph().edges(data="kind")) == before
+
+
+@pytest.mark.parametrize(
+    ("links", "error"),
+    [
+        ("caused_by", agentmem.InvalidInputError),
+        ([("caused_by",)], agentmem.InvalidInputError),
+        ([("telepathy", "x")], agentmem.InvalidInputError),
+        ([("caused_by", "no-such-memory")], agentmem.NotFoundError),
+    ],
+)
+def test_bad_retain_links_write_nothing(story, links, error):
+    bank, memories = story
+    with pytest.raises(error):
+        bank.retain("Something new happened.", mentioned_at=T1, links=links)
+    assert len(bank.memories()) == len(memories)
+
+
+def test_graph_command_draws_the_entities(store_path, tmp_path, capsys):
+    from agentmem.cli import main
+
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("launch").retain(STORY, mentioned_at=T0)
+    out = tmp_path / "pictures" / "graph.html"
+    assert main(["graph", "launch", "--path", str(store_path), "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    assert "Alice Chen" in page and "Atlas" in page and "Alice quit Acme" in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert main(["graph", "nope", "--path", str(store_path), "--out", str(out)]) == 2
+    assert main(["graph", "launch", "--path", str(store_path), "--out", str(tmp_path / "g.png")])
+    assert "html" in capsys.readouterr().err
