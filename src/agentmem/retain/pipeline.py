@@ -165,7 +165,9 @@ def store_facts(
     Returns:
         The episode id (None without an episode) and the stored memories, in order.
     """
-    embedding = engine.executor.submit(embed_texts, engine, [_embedding_text(f) for f in facts])
+    embedding = engine.embed_executor.submit(
+        embed_texts, engine, [_embedding_text(f) for f in facts]
+    )
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
