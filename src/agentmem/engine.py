@@ -14,7 +14,7 @@ from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
-from agentmem.store.vectors import VectorStore
+from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
     from agentmem.consolidate.worker import ConsolidationWorker
@@ -25,7 +25,7 @@ class Engine:
     """Everything the retain and recall pipelines need, built once by ``AgentMemory``."""
 
     db: Database
-    vectors: VectorStore
+    vectors: StagedVectorStore
     keyword: KeywordIndex
     embedder: Embedder
     extractor: Extractor
@@ -33,6 +33,14 @@ class Engine:
     resolver: EntityResolver
     config: EngineConfig
     executor: ThreadPoolExecutor
+    # Retain's embedding runs here, not on ``executor``: a retain waits for it while holding
+    # the write lock, and recall strategies on ``executor`` may wait for that lock (a vector
+    # read flushes staged vectors under it), so sharing one pool could fill it with waiters.
+    embed_executor: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="agentmem-embed"
+        )
+    )
     # Per-bank entity indexes, loaded on first use and kept current under the write lock.
     entity_indexes: dict[str, object] = field(default_factory=dict)
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -78,5 +86,7 @@ class Engine:
         if self.consolidator is not None:
             self.consolidator.stop()
         self.executor.shutdown(wait=True)
+        self.embed_executor.shutdown(wait=True)
+        self.keyword.close()
         self.vectors.close()
         self.db.close()

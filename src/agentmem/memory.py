@@ -30,6 +30,7 @@ from agentmem.store.forget import delete_bank_rows
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.reconcile import begin_session, end_session
+from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank, read_header
 from agentmem.store.vectors import VectorStore, collection_name
 
@@ -128,7 +129,7 @@ class AgentMemory:
         db = Database(self.path / DB_FILE)
         try:
             self._namespace = _vector_namespace(db, chroma_url)
-            vectors = VectorStore(self.path / VECTOR_DIR, url=chroma_url)
+            vectors = StagedVectorStore(VectorStore(self.path / VECTOR_DIR, url=chroma_url), db)
             keyword = KeywordIndex(
                 db,
                 context_weight=self._config.context_weight,
@@ -300,6 +301,7 @@ class AgentMemory:
             return
         self._closed = True
         try:
+            self._engine.vectors.flush()  # before the close records every vector as durable
             end_session(self._engine.db)
         finally:
             self._engine.close()

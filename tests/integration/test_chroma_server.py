@@ -73,10 +73,11 @@ def test_a_store_keeps_its_vectors_on_the_server(chroma_url, tmp_path):
     with agentmem.AgentMemory(store, chroma_url=chroma_url) as mem:
         bank = mem.bank("alice")
         memories = bank.retain(CONVERSATION, mentioned_at=T0).memories
-        assert _server_ids(chroma_url, bank._collection) == {m.id for m in memories}
-        assert not (store / "chroma").exists()  # nothing embedded on disk
+        # Retain stages its vectors; the first read writes them to the server.
         hit = bank.recall("Which invoice is unpaid?", strategies=["semantic"], now=T1).hits[0]
         assert "INV-20931" in hit.text
+        assert _server_ids(chroma_url, bank._collection) == {m.id for m in memories}
+        assert not (store / "chroma").exists()  # nothing embedded on disk
         assert bank.forget(memories[3].id) == 1
         assert memories[3].id not in _server_ids(chroma_url, bank._collection)
         assert mem.check_integrity().ok

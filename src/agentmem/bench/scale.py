@@ -186,7 +186,7 @@ def _recall_latencies(
 def _bare_chroma(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, Any]:
     """Top-k straight from the bank's Chroma collection, with vectors embedded beforehand."""
     engine = mem._engine
-    collection = engine.vectors._collection(mem.bank(BANK)._collection)
+    collection = engine.vectors.collection(mem.bank(BANK)._collection)
     vectors = [np.asarray(engine.embedder.embed_query(p.query)) for p in probes]
     collection.query(query_embeddings=[vectors[0]], n_results=TOP_K)  # warm
     samples: list[float] = []

@@ -9,14 +9,18 @@ of facts within an episode.
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from datetime import UTC, datetime
 from typing import Any
+
+import numpy as np
 
 from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.records import insert_rows, to_db_time
+from agentmem.types import Memory
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases,
@@ -161,41 +165,57 @@ def caused_by_links(
 
 
 # New facts with an occurrence link to their nearest facts in time (at most
-# TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once.
-_TEMPORAL_LINKS = """
-INSERT INTO links
-WITH dated AS (
-    SELECT id, list_contains($ids, id) AS is_new,
-           epoch(occurred_start) / 2 + epoch(coalesce(occurred_end, occurred_start)) / 2 AS mid
+# TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once. The bank's
+# dated facts inside the window are read in one scan and the nearest are picked in numpy: a
+# self-join with a window function in SQL cost ~15 ms a retain at 10k memories, growing with
+# the bank.
+_DATED_WITHIN = """
+SELECT id, mid FROM (
+    SELECT id, epoch(occurred_start) / 2 + epoch(coalesce(occurred_end, occurred_start)) / 2
+           AS mid
     FROM memories WHERE bank_id = $bank AND occurred_start IS NOT NULL
-), pairs AS (
-    SELECT a.id AS src, b.id AS dst, abs(a.mid - b.mid) AS gap,
-           row_number() OVER (PARTITION BY a.id ORDER BY abs(a.mid - b.mid), b.id) AS nearest
-    FROM dated AS a JOIN dated AS b
-      ON a.is_new AND b.id <> a.id AND abs(a.mid - b.mid) <= 3 * $sigma
-     AND NOT (b.is_new AND b.id < a.id)
-)
-SELECT $bank, src, dst, 'temporal', exp(-gap / $sigma), $created
-FROM pairs WHERE nearest <= $neighbours
+) WHERE mid BETWEEN $low AND $high
 """
 TEMPORAL_NEIGHBOURS = 5
 
 
 def add_temporal_links(
-    cur: Any, bank_id: str, memory_ids: list[str], sigma_days: float, created: object
+    cur: Any, bank_id: str, memories: list[Memory], sigma_days: float, created: object
 ) -> None:
     """Link new dated facts to the facts nearest in time, weight exp(-Δt/σ).
 
     Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
     """
-    if memory_ids:
-        cur.execute(
-            _TEMPORAL_LINKS,
-            {
-                "ids": memory_ids,
-                "bank": bank_id,
-                "sigma": sigma_days * 86_400.0,
-                "neighbours": TEMPORAL_NEIGHBOURS,
-                "created": created,
-            },
-        )
+    mids = {m.id: _midpoint(m) for m in memories if m.occurred_start is not None}
+    if not mids:
+        return
+    sigma = sigma_days * 86_400.0
+    reach = 3 * sigma
+    rows = cur.execute(
+        _DATED_WITHIN,
+        {"bank": bank_id, "low": min(mids.values()) - reach, "high": max(mids.values()) + reach},
+    ).fetchall()
+    ids = np.array([r[0] for r in rows])
+    times = np.array([r[1] for r in rows], dtype=np.float64)
+    is_new = np.isin(ids, list(mids))
+    links = []
+    for src, mid in mids.items():
+        gaps = np.abs(times - mid)
+        # Each pair of new facts once: from the larger id to the smaller.
+        keep = (gaps <= reach) & (ids != src) & ~(is_new & (ids < src))
+        nearest = np.lexsort((ids[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
+        for dst, gap in zip(ids[keep][nearest], gaps[keep][nearest], strict=True):
+            links.append((bank_id, src, str(dst), "temporal", math.exp(-gap / sigma), created))
+    insert_rows(cur, "links", links)
+
+
+def _midpoint(memory: Memory) -> float:
+    start = memory.occurred_start
+    assert start is not None
+    end = memory.occurred_end or start
+    return _epoch(start) / 2 + _epoch(end) / 2
+
+
+def _epoch(moment: datetime) -> float:
+    # Naive values hold UTC, as DuckDB's epoch() reads them.
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()

@@ -13,8 +13,9 @@ Write order, and why nothing acknowledged is lost:
    *vector journal* entry per fact, and updates the bank's graph mirror if it is loaded. From
    its commit on, the facts are durable, keyword-searchable and reachable by the graph
    strategies.
-3. The vectors go to Chroma (an idempotent upsert); then the journal entries are cleared.
-   A crash between 2 and 3 leaves journal entries that the next open replays
+3. The vectors are staged and go to Chroma with the next batch (an idempotent upsert, see
+   ``store/staged_vectors.py``; any vector read flushes first); then the journal entries are
+   cleared. A crash between 2 and 3 leaves journal entries that the next open replays
    (``store/reconcile.py``), re-embedding those facts from their stored text.
 """
 
@@ -164,7 +165,9 @@ def store_facts(
     Returns:
         The episode id (None without an episode) and the stored memories, in order.
     """
-    embedding = engine.executor.submit(embed_texts, engine, [_embedding_text(f) for f in facts])
+    embedding = engine.embed_executor.submit(
+        embed_texts, engine, [_embedding_text(f) for f in facts]
+    )
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
@@ -176,17 +179,20 @@ def store_facts(
         try:
             with engine.db.transaction() as cur:
                 if episode is not None:
-                    cur.execute(
-                        "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    insert_rows(
+                        cur,
+                        "episodes",
                         [
-                            episode_id,
-                            bank_id,
-                            episode.content,
-                            doc_id,
-                            context,
-                            to_db_time(episode.mentioned_at),
-                            json.dumps(episode.metadata, ensure_ascii=False),
-                            to_db_time(created),
+                            (
+                                episode_id,
+                                bank_id,
+                                episode.content,
+                                doc_id,
+                                context,
+                                to_db_time(episode.mentioned_at),
+                                json.dumps(episode.metadata, ensure_ascii=False),
+                                to_db_time(created),
+                            )
                         ],
                     )
                 rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
@@ -207,7 +213,7 @@ def store_facts(
                 add_temporal_links(
                     cur,
                     bank_id,
-                    [r.memory.id for r in rows if r.memory.occurred_start is not None],
+                    [r.memory for r in rows],
                     bank_config.temporal_sigma_days,
                     to_db_time(created),
                 )
@@ -404,9 +410,9 @@ def _memory_rows(
 def write_vectors(
     engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
-    if not rows:
-        return
-    engine.vectors.upsert(
+    """Stage the vectors of committed rows; they reach Chroma with the next batch."""
+    engine.vectors.stage(
+        bank_id,
         collection,
         [r.memory.id for r in rows],
         vectors,
@@ -414,9 +420,4 @@ def write_vectors(
             vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
             for m in (r.memory for r in rows)
         ],
-    )
-    engine.db.execute(
-        "DELETE FROM vector_journal "
-        f"WHERE bank_id = $bank AND list_contains({sql_list('ids')}, memory_id)",
-        {"bank": bank_id, "ids": json_list(r.memory.id for r in rows)},
     )

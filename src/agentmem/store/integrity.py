@@ -126,6 +126,7 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
     db = engine.db
     problems: list[str] = []
     with db.write_lock:
+        engine.vectors.flush()  # staged vectors are in flight only until the next read
         rows = db.fetchall("SELECT bank_id, collection FROM banks ORDER BY bank_id")
         collections = dict(rows) if bank_ids is None else {b: c for b, c in rows if b in bank_ids}
         memory_ids: dict[str, set[str]] = {}

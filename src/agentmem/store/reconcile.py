@@ -26,12 +26,15 @@ import numpy as np
 from agentmem.protocols import Embedder
 from agentmem.store.database import Database
 from agentmem.store.records import json_list, sql_list
+from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.vectors import VectorStore, vector_metadata
 
 log = logging.getLogger("agentmem")
 
 
-def replay_vector_journal(db: Database, vectors: VectorStore, embedder: Embedder) -> int:
+def replay_vector_journal(
+    db: Database, vectors: VectorStore | StagedVectorStore, embedder: Embedder
+) -> int:
     """Apply pending vector operations; returns how many entries were replayed."""
     entries = db.fetchall(
         "SELECT j.memory_id, j.bank_id, j.op, b.collection FROM vector_journal AS j "
@@ -67,7 +70,9 @@ DURABLE_KEY = "vectors_durable_seq"
 _CHUNK = 1000
 
 
-def begin_session(db: Database, vectors: VectorStore, embedder: Embedder) -> int:
+def begin_session(
+    db: Database, vectors: VectorStore | StagedVectorStore, embedder: Embedder
+) -> int:
     """Replay the journal, repair Chroma after a crashed session, and mark the store in use.
 
     Returns:

@@ -159,6 +159,26 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
     )
 
 
+# Recall loads ~150 candidates by id. Joining on the unnested id list (rather than
+# list_contains on every row, with entity names from a correlated subquery over the whole
+# memory_entities table) halves the cost: ~8 → 4.5 ms at 10k memories, ~36 → 18 ms at 100k.
+_LOAD_BY_IDS = """
+WITH wanted AS (SELECT unnest(from_json($ids, '["VARCHAR"]')) AS id),
+names AS (
+    SELECT me.memory_id, list(e.name ORDER BY e.name) AS entity_names
+    FROM wanted JOIN memory_entities AS me ON me.memory_id = wanted.id
+    JOIN entities AS e ON e.id = me.entity_id
+    GROUP BY me.memory_id
+)
+SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
+       names.entity_names, m.tags, m.importance, m.access_count, m.document_id, m.context,
+       m.metadata, m.episode_id
+FROM wanted JOIN memories AS m ON m.id = wanted.id
+LEFT JOIN names ON names.memory_id = m.id
+WHERE m.bank_id = $bank_id
+"""
+
+
 def load_memories(
     db: Database, bank_id: str, ids: Sequence[str], config: RecallConfig | None = None
 ) -> dict[str, Memory]:
@@ -167,9 +187,8 @@ def load_memories(
         return {}
     clause, params = filter_clause(config)
     rows = db.fetchall(
-        MEMORY_SELECT
-        + f"WHERE m.bank_id = $bank_id AND list_contains({sql_list('ids')}, m.id) {clause}",
-        {"bank_id": bank_id, "ids": json_list(ids), **params},
+        _LOAD_BY_IDS + clause,
+        {"bank_id": bank_id, "ids": json_list(dict.fromkeys(ids)), **params},
     )
     return {row[0]: memory_from_row(row) for row in rows}
 

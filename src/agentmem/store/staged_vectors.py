@@ -1,0 +1,204 @@
+"""Vectors of committed facts, written to Chroma in batches rather than one call per retain.
+
+A Chroma upsert has a large fixed cost (tens of milliseconds, whatever its size), so a bulk
+retain of twenty messages per call spent as long in Chroma as in the embedding model. Retain
+now *stages* its vectors here after its DuckDB transaction commits, and they go to Chroma
+together once ``batch_size`` are staged.
+
+Nothing acknowledged can be lost or missed by a search:
+
+* a staged fact's vector journal entry (``store/reconcile.py``) is committed with the fact and
+  cleared only after the batch is in Chroma, so a crash before the flush re-embeds it on open;
+* every read of the vectors (query, get, ids) and every delete or drop flushes first, so a
+  recall sees a fact as soon as its retain returns, and a forget never races a staged vector;
+  the one exception, retain's own neighbour search for semantic links (``query_many``),
+  searches the staged vectors beside Chroma instead: a flush per retain would undo the
+  batching;
+* the store flushes before it records a clean close.
+
+A flush takes the database's write lock before its own, the same order a retain takes them,
+so a recall that flushes cannot deadlock with a retain.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agentmem.store.database import Database
+from agentmem.store.records import json_list, sql_list
+from agentmem.store.vectors import VectorStore
+
+DEFAULT_BATCH_SIZE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    bank_id: str
+    collection: str
+    ids: list[str]
+    vectors: np.ndarray
+    metadatas: list[Mapping[str, str | int | float | bool]]
+
+
+class StagedVectorStore:
+    """A :class:`VectorStore` whose retain writes are batched; reads flush them first.
+
+    Args:
+        store: Where the vectors end up.
+        db: The database whose vector journal records the staged writes.
+        batch_size: Staged vectors that trigger a flush.
+    """
+
+    def __init__(
+        self, store: VectorStore, db: Database, *, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> None:
+        self._store = store
+        self._db = db
+        self._batch_size = batch_size
+        self._staged: list[_Staged] = []
+        self._count = 0
+        self._lock = threading.Lock()
+
+    @property
+    def embedded(self) -> bool:
+        """Whether the vectors live in an embedded Chroma (not a server)."""
+        return self._store.embedded
+
+    @property
+    def staged(self) -> int:
+        """Vectors waiting for the next flush."""
+        return self._count
+
+    def stage(
+        self,
+        bank_id: str,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, str | int | float | bool]],
+    ) -> None:
+        """Queue the vectors of committed, journalled facts; flush when the batch is full."""
+        if not ids:
+            return
+        with self._db.write_lock, self._lock:
+            self._staged.append(_Staged(bank_id, collection, list(ids), vectors, list(metadatas)))
+            self._count += len(ids)
+        if self._count >= self._batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every staged vector to Chroma, then clear their journal entries."""
+        if not self._staged:  # unlocked peek: a stage() that has not returned may be missed
+            return
+        with self._db.write_lock, self._lock:
+            staged, self._staged, self._count = self._staged, [], 0
+            try:
+                for collection in dict.fromkeys(s.collection for s in staged):
+                    batch = [s for s in staged if s.collection == collection]
+                    self._store.upsert(
+                        collection,
+                        [i for s in batch for i in s.ids],
+                        np.concatenate([s.vectors for s in batch]),
+                        [m for s in batch for m in s.metadatas],
+                    )
+            except BaseException:
+                # Keep them staged: the next flush retries (upserts are idempotent), and the
+                # journal still holds them should the process die first.
+                self._staged = staged
+                self._count = sum(len(s.ids) for s in staged)
+                raise
+            self._db.execute(
+                f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
+                {"ids": json_list(i for s in staged for i in s.ids)},
+            )
+
+    # Everything else is the VectorStore's, after a flush.
+
+    def upsert(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, str | int | float | bool]],
+    ) -> None:
+        """Write vectors now (see :meth:`VectorStore.upsert`)."""
+        self.flush()
+        self._store.upsert(collection, ids, vectors, metadatas)
+
+    def query(
+        self,
+        collection: str,
+        vector: np.ndarray,
+        n: int,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[tuple[str, float]]:
+        """See :meth:`VectorStore.query`."""
+        self.flush()
+        return self._store.query(collection, vector, n, where)
+
+    def query_many(
+        self, collection: str, vectors: np.ndarray, n: int
+    ) -> list[list[tuple[str, float]]]:
+        """Nearest ``n`` (id, cosine) of each vector among Chroma's and the staged vectors.
+
+        Does not flush (see the module docstring); staged vectors are compared exactly.
+        """
+        found = self._store.query_many(collection, vectors, n)
+        with self._lock:
+            staged = [s for s in self._staged if s.collection == collection]
+        if not staged or len(vectors) == 0:
+            return found
+        ids = [i for s in staged for i in s.ids]
+        cosines = (
+            _unit(np.asarray(vectors, dtype=np.float32))
+            @ _unit(np.concatenate([s.vectors for s in staged])).T
+        )
+        merged: list[list[tuple[str, float]]] = []
+        for row, hits in zip(cosines, found, strict=True):
+            best = dict(hits)
+            for j in np.argsort(-row)[:n]:
+                best[ids[j]] = max(best.get(ids[j], -1.0), float(row[j]))
+            merged.append(sorted(best.items(), key=lambda pair: pair[1], reverse=True)[:n])
+        return merged
+
+    def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """See :meth:`VectorStore.get_vectors`."""
+        self.flush()
+        return self._store.get_vectors(collection, ids)
+
+    def ids(self, collection: str) -> set[str]:
+        """See :meth:`VectorStore.ids`."""
+        self.flush()
+        return self._store.ids(collection)
+
+    def delete(self, collection: str, ids: Sequence[str]) -> None:
+        """See :meth:`VectorStore.delete`."""
+        self.flush()
+        self._store.delete(collection, ids)
+
+    def drop(self, collection: str) -> None:
+        """See :meth:`VectorStore.drop`."""
+        self.flush()
+        self._store.drop(collection)
+
+    def collection(self, name: str) -> Any:
+        """The Chroma collection itself, with nothing staged (benchmarks query it bare)."""
+        self.flush()
+        return self._store._collection(name)
+
+    def close(self) -> None:
+        """Flush, then release the client."""
+        try:
+            self.flush()
+        finally:
+            self._store.close()
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)

@@ -1,0 +1,122 @@
+"""Retain stages its vectors and writes them to Chroma in batches: nothing may notice."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import agentmem
+from agentmem.testing import HashEmbedder
+
+T0 = "2025-03-04T09:00:00Z"
+
+
+def _chroma_ids(mem: agentmem.AgentMemory, bank: agentmem.MemoryBank) -> set[str]:
+    """What Chroma itself holds, without flushing what is staged."""
+    return mem._engine.vectors._store.ids(bank._collection)
+
+
+def _journal(mem: agentmem.AgentMemory) -> set[str]:
+    return {r[0] for r in mem._engine.db.fetchall("SELECT memory_id FROM vector_journal")}
+
+
+def test_a_staged_fact_is_found_by_semantic_recall_as_soon_as_retain_returns(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        stored = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        ids = {m.id for m in stored}
+        assert ids <= _journal(mem)  # staged, journalled, not yet in Chroma
+        assert not ids & _chroma_ids(mem, bank)
+        hits = bank.recall("Quixotrix invoices", strategies=["semantic"], reinforce=False)
+        assert ids <= {h.memory.id for h in hits}
+        assert ids <= _chroma_ids(mem, bank)  # the read flushed the batch...
+        assert not ids & _journal(mem)  # ...and cleared its journal entries
+
+
+def test_semantic_links_reach_staged_facts_without_flushing_them(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        first = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        again = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        assert not _chroma_ids(mem, bank)  # both retains staged, nothing flushed
+        graph = bank.graph()
+        kinds = {
+            k
+            for _, dst, k in graph.edges(again.memories[0].id, data="kind")
+            if dst == first.memories[0].id
+        }
+        assert "semantic" in kinds
+
+
+def test_a_full_batch_is_written_without_any_read(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        vectors = mem._engine.vectors
+        ids: set[str] = set()
+        for call in range(100):
+            messages = [{"role": "user", "content": f"Fact {i} of call {call}."} for i in range(20)]
+            ids |= {m.id for m in bank.retain(messages, mentioned_at=T0)}
+            if vectors.staged == 0:
+                break
+        assert vectors.staged == 0
+        assert 20 < len(ids) < 2000  # several retains were staged, then written together
+        assert _chroma_ids(mem, bank) == ids
+        assert not _journal(mem)
+
+
+def test_forgetting_a_staged_fact_leaves_no_vector_behind(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        doomed = bank.retain("Locker code K9X1 is for Ann.", mentioned_at=T0)
+        kept = bank.retain("Locker code K9X2 is for Bob.", mentioned_at=T0)
+        assert bank.forget([m.id for m in doomed]) == len(doomed)
+        assert _chroma_ids(mem, bank) == {m.id for m in kept}
+        report = mem.check_integrity()
+        assert report.ok, report.problems
+        assert report.in_flight == 0
+        assert report.memories == report.vectors == len(kept)
+
+
+def test_a_clean_close_writes_the_staged_vectors(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        ids = {m.id for m in mem.bank("b").retain("Ann likes tea.", mentioned_at=T0)}
+        assert mem._engine.vectors.staged == len(ids)
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        assert not _journal(mem)
+        assert ids <= _chroma_ids(mem, bank)
+
+
+# Retains, then dies without closing: the staged vectors never reached Chroma.
+_DIES_AFTER_RETAIN = textwrap.dedent(
+    """
+    import os, sys
+    import agentmem
+    from agentmem.testing import HashEmbedder
+
+    mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder())
+    result = mem.bank("b").retain("Locker code K7Q3 is for Ann.", mentioned_at="2025-01-01")
+    print(" ".join(m.id for m in result), flush=True)
+    os._exit(0)
+    """
+)
+
+
+def test_staged_vectors_of_a_process_that_died_are_restored_on_open(store_path: Path):
+    out = subprocess.run(
+        [sys.executable, "-c", _DIES_AFTER_RETAIN, str(store_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ids = set(out.stdout.split())
+    assert ids
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        assert ids <= _chroma_ids(mem, bank)
+        report = mem.check_integrity()
+        assert report.ok, report.problems
+        hits = bank.recall("locker code for Ann", strategies=["semantic"], reinforce=False)
+        assert ids <= {h.memory.id for h in hits}
