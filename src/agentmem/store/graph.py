@@ -98,7 +98,7 @@ class MemoryGraph:
                 orphans.update(n for n in self._g.successors(memory_id) if self.is_entity(n))
                 self._g.remove_node(memory_id)
             for entity_id in orphans:
-                if self._g.in_degree(entity_id) == 0:
+                if not self._g.pred[entity_id]:
                     self._remove_entity(entity_id)
 
     def refresh_entities(self, cur: Any, bank_id: str, entity_ids: Iterable[str]) -> None:
@@ -188,7 +188,8 @@ class MemoryGraph:
         half the bank, must not flood the walk, while a rare name links strongly.
         """
         n = max(2, self.memory_count)
-        df = max(1, self._g.in_degree(entity_id))
+        # Distinct predecessors: O(1), where a multigraph's in_degree walks every edge.
+        df = max(1, len(self._g.pred[entity_id]))
         return math.log(1 + n / df) / math.log(1 + n)
 
     def edges_of(self, node: str) -> Iterator[tuple[str, str, float, bool]]:
