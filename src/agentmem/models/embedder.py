@@ -205,7 +205,7 @@ class MiniLMEmbedder:
             except Exception as exc:  # ORT errors are untyped
                 raise ModelError(f"embedding model failed to run: {exc}") from exc
             out[rows] = _mean_pool(hidden, attention_mask)
-        return _normalise(out)
+        return unit_rows(out)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query.
@@ -328,7 +328,7 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self._batch_size):
             batch = texts[start : start + self._batch_size]
             out[start : start + len(batch)] = self._embed_batch(batch)
-        return _normalise(out)
+        return unit_rows(out)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query.
@@ -389,7 +389,8 @@ def _mean_pool(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
     return (hidden * mask).sum(axis=1) / counts
 
 
-def _normalise(vectors: np.ndarray) -> np.ndarray:
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (float32), so dot products are cosines."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     # An all-zero vector (a provider returning zeros) stays zero rather than becoming NaN.
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from agentmem.models.embedder import unit_rows
 from agentmem.store.database import Database
 from agentmem.store.records import json_list, sql_list
 from agentmem.store.vectors import VectorStore
@@ -155,8 +156,8 @@ class StagedVectorStore:
             return found
         ids = [i for s in staged for i in s.ids]
         cosines = (
-            _unit(np.asarray(vectors, dtype=np.float32))
-            @ _unit(np.concatenate([s.vectors for s in staged])).T
+            unit_rows(np.asarray(vectors, dtype=np.float32))
+            @ unit_rows(np.concatenate([s.vectors for s in staged])).T
         )
         merged: list[list[tuple[str, float]]] = []
         for row, hits in zip(cosines, found, strict=True):
@@ -197,8 +198,3 @@ class StagedVectorStore:
             self.flush()
         finally:
             self._store.close()
-
-
-def _unit(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms > 0, norms, 1.0)
