@@ -96,9 +96,14 @@ def test_bad_recall_input_raises_invalid_input(bank, kwargs):
     "strategy", ["semantic", "similarity", "keyword", "graph", "temporal", "causal", "analogical"]
 )
 def test_every_strategy_of_the_contract_runs(bank, strategy):
-    bank.retain("Alice moved to Berlin because of a new job.", mentioned_at="2025-01-15")
-    result = bank.recall("Why did Alice move to Berlin last month?", strategies=[strategy])
+    moved = bank.retain(
+        "Alice moved to Berlin because of a new job.", mentioned_at="2025-01-15"
+    ).memories[0]
+    result = bank.recall(
+        "Why did Alice move to Berlin last month?", strategies=[strategy], now="2025-02-10"
+    )
     assert result.strategies == ("semantic" if strategy == "similarity" else strategy,)
+    assert moved.id in [hit.memory.id for hit in result]
 
 
 @pytest.mark.parametrize(
