@@ -57,6 +57,17 @@ CASES_AT_REF = [
     ("next week", "2025-01-20", "2025-01-27"),
     ("the week before", "2025-01-06", "2025-01-13"),
     ("the week after", "2025-01-20", "2025-01-27"),
+    # Counted from a date instead of the reference (2023-11-16 is a Thursday).
+    ("the week before 16 November 2023", "2023-11-06", "2023-11-13"),
+    ("the week after 16 November 2023", "2023-11-20", "2023-11-27"),
+    ("the day after Christmas 2024", "2024-12-27", "2024-12-28"),
+    ("two days before May 5, 2023", "2023-05-03", "2023-05-04"),
+    ("two weeks before August 11, 2023", "2023-07-24", "2023-07-31"),
+    ("the Sunday before October 25, 2022", "2022-10-23", "2022-10-24"),
+    ("the Saturday after October 28, 2023", "2023-11-04", "2023-11-05"),
+    ("the Monday before July 24, 2023", "2023-07-17", "2023-07-18"),
+    ("last weekend before April 10, 2023", "2023-04-08", "2023-04-10"),
+    ("the month before June 2024", "2024-05-01", "2024-06-01"),
     ("last weekend", "2025-01-11", "2025-01-13"),
     ("this weekend", "2025-01-18", "2025-01-20"),
     ("next weekend", "2025-01-25", "2025-01-27"),
@@ -289,6 +300,19 @@ def test_find_prefers_the_longest_expression() -> None:
     assert found.text == "the day before yesterday"
 
 
+def test_find_counts_a_period_from_the_date_that_follows_it() -> None:
+    # Not "the week before" now plus the date: one expression, as if said on 16 November.
+    [found] = find_time_expressions("Where was Tim in the week before 16 November 2023?", REF)
+    assert (found.text, found.start, found.end) == (
+        "the week before 16 November 2023",
+        utc("2023-11-06"),
+        utc("2023-11-13"),
+    )
+    assert not found.relative
+    [relative] = find_time_expressions("It rained the day after Christmas.", REF)
+    assert (relative.start, relative.relative) == (utc("2024-12-27"), True)
+
+
 def test_find_needs_context_for_ambiguous_words() -> None:
     assert [f.text for f in find_time_expressions("June said she would come in May", REF)] == [
         "May"
@@ -438,6 +462,13 @@ absolute_expressions = st.one_of(
     ),
     st.builds("Christmas {}".format, years),
     st.builds("in {}".format, years),
+    st.builds(
+        "the {} {} {} {}".format,
+        st.sampled_from(["day", "week", "weekend", "month", "Sunday"]),
+        st.sampled_from(["before", "after"]),
+        st.sampled_from(MONTHS),
+        years,
+    ),
 )
 
 relative_expressions = st.one_of(

@@ -43,7 +43,9 @@ Conventions, where English leaves the choice open:
   November 2023), so "between March and May" is the most recent March-May whose May has
   started. "since A" runs from the start of A up to the reference.
 - "the week before" / "the week after" (and day, month, year...) are relative to the
-  reference: last week and next week.
+  reference: last week and next week. Followed by a date they count from that date instead,
+  as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
+  "two days after May 5" is May 7, "the Sunday before October 25, 2022" is October 23.
 - "05/06/2024" is US month/day/year, unless the first number cannot be a month (> 12).
 - "the 90s" is the 1990s; two-digit decades 30-90 and 20 are 19xx, 00 and 10 are 20xx.
 - Holidays are the US/Western ones: Thanksgiving is the fourth Thursday of November, Easter
@@ -921,6 +923,7 @@ def _candidates(text: str, ref: datetime) -> list[_Candidate]:
     found += _with_modifier(text, found)
     found += _ranges(text, found)
     found += _since(text, found, ref)
+    found += _anchored(text, found)
     return found
 
 
@@ -1083,6 +1086,58 @@ def _since(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate
         interval = _Interval(candidate.interval.start, ref, "range", True)
         composed.append(_Candidate(since.start(), candidate.end, interval, True, -1))
     return composed
+
+
+_ANCHORED_BEFORE = re.compile(
+    r"\b(?:the\s+|last\s+)?(?:"
+    rf"{_NUMBER}\s+{_UNIT}"
+    r"|(?P<period>day|night|weekend|week|month|quarter|year)"
+    r"|(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r")\s+(?P<dir>before|after)\s+$",
+    re.IGNORECASE,
+)
+
+
+def _anchored(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Compose a period counted from a date: "the week before 16 November 2023", "two days
+    after May 5", "the Sunday before October 25, 2022", "the day after Christmas".
+
+    The period is resolved as if said on the anchor: "before" counts back from the anchor's
+    first day, "after" forward from its last, so "the week before <a Thursday>" is the ISO
+    week before that Thursday's week, the same week "last week" said that Thursday names.
+    """
+    composed = []
+    for candidate in found:
+        if not candidate.in_context:
+            continue
+        words = _ANCHORED_BEFORE.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        if words is None:
+            continue
+        interval = _resolve_anchored(words, candidate.interval)
+        if interval is not None:
+            composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
+    return composed
+
+
+def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval | None:
+    after = words["dir"].lower() == "after"
+    moment = anchor.end - _TICK if after else anchor.start
+    step = 1 if after else -1
+    try:
+        if words["weekday"]:
+            weekday = _WEEKDAYS[words["weekday"].lower()]
+            today = moment.date()
+            gap = (weekday - today.weekday()) % 7 if after else (today.weekday() - weekday) % 7
+            day = today + step * timedelta(days=gap or 7)
+            interval = _days(day, day, "day", True)
+        elif words["period"]:
+            unit = words["period"].lower()
+            interval = _period("day" if unit == "night" else unit, moment, step)
+        else:
+            interval = _period(_unit_of(words), moment, step * _count_of(words))
+    except (ValueError, OverflowError):
+        return None
+    return replace(interval, relative=anchor.relative)
 
 
 # --------------------------------------------------------------------------------------------
