@@ -107,6 +107,21 @@ def test_calibrated_reranker_scores_a_weak_best_match_low_and_a_full_match_high(
     assert reranker.rerank("What did Caroline paint?", [graph])[0] > poor
 
 
+def test_calibrated_reranker_prefers_first_person_statements_to_replies():
+    from agentmem.recall.calibrated import CalibratedReranker, first_person
+
+    assert first_person("Melanie: I signed up for a pottery class, my kids love it.")
+    assert not first_person("Melanie: You'd be a great counselor! I think your empathy helps.")
+    assert not first_person("Pottery classes start in June.")  # neither: no bonus
+    own = Memory("own", "b", "Caroline: I went to a pottery class.", "world", None, None, NOW)
+    reply = Memory("reply", "b", "Caroline: You went to a pottery class?", "world", None, None, NOW)
+    hits = {"semantic": StrategyHit("x", 1, 0.5, 0.7), "keyword": StrategyHit("x", 1, 2.0, 1.0)}
+    said, asked = CalibratedReranker().rerank(
+        "pottery class", [Candidate(own, hits), Candidate(reply, hits)]
+    )
+    assert said > asked
+
+
 def test_calibrated_reranker_prefers_what_the_person_asked_about_said():
     from agentmem.recall.calibrated import CalibratedReranker, speaker_named
 
