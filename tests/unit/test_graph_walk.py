@@ -63,3 +63,23 @@ def test_budget_bounds_expansion_and_causal_edges_are_boosted(walk):
         assert one[memories[1].id] == pytest.approx(0.9 * 0.8)
         more = walk_from_first(3)
     assert len(more) > len(one) and all(0 < a <= 1 for a in more.values())
+
+
+def test_people_are_cut_from_what_the_semantic_arm_embeds(tmp_path):
+    from agentmem.recall.graph import without_people
+
+    with agentmem.AgentMemory(tmp_path / "p", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain(
+            [{"role": "user", "name": "Alice Chen", "content": "I moved to Paris last year."}],
+            mentioned_at=T0,
+        )
+        graph = bank_graph(mem._engine, "b")
+        assert without_people("When did Alice Chen move to Paris?", graph) == (
+            "When did move to Paris?"  # a place says what the question is about: it stays
+        )
+        assert without_people("Where does alice chen's sister live?", graph) == (
+            "Where does sister live?"
+        )
+        assert without_people("Who is Alice Chen?", graph) == "Who is Alice Chen?"
+        assert without_people("What does Bob like?", graph) == "What does Bob like?"  # unknown

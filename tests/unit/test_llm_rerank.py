@@ -18,8 +18,11 @@ from agentmem.errors import ModelError  # noqa: E402
 from agentmem.recall.llm_rerank import LLMReranker  # noqa: E402
 
 
-def fake_client(requests: list[dict[str, Any]], *, status: int = 200) -> openai.OpenAI:
-    """A chat model that rates a memory 0.9 if it mentions tea, else 0.1 (and skips #2)."""
+def fake_client(
+    requests: list[dict[str, Any]], *, status: int = 200, skip: str | None = None
+) -> openai.OpenAI:
+    """A chat model that rates a memory 0.9 if it mentions tea, else 0.1 (and leaves out the
+    memory numbered ``skip``)."""
 
     def handle(request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
@@ -30,7 +33,7 @@ def fake_client(requests: list[dict[str, Any]], *, status: int = 200) -> openai.
         scores = [
             {"index": int(number), "relevance": 0.9 if "tea" in text.lower() else 0.1}
             for number, text in re.findall(r"^(\d+)\. (.*)$", listing, re.MULTILINE)
-            if number != "2"
+            if number != skip
         ]
         tool = body["tools"][0]["function"]["name"]
         call = {"id": "call_1", "type": "function"}
@@ -73,7 +76,7 @@ def test_one_call_per_recall_scores_the_candidates_and_reorders_them(tmp_path: P
 def test_a_memory_the_model_leaves_out_scores_zero(tmp_path: Path):
     requests: list[dict[str, Any]] = []
     with agentmem.AgentMemory(
-        tmp_path / "store", reranker=LLMReranker(fake_client(requests), model="m")
+        tmp_path / "store", reranker=LLMReranker(fake_client(requests, skip="2"), model="m")
     ) as mem:
         bank = mem.bank("b")
         for text in ("Tea at noon.", "Tea at night.", "Tea at dawn."):

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from agentmem.errors import NotFoundError
+from agentmem.recall.calibrated import content_words
 from agentmem.recall.candidates import StrategyHit
 from agentmem.store.graph import DIRECTED_KINDS, MemoryGraph, bank_graph
 
@@ -57,6 +58,29 @@ def entities_named_in(query: str, graph: MemoryGraph) -> set[str]:
             if len(name) > 2:
                 found |= graph.entity_ids_named(name)
     return found
+
+
+def without_people(query: str, graph: MemoryGraph) -> str:
+    """The query with the names of people the bank knows cut out.
+
+    What the semantic arm should match is what a question is about. In a conversation every
+    turn starts with its speaker's name, so "What does Melanie do to destress?" embedded whole
+    is close to all of Melanie's turns, chit-chat included; who is asked about is judged by the
+    keyword arm and the reranker's speaker signal instead. The query is kept whole when nothing
+    of substance would be left ("Who is Bob Chen?").
+    """
+    with graph.lock:
+        names: set[str] = set()
+        for entity_id in entities_named_in(query, graph):
+            name, kind, aliases = graph.entity_info(entity_id)
+            if kind == "person":
+                names.update((name, *aliases))
+    if not names:
+        return query
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    cut = re.sub(rf"\b(?:{alternatives})(?:['’]s)?\b", " ", query, flags=re.IGNORECASE)
+    cut = " ".join(cut.split())
+    return cut if content_words(cut) else query
 
 
 def spreading_activation(

@@ -17,8 +17,9 @@ from agentmem.config import RecallConfig
 from agentmem.engine import Engine
 from agentmem.recall.analogical import analogical_strategy
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
-from agentmem.recall.graph import causal_strategy, graph_strategy
+from agentmem.recall.graph import causal_strategy, graph_strategy, without_people
 from agentmem.recall.temporal import QueryTime, parse_query_time, temporal, timeline
+from agentmem.store.graph import bank_graph
 from agentmem.store.records import filter_clause, from_db_time
 
 
@@ -55,8 +56,11 @@ class StrategyContext:
 
     @cached_property
     def query_vector(self) -> np.ndarray:
-        """The embedding of the query's content (its time words removed), computed once."""
+        """The embedding of the query's content, computed once: its time words removed and,
+        when the keyword arm runs beside it, the names of people (see ``without_people``)."""
         text = self.query_time.content_query
+        if "keyword" in self.config.strategies:
+            text = without_people(text, bank_graph(self.engine, self.bank_id))
         return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
 
     def entity_ids(self, name: str) -> list[str]:

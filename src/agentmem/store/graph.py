@@ -173,6 +173,11 @@ class MemoryGraph:
         """When a memory was mentioned, as a POSIX timestamp (for recency ties)."""
         return float(self._g.nodes[memory_id].get("t", 0.0))
 
+    def entity_info(self, entity_id: str) -> tuple[str, str, tuple[str, ...]]:
+        """An entity's canonical name, kind and aliases."""
+        data = self._g.nodes[entity_id]
+        return data["name"], data["kind"], data["aliases"]
+
     def entity_ids_named(self, name: str) -> set[str]:
         """Entities whose name or an alias is ``name`` (case-insensitive)."""
         return set(self._names.get(name.casefold(), ()))
