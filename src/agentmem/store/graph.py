@@ -55,6 +55,7 @@ _KIND_MASK = 0b111
 _OUTGOING = 0b1000  # the edge leaves the slot whose array holds it
 _SLOT_SHIFT = 4
 _IDS = sql_list("ids")  # lists are bound as JSON text (see store/records.py)
+_BATCH_ROWS = 10_000
 
 
 class _Entity(NamedTuple):
@@ -90,10 +91,9 @@ class MemoryGraph:
     def load(cls, cur: Any, bank_id: str) -> MemoryGraph:
         """Build the mirror of a bank from the store."""
         graph = cls()
-        rows = cur.execute(
-            "SELECT id, mentioned_at FROM memories WHERE bank_id = ?", [bank_id]
-        ).fetchall()
-        graph._add_memories(rows)
+        graph._add_memories(
+            _batched(cur, "SELECT id, mentioned_at FROM memories WHERE bank_id = $bank", bank_id)
+        )
         graph._add_entity_rows(_entity_rows(cur, bank_id, None))
         graph._add_link_rows(_link_rows(cur, bank_id, None))
         return graph
@@ -106,11 +106,13 @@ class MemoryGraph:
         """
         if not memory_ids:
             return
-        rows = cur.execute(
+        rows = _batched(
+            cur,
             f"SELECT id, mentioned_at FROM memories WHERE bank_id = $bank AND "
             f"list_contains({_IDS}, id)",
-            {"bank": bank_id, "ids": json_list(memory_ids)},
-        ).fetchall()
+            bank_id,
+            memory_ids,
+        )
         with self.lock:
             self._add_memories(rows)
             self._add_entity_rows(_entity_rows(cur, bank_id, memory_ids))
@@ -331,30 +333,45 @@ class MemoryGraph:
             return out
 
 
-def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> list[Any]:
+def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> Iterator[Any]:
     where = "" if memory_ids is None else f"AND list_contains({_IDS}, me.memory_id)"
-    params: dict[str, Any] = {"bank": bank_id}
-    if memory_ids is not None:
-        params["ids"] = json_list(memory_ids)
-    return cur.execute(
+    return _batched(
+        cur,
         "SELECT me.memory_id, e.id, e.name, e.kind, e.aliases FROM memory_entities AS me "
         f"JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = $bank {where}",
-        params,
-    ).fetchall()
+        bank_id,
+        memory_ids,
+    )
 
 
-def _link_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> list[Any]:
+def _link_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> Iterator[Any]:
     where = (
         ""
         if memory_ids is None
         else f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))"
     )
+    return _batched(
+        cur,
+        f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank {where}",
+        bank_id,
+        memory_ids,
+    )
+
+
+def _batched(
+    cur: Any, sql: str, bank_id: str, memory_ids: list[str] | None = None
+) -> Iterator[Any]:
+    """The rows of a query on ``$bank`` (and ``$ids`` when given), fetched a batch at a time.
+
+    A 100k bank has about a million links: as one list of row tuples they would take 300 MiB
+    for a moment, more than the whole mirror, and the process would keep that peak.
+    """
     params: dict[str, Any] = {"bank": bank_id}
     if memory_ids is not None:
         params["ids"] = json_list(memory_ids)
-    return cur.execute(
-        f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank {where}", params
-    ).fetchall()
+    cur.execute(sql, params)
+    while batch := cur.fetchmany(_BATCH_ROWS):
+        yield from batch
 
 
 def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:
