@@ -77,7 +77,8 @@ class MemoryGraph:
         self._slots: dict[str, int] = {}
         self._node_ids: list[str] = []  # slot -> node id; "" marks a free slot
         self._free: list[int] = []
-        self._codes: list[array[int]] = []  # slot -> its edges, see _edge_code
+        # slot -> its edges: neighbour slot << _SLOT_SHIFT | _OUTGOING or 0 | kind code
+        self._codes: list[array[int]] = []
         self._weights: list[array[float]] = []  # slot -> the weights of those edges
         self._out_degree = array("q")  # slot -> how many of its edges, first, are outgoing
         self._times = array("d")  # slot -> mentioned_at as a POSIX timestamp (memories)
