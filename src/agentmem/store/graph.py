@@ -1,25 +1,33 @@
-"""The memory graph of a bank, mirrored from DuckDB into networkx and kept current in place.
+"""The memory graph of a bank, mirrored from DuckDB into compact arrays and kept current in place.
 
-DuckDB is the system of record (``memory_entities`` and ``links``); recall walks a networkx
-mirror instead of issuing a query per hop. The mirror is loaded once per bank per process, on
-first use, and then updated incrementally by every write: ``retain`` adds the new memories with
-their edges, ``link`` adds an edge, ``forget`` removes memories (and entities left without
-memories), entity corrections refresh the entities they touch, ``delete_bank`` drops it. It is
-never rebuilt per query. A write that fails after touching the mirror drops it, so the next use
+DuckDB is the system of record (``memory_entities`` and ``links``); recall walks this mirror
+instead of issuing a query per hop. The mirror is loaded once per bank per process, on first
+use, and then updated incrementally by every write: ``retain`` adds the new memories with their
+edges, ``link`` adds an edge, ``forget`` removes memories (and entities left without memories),
+entity corrections refresh the entities they touch, ``delete_bank`` drops it. It is never
+rebuilt per query. A write that fails after touching the mirror drops it, so the next use
 reloads it from the store.
 
-Nodes are memory ids (``type="memory"``) and entity ids (``type="entity"``, with ``name`` and
-``kind``); ids never collide (both are random hex). Edges are keyed by their kind, so one pair
-holds at most one edge of each kind: "entity" (memory → entity it mentions), "followed_by",
-"caused_by", "semantic", "temporal", "related".
+Nodes are memory ids and entity ids (with ``name``, ``kind`` and ``aliases``); ids never
+collide (both are random hex). One pair holds at most one edge of each kind: "entity"
+(memory → entity it mentions), "followed_by", "caused_by", "semantic", "temporal", "related".
+
+Layout: a bank of 100k memories holds about a million edges, and a networkx graph spent over
+600 bytes on each (a dict per edge and per neighbour, both ways). Here every node is a slot
+number, and a slot's edges, both directions, are two arrays: an int64 code per edge
+(neighbour slot, direction bit, kind) and its float64 weight (exactly the stored one). Outgoing
+edges come first, each direction in the order the edges were added, as networkx gave them: walks
+break ties by the order they meet nodes in. Removing nodes rebuilds the arrays of their
+neighbours only; freed slots are reused.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from array import array
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
 
@@ -31,8 +39,29 @@ if TYPE_CHECKING:
 #: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a) and
 #: ``a followed_by b`` (b came after a). The others are symmetric.
 DIRECTED_KINDS: frozenset[str] = frozenset({"caused_by", "followed_by"})
+#: Every edge kind, in the order of their codes.
+EDGE_KINDS: tuple[str, ...] = (
+    "entity",
+    "followed_by",
+    "caused_by",
+    "semantic",
+    "temporal",
+    "related",
+)
 
+_KIND_CODE = {kind: code for code, kind in enumerate(EDGE_KINDS)}
+_ENTITY_CODE = _KIND_CODE["entity"]
+_KIND_MASK = 0b111
+_OUTGOING = 0b1000  # the edge leaves the slot whose array holds it
+_SLOT_SHIFT = 4
 _IDS = sql_list("ids")  # lists are bound as JSON text (see store/records.py)
+_BATCH_ROWS = 10_000
+
+
+class _Entity(NamedTuple):
+    name: str
+    kind: str
+    aliases: tuple[str, ...]
 
 
 class MemoryGraph:
@@ -45,10 +74,17 @@ class MemoryGraph:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self._g = nx.MultiDiGraph()
+        self._slots: dict[str, int] = {}
+        self._node_ids: list[str] = []  # slot -> node id; "" marks a free slot
+        self._free: list[int] = []
+        # slot -> its edges: neighbour slot << _SLOT_SHIFT | _OUTGOING or 0 | kind code
+        self._codes: list[array[int]] = []
+        self._weights: list[array[float]] = []  # slot -> the weights of those edges
+        self._out_degree = array("q")  # slot -> how many of its edges, first, are outgoing
+        self._times = array("d")  # slot -> mentioned_at as a POSIX timestamp (memories)
+        self._entities: dict[str, _Entity] = {}
         # casefolded name or alias -> entity ids, for "entities named in the query".
         self._names: dict[str, set[str]] = {}
-        self._entities: set[str] = set()
 
     # -- loading and writing ---------------------------------------------------------------
 
@@ -56,10 +92,9 @@ class MemoryGraph:
     def load(cls, cur: Any, bank_id: str) -> MemoryGraph:
         """Build the mirror of a bank from the store."""
         graph = cls()
-        rows = cur.execute(
-            "SELECT id, mentioned_at FROM memories WHERE bank_id = ?", [bank_id]
-        ).fetchall()
-        graph._add_memories(rows)
+        graph._add_memories(
+            _batched(cur, "SELECT id, mentioned_at FROM memories WHERE bank_id = $bank", bank_id)
+        )
         graph._add_entity_rows(_entity_rows(cur, bank_id, None))
         graph._add_link_rows(_link_rows(cur, bank_id, None))
         return graph
@@ -72,11 +107,13 @@ class MemoryGraph:
         """
         if not memory_ids:
             return
-        rows = cur.execute(
+        rows = _batched(
+            cur,
             f"SELECT id, mentioned_at FROM memories WHERE bank_id = $bank AND "
             f"list_contains({_IDS}, id)",
-            {"bank": bank_id, "ids": json_list(memory_ids)},
-        ).fetchall()
+            bank_id,
+            memory_ids,
+        )
         with self.lock:
             self._add_memories(rows)
             self._add_entity_rows(_entity_rows(cur, bank_id, memory_ids))
@@ -85,28 +122,28 @@ class MemoryGraph:
     def add_link(self, src: str, dst: str, kind: str, weight: float) -> None:
         """Add or replace the ``kind`` edge from ``src`` to ``dst``."""
         with self.lock:
-            if src in self._g and dst in self._g:
-                self._g.add_edge(src, dst, key=kind, kind=kind, weight=weight)
+            self._set_edge(src, dst, kind, weight)
 
     def remove_memories(self, memory_ids: Iterable[str]) -> None:
         """Drop memories with their edges, and entities no memory mentions any more."""
         with self.lock:
-            orphans: set[str] = set()
-            for memory_id in memory_ids:
-                if memory_id not in self._g:
-                    continue
-                orphans.update(n for n in self._g.successors(memory_id) if self.is_entity(n))
-                self._g.remove_node(memory_id)
-            for entity_id in orphans:
-                if not self._g.pred[entity_id]:
-                    self._remove_entity(entity_id)
+            doomed = {
+                self._slots[m] for m in memory_ids if m in self._slots and m not in self._entities
+            }
+            mentioned = {
+                self._node_ids[code >> _SLOT_SHIFT]
+                for slot in doomed
+                for code in self._codes[slot]
+                if code & _KIND_MASK == _ENTITY_CODE
+            }
+            self._remove_slots(doomed)
+            self._remove_entities([e for e in mentioned if not self._codes[self._slots[e]]])
 
     def refresh_entities(self, cur: Any, bank_id: str, entity_ids: Iterable[str]) -> None:
         """Reload these entities and their memory edges from the store (after a correction)."""
         ids = list(entity_ids)
         with self.lock:
-            for entity_id in ids:
-                self._remove_entity(entity_id)
+            self._remove_entities(ids)
             rows = cur.execute(
                 "SELECT me.memory_id, e.id, e.name, e.kind, e.aliases FROM memory_entities AS me "
                 "JOIN entities AS e ON e.id = me.entity_id "
@@ -118,52 +155,108 @@ class MemoryGraph:
     def _add_memories(self, rows: Iterable[tuple[str, Any]]) -> None:
         for memory_id, mentioned_at in rows:
             when = from_db_time(mentioned_at)
-            self._g.add_node(memory_id, type="memory", t=when.timestamp() if when else 0.0)
+            self._times[self._slot_of(memory_id)] = when.timestamp() if when else 0.0
 
     def _add_entity_rows(self, rows: Iterable[tuple[str, str, str, str, Any]]) -> None:
         for memory_id, entity_id, name, kind, aliases in rows:
-            if memory_id not in self._g:
+            if memory_id not in self._slots:
                 continue
-            self._set_entity(entity_id, name, kind, tuple(aliases or ()))
-            self._g.add_edge(memory_id, entity_id, key="entity", kind="entity", weight=1.0)
+            self._set_entity(entity_id, _Entity(name, kind, tuple(aliases or ())))
+            self._set_edge(memory_id, entity_id, "entity", 1.0)
 
     def _add_link_rows(self, rows: Iterable[tuple[str, str, str, float]]) -> None:
         for src, dst, kind, weight in rows:
-            if src in self._g and dst in self._g:
-                self._g.add_edge(src, dst, key=kind, kind=kind, weight=float(weight))
+            self._set_edge(src, dst, kind, float(weight))
 
-    def _set_entity(self, entity_id: str, name: str, kind: str, aliases: tuple[str, ...]) -> None:
-        old = self._g.nodes[entity_id] if entity_id in self._g else None
+    def _slot_of(self, node: str) -> int:
+        """The node's slot, taking a free one (or a new one) for a new node."""
+        slot = self._slots.get(node)
+        if slot is not None:
+            return slot
+        if self._free:
+            slot = self._free.pop()
+            self._node_ids[slot] = node
+        else:
+            slot = len(self._node_ids)
+            self._node_ids.append(node)
+            self._codes.append(array("q"))
+            self._weights.append(array("d"))
+            self._out_degree.append(0)
+            self._times.append(0.0)
+        self._slots[node] = slot
+        return slot
+
+    def _set_edge(self, src: str, dst: str, kind: str, weight: float) -> None:
+        """Add or reweight an edge between two nodes of the graph (else do nothing)."""
+        a, b = self._slots.get(src), self._slots.get(dst)
+        if a is None or b is None:
+            return
+        code = _KIND_CODE[kind]
+        # The direction bit tells the two apart, so each matches on its own side only.
+        out, back = b << _SLOT_SHIFT | _OUTGOING | code, a << _SLOT_SHIFT | code
+        if out in self._codes[a]:
+            self._weights[a][self._codes[a].index(out)] = weight
+            self._weights[b][self._codes[b].index(back)] = weight
+        else:
+            end = self._out_degree[a]
+            self._codes[a].insert(end, out)
+            self._weights[a].insert(end, weight)
+            self._out_degree[a] = end + 1
+            self._codes[b].append(back)
+            self._weights[b].append(weight)
+
+    def _remove_slots(self, doomed: set[int]) -> None:
+        """Free these slots, first dropping their edges from their neighbours' arrays."""
+        neighbours = {code >> _SLOT_SHIFT for slot in doomed for code in self._codes[slot]}
+        for slot in neighbours - doomed:
+            codes, weights = self._codes[slot], self._weights[slot]
+            kept = [i for i, code in enumerate(codes) if code >> _SLOT_SHIFT not in doomed]
+            self._codes[slot] = array("q", [codes[i] for i in kept])
+            self._weights[slot] = array("d", [weights[i] for i in kept])
+            self._out_degree[slot] = sum(1 for code in self._codes[slot] if code & _OUTGOING)
+        for slot in doomed:
+            del self._slots[self._node_ids[slot]]
+            self._node_ids[slot] = ""
+            self._codes[slot] = array("q")
+            self._weights[slot] = array("d")
+            self._out_degree[slot] = 0
+            self._times[slot] = 0.0
+            self._free.append(slot)
+
+    def _set_entity(self, entity_id: str, entity: _Entity) -> None:
+        old = self._entities.get(entity_id)
         if old is not None:
-            for alias in (old["name"], *old["aliases"]):
+            for alias in (old.name, *old.aliases):
                 self._names.get(alias.casefold(), set()).discard(entity_id)
-        self._g.add_node(entity_id, type="entity", name=name, kind=kind, aliases=aliases)
-        self._entities.add(entity_id)
-        for alias in (name, *aliases):
+        self._slot_of(entity_id)
+        self._entities[entity_id] = entity
+        for alias in (entity.name, *entity.aliases):
             self._names.setdefault(alias.casefold(), set()).add(entity_id)
 
-    def _remove_entity(self, entity_id: str) -> None:
-        if entity_id not in self._g:
-            return
-        data = self._g.nodes[entity_id]
-        for alias in (data["name"], *data["aliases"]):
-            ids = self._names.get(alias.casefold())
-            if ids is not None:
-                ids.discard(entity_id)
-                if not ids:
-                    del self._names[alias.casefold()]
-        self._g.remove_node(entity_id)
-        self._entities.discard(entity_id)
+    def _remove_entities(self, entity_ids: Iterable[str]) -> None:
+        doomed: set[int] = set()
+        for entity_id in entity_ids:
+            entity = self._entities.pop(entity_id, None)
+            if entity is None:
+                continue
+            for alias in (entity.name, *entity.aliases):
+                ids = self._names.get(alias.casefold())
+                if ids is not None:
+                    ids.discard(entity_id)
+                    if not ids:
+                        del self._names[alias.casefold()]
+            doomed.add(self._slots[entity_id])
+        self._remove_slots(doomed)
 
     # -- reading (call with ``lock`` held) ---------------------------------------------------
 
     def __contains__(self, node: object) -> bool:
-        return node in self._g
+        return node in self._slots
 
     @property
     def memory_count(self) -> int:
         """Number of memory nodes."""
-        return self._g.number_of_nodes() - len(self._entities)
+        return len(self._slots) - len(self._entities)
 
     def is_entity(self, node: str) -> bool:
         """Whether ``node`` is an entity (else a memory)."""
@@ -171,7 +264,7 @@ class MemoryGraph:
 
     def mentioned_at(self, memory_id: str) -> float:
         """When a memory was mentioned, as a POSIX timestamp (for recency ties)."""
-        return float(self._g.nodes[memory_id].get("t", 0.0))
+        return self._times[self._slots[memory_id]]
 
     def entity_info(self, entity_id: str) -> tuple[str, str, tuple[str, ...]]:
         """An entity's canonical name, kind and aliases."""
@@ -193,70 +286,98 @@ class MemoryGraph:
         half the bank, must not flood the walk, while a rare name links strongly.
         """
         n = max(2, self.memory_count)
-        # Distinct predecessors: O(1), where a multigraph's in_degree walks every edge.
-        df = max(1, len(self._g.pred[entity_id]))
+        # An entity's only edges are "entity" edges, one from each memory mentioning it.
+        df = max(1, len(self._codes[self._slots[entity_id]]))
         return math.log(1 + n / df) / math.log(1 + n)
 
     def edges_of(self, node: str) -> Iterator[tuple[str, str, float, bool]]:
         """(neighbour, kind, weight, outgoing) for every edge touching ``node``."""
-        for _, other, kind, weight in self._g.out_edges(node, keys=True, data="weight"):
-            yield other, kind, weight, True
-        for other, _, kind, weight in self._g.in_edges(node, keys=True, data="weight"):
-            yield other, kind, weight, False
+        slot = self._slots.get(node)
+        if slot is None:
+            return
+        node_ids = self._node_ids
+        for code, weight in zip(self._codes[slot], self._weights[slot], strict=True):
+            yield (
+                node_ids[code >> _SLOT_SHIFT],
+                EDGE_KINDS[code & _KIND_MASK],
+                weight,
+                bool(code & _OUTGOING),
+            )
 
     def export(self, texts: dict[str, str]) -> nx.MultiDiGraph:
         """A public copy: entity nodes named by their canonical name (``name (kind)`` when two
         entities share a name), memory nodes by id with their ``text``."""
         with self.lock:
-            label: dict[str, str] = {}
             counts: dict[str, int] = {}
-            for _node, data in self._g.nodes(data=True):
-                if data["type"] == "entity":
-                    counts[data["name"]] = counts.get(data["name"], 0) + 1
+            for entity in self._entities.values():
+                counts[entity.name] = counts.get(entity.name, 0) + 1
+            label: list[str] = []
             out = nx.MultiDiGraph()
-            for node, data in self._g.nodes(data=True):
-                if data["type"] == "entity":
-                    name = data["name"]
-                    label[node] = name if counts[name] == 1 else f"{name} ({data['kind']})"
+            for node in self._node_ids:
+                entity = self._entities.get(node)
+                if not node:
+                    label.append("")
+                elif entity is None:
+                    label.append(node)
+                    out.add_node(node, type="memory", text=texts.get(node, ""))
+                else:
+                    name = entity.name
+                    label.append(name if counts[name] == 1 else f"{name} ({entity.kind})")
                     out.add_node(
-                        label[node],
+                        label[-1],
                         type="entity",
-                        kind=data["kind"],
-                        aliases=data["aliases"],
+                        kind=entity.kind,
+                        aliases=entity.aliases,
                         entity_id=node,
                     )
-                else:
-                    label[node] = node
-                    out.add_node(node, type="memory", text=texts.get(node, ""))
-            for src, dst, kind, weight in self._g.edges(keys=True, data="weight"):
-                out.add_edge(label[src], label[dst], key=kind, kind=kind, weight=weight)
+            for slot, codes in enumerate(self._codes):
+                for code, weight in zip(codes, self._weights[slot], strict=True):
+                    if code & _OUTGOING:
+                        kind = EDGE_KINDS[code & _KIND_MASK]
+                        dst = label[code >> _SLOT_SHIFT]
+                        out.add_edge(label[slot], dst, key=kind, kind=kind, weight=weight)
             return out
 
 
-def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> list[Any]:
+def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> Iterator[Any]:
     where = "" if memory_ids is None else f"AND list_contains({_IDS}, me.memory_id)"
-    params: dict[str, Any] = {"bank": bank_id}
-    if memory_ids is not None:
-        params["ids"] = json_list(memory_ids)
-    return cur.execute(
+    return _batched(
+        cur,
         "SELECT me.memory_id, e.id, e.name, e.kind, e.aliases FROM memory_entities AS me "
         f"JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = $bank {where}",
-        params,
-    ).fetchall()
+        bank_id,
+        memory_ids,
+    )
 
 
-def _link_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> list[Any]:
+def _link_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> Iterator[Any]:
     where = (
         ""
         if memory_ids is None
         else f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))"
     )
+    return _batched(
+        cur,
+        f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank {where}",
+        bank_id,
+        memory_ids,
+    )
+
+
+def _batched(
+    cur: Any, sql: str, bank_id: str, memory_ids: list[str] | None = None
+) -> Iterator[Any]:
+    """The rows of a query on ``$bank`` (and ``$ids`` when given), fetched a batch at a time.
+
+    A 100k bank has about a million links: as one list of row tuples they would take 300 MiB
+    for a moment, more than the whole mirror, and the process would keep that peak.
+    """
     params: dict[str, Any] = {"bank": bank_id}
     if memory_ids is not None:
         params["ids"] = json_list(memory_ids)
-    return cur.execute(
-        f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank {where}", params
-    ).fetchall()
+    cur.execute(sql, params)
+    while batch := cur.fetchmany(_BATCH_ROWS):
+        yield from batch
 
 
 def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:

@@ -155,9 +155,12 @@ class StagedVectorStore:
         if not staged or len(vectors) == 0:
             return found
         ids = [i for s in staged for i in s.ids]
-        cosines = (
-            unit_rows(np.asarray(vectors, dtype=np.float32))
-            @ unit_rows(np.concatenate([s.vectors for s in staged])).T
+        # einsum, not a BLAS matmul: a product this small (20 × 256 rows) starts OpenBLAS's
+        # threads, which on a busy 2-core machine took 1-10 ms a call instead of 0.1 ms.
+        cosines = np.einsum(
+            "ik,jk->ij",
+            unit_rows(np.asarray(vectors, dtype=np.float32)),
+            unit_rows(np.concatenate([s.vectors for s in staged])),
         )
         merged: list[list[tuple[str, float]]] = []
         for row, hits in zip(cosines, found, strict=True):

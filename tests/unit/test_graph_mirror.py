@@ -1,0 +1,85 @@
+"""The graph mirror kept current in place reads exactly like one loaded fresh from the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import agentmem
+from agentmem.retain.relations import EDGE_KINDS as WALKABLE_KINDS
+from agentmem.store.graph import EDGE_KINDS, MemoryGraph, bank_graph
+from agentmem.testing import HashEmbedder
+from tests.conftest import T0, T1
+
+
+def say(text: str) -> dict[str, str]:
+    return {"role": "user", "name": "Maria", "content": text}
+
+
+def readings(graph: MemoryGraph, nodes: set[str]) -> dict[str, Any]:
+    """Everything recall reads from the mirror about ``nodes``, in an order-free form."""
+    with graph.lock:
+        present = {n for n in nodes if n in graph}
+        return {
+            "present": present,
+            "memory_count": graph.memory_count,
+            "names": sorted(graph.name_keys()),
+            "edges": {n: sorted(graph.edges_of(n)) for n in nodes},
+            "specificity": {n: graph.entity_specificity(n) for n in present if graph.is_entity(n)},
+            "mentioned_at": {n: graph.mentioned_at(n) for n in present if not graph.is_entity(n)},
+        }
+
+
+def exported(store: Path) -> tuple[list[Any], list[Any]]:
+    with agentmem.AgentMemory(store, embedder=HashEmbedder()) as mem:
+        graph = mem.bank("b").graph()
+    return sorted(graph.nodes(data=True), key=repr), sorted(graph.edges(keys=True, data=True))
+
+
+def test_every_edge_kind_has_a_code():
+    assert set(EDGE_KINDS) == WALKABLE_KINDS
+
+
+def test_live_mirror_matches_a_reload_after_links_forget_and_corrections(tmp_path):
+    store = tmp_path / "s"
+    with agentmem.AgentMemory(store, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        budget, lunch, flights, atlas = bank.retain(
+            [
+                say("Robert Chen reviewed the budget."),
+                say("Robert Chen and Kenji had lunch in Oslo."),
+                say("Kenji booked the flights to Oslo."),
+                say("The Atlas launch slipped a week."),
+            ],
+            mentioned_at=T0,
+        ).memories
+        graph = bank_graph(mem._engine, "b")  # loaded now: every write below updates it
+        bank.link(budget.id, flights.id, "related", 0.4)
+        bank.link(budget.id, flights.id, "related", 0.9)  # reweighted, not added
+        bank.link(atlas.id, lunch.id, "caused_by", 0.7)
+        bank.forget(atlas.id)  # "Atlas" goes with its only memory
+        later = bank.retain(  # takes the freed slots
+            [say("Kenji moved to Lisbon."), say("Priya joined the team.")], mentioned_at=T1
+        ).memories
+        bank.add_alias("Robert Chen", "Kenji")
+        bank.split_alias("Robert Chen", "Kenji")
+        with graph.lock:
+            entities = {e for name in graph.name_keys() for e in graph.entity_ids_named(name)}
+        nodes = {m.id for m in (budget, lunch, flights, atlas, *later)} | entities
+        live = readings(graph, nodes)
+        with graph.lock:  # outgoing edges first, as networkx gave them (walks break ties so)
+            outgoing = {n: [e[3] for e in graph.edges_of(n)] for n in nodes}
+        fresh = readings(MemoryGraph.load(mem._engine.db.cursor(), "b"), nodes)
+        public = bank.graph()
+    assert "Kenji" in public and "Robert Chen" in public  # split apart again
+    assert live == fresh
+    assert all(flags == sorted(flags, reverse=True) for flags in outgoing.values())
+    assert atlas.id not in live["present"] and "atlas" not in live["names"]
+    assert not any(other == atlas.id for edges in live["edges"].values() for other, *_ in edges)
+    assert [e for e in live["edges"][budget.id] if e[1] == "related"] == [
+        (flights.id, "related", 0.9, True)
+    ]
+    assert exported(store) == (  # after reopen
+        sorted(public.nodes(data=True), key=repr),
+        sorted(public.edges(keys=True, data=True)),
+    )
