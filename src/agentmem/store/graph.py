@@ -268,8 +268,8 @@ class MemoryGraph:
 
     def entity_info(self, entity_id: str) -> tuple[str, str, tuple[str, ...]]:
         """An entity's canonical name, kind and aliases."""
-        data = self._g.nodes[entity_id]
-        return data["name"], data["kind"], data["aliases"]
+        entity = self._entities[entity_id]
+        return entity.name, entity.kind, entity.aliases
 
     def entity_ids_named(self, name: str) -> set[str]:
         """Entities whose name or an alias is ``name`` (case-insensitive)."""
