@@ -80,8 +80,10 @@ _STOPWORD_TEXT = (
     "down out any some"
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_FIRST_PERSON = frozenset("i me my mine myself we us our ours ourselves".split())
-_SECOND_PERSON = frozenset("you your yours yourself yourselves".split())
+_FIRST_PERSON = frozenset(
+    ["i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"]
+)
+_SECOND_PERSON = frozenset(["you", "your", "yours", "yourself", "yourselves"])
 # A five-letter prefix is a crude stem: "painting"/"paints"/"painted" all match "paint".
 _STEM = 5
 
