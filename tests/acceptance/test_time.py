@@ -180,3 +180,17 @@ def test_when_questions_prefer_facts_anchored_in_time(mem):
     assert "temporal" in top.strategy_details
     assert result.query_time_range is None
     assert all(h.memory.occurred_start for h in result if "temporal" in h.strategy_details)
+
+
+def test_before_and_after_a_date_are_open_ended(diary):
+    before = diary.recall("What did Alice do before 2024?", now=JAN_20)
+    assert before.query_time_range.end == datetime(2024, 1, 1, tzinfo=UTC)
+    assert before.query_time_range.start < datetime(1900, 1, 1, tzinfo=UTC)
+    in_period = {h.text for h in before if "temporal" in h.strategy_details}
+    assert "Alice visited her grandmother in Porto in June 2023." in in_period
+    assert "Alice got married last June." not in in_period  # June 2024
+    after = diary.recall("What did Alice do after 2023?", now=JAN_20)
+    assert after.query_time_range.start == datetime(2024, 1, 1, tzinfo=UTC)
+    in_period = {h.text for h in after if "temporal" in h.strategy_details}
+    assert "Alice got married last June." in in_period
+    assert "Alice visited her grandmother in Porto in June 2023." not in in_period

@@ -23,7 +23,7 @@ from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.store.records import json_list, sql_list, to_db_time
-from agentmem.temporal import find_time_expressions
+from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.types import TimeRange
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ _ASKS_WHEN = re.compile(
     r"in (what|which) (year|month)\b)",
     re.IGNORECASE,
 )
+_BEFORE = re.compile(r"\b(?:before|prior\s+to|until|till|up\s+to)\s+(?:the\s+)?$", re.IGNORECASE)
+_AFTER = re.compile(r"\b(?:after|later\s+than)\s+(?:the\s+)?$", re.IGNORECASE)
 RECENT_DAYS = 7
 # Open-ended ranges are clamped to what the stores can hold.
 _FLOOR = datetime(1, 1, 2, tzinfo=UTC)
@@ -90,7 +92,8 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
         for expression in reversed(expressions):
             lo, hi = expression.span
             content = content[:lo] + " " + content[hi:]
-        period = TimeRange(min(e.start for e in expressions), max(e.end for e in expressions))
+        spans = [_open_ended(query, e) for e in expressions]
+        period = TimeRange(min(lo for lo, _ in spans), max(hi for _, hi in spans))
         return QueryTime(period, mode, _content(content, query), asks_when)
     if match := _LAST_CONVERSATION.search(query):
         if last_mention is None:
@@ -104,6 +107,19 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
         period = TimeRange(now - timedelta(days=RECENT_DAYS), now + timedelta(seconds=1))
         return QueryTime(period, mode, _content(cut, query), asks_when)
     return QueryTime(None, mode, query, asks_when)
+
+
+def _open_ended(query: str, expression: ParsedTime) -> tuple[datetime, datetime]:
+    """The period an expression bounds: "before 2020" is everything up to 2020, not 2020.
+
+    ("the week before 16 November 2023" and "since 2021" are expressions of their own.)
+    """
+    lead = query[: expression.span[0]]
+    if _BEFORE.search(lead):
+        return _FLOOR, expression.start
+    if _AFTER.search(lead):
+        return expression.end, _CEILING
+    return expression.start, expression.end
 
 
 def _content(stripped: str, query: str) -> str:
