@@ -354,3 +354,53 @@ def test_llm_settings_are_validated_and_never_read_from_the_environment_implicit
         tmp_path / "c", embedder=HashEmbedder(), llm={"model": "m", "base_url": "http://x.invalid"}
     ) as memory:
         assert memory.bank("b").wait_for_consolidation(timeout=1)
+
+
+def test_an_observation_forgotten_while_consolidating_is_created_anew(open_memory):
+    bank = None
+
+    def create(messages):
+        return {
+            "actions": [
+                {
+                    "action": "create",
+                    "text": "Alice prefers tea.",
+                    "supporting_fact_ids": _ids_in(messages, "New facts:"),
+                }
+            ]
+        }
+
+    def forget_then_refine(messages):
+        (observation,) = _ids_in(messages, "Existing observations:")[:1]
+        bank.forget(observation)  # a user forgets it while the model is thinking
+        return {
+            "actions": [
+                {
+                    "action": "refine",
+                    "observation_id": observation,
+                    "text": "Alice prefers green tea.",
+                    "supporting_fact_ids": _ids_in(messages, "New facts:"),
+                }
+            ]
+        }
+
+    llm = FakeLLM(
+        {
+            "extract": [
+                {"facts": [fact("Alice ordered tea at the cafe.")]},
+                {"facts": [fact("Alice drinks green tea.")]},
+            ],
+            "consolidate": [create, forget_then_refine],
+        }
+    )
+    bank = open_memory(llm).bank("b")
+    bank.retain("Alice ordered tea.", mentioned_at=T0)
+    assert bank.wait_for_consolidation(timeout=30)
+    (first,) = bank.observations()
+    second = bank.retain("Alice drinks green tea.", mentioned_at=T0)
+    assert bank.wait_for_consolidation(timeout=30)
+    assert bank.consolidation_error is None
+    (observation,) = bank.observations()
+    assert observation.id != first.id and observation.text == "Alice prefers green tea."
+    assert observation.metadata["source_memory_ids"] == [second.memories[0].id]
+    assert bank.check_integrity().ok

@@ -77,9 +77,10 @@ def consolidate(
         if not text:
             continue
         target = by_id.get(action.observation_id or "")
+        observation = None
         if action.action == "refine" and target is not None:
             observation = refine_observation(engine, bank_id, collection, target, text, supporting)
-        else:
+        if observation is None:  # a new one, or the one to refine was forgotten meanwhile
             observation = create_observation(engine, bank_id, collection, config, text, supporting)
         by_id[observation.id] = observation
         changed.append(observation)
@@ -140,31 +141,40 @@ def refine_observation(
     observation: Memory,
     text: str,
     supporting: Sequence[str],
-) -> Memory:
-    """Rewrite an observation in place (same id), adding evidence and keeping its history."""
-    now = utc_now()
-    metadata = dict(observation.metadata)
-    sources = list(dict.fromkeys([*metadata.get("source_memory_ids", []), *supporting]))
-    history = [*metadata.get("history", []), {"text": observation.text, "until": now.isoformat()}]
-    metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
-    names = " ".join(observation.entities)
-    vectors = embed_texts(engine, [text])
-    with engine.db.transaction() as cur:
-        (old_seq,) = cur.execute(
-            "SELECT seq FROM memories WHERE id = ?", [observation.id]
-        ).fetchone()
-        (seq,) = cur.execute("SELECT nextval('memory_seq')").fetchone()
-        engine.keyword.remove_pending(cur, [old_seq])
-        # A new seq puts the new text in the pending postings; the old built posting is ignored.
-        cur.execute(
-            "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ? WHERE id = ?",
-            [text, f"{text} {names}".strip(), seq, json.dumps(metadata), observation.id],
-        )
-        engine.keyword.add_pending(cur, seq, seq)
-        cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [observation.id, bank_id])
-    refined = load_memories(engine.db, bank_id, [observation.id])[observation.id]
-    row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
-    write_vectors(engine, bank_id, collection, [row], vectors)
+) -> Memory | None:
+    """Rewrite an observation in place (same id), adding evidence and keeping its history.
+
+    Holds the write lock from reading the observation through the vector write, like every
+    writer, so a concurrent forget or refinement cannot slip in between. Returns None when the
+    observation was forgotten meanwhile.
+    """
+    vectors = embed_texts(engine, [text])  # outside the lock: the model is the slow part
+    with engine.db.write_lock:
+        current = load_memories(engine.db, bank_id, [observation.id]).get(observation.id)
+        if current is None:
+            return None
+        now = utc_now()
+        metadata = dict(current.metadata)
+        sources = list(dict.fromkeys([*metadata.get("source_memory_ids", []), *supporting]))
+        history = [*metadata.get("history", []), {"text": current.text, "until": now.isoformat()}]
+        metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
+        names = " ".join(current.entities)
+        with engine.db.transaction() as cur:
+            (old_seq,) = cur.execute(
+                "SELECT seq FROM memories WHERE id = ?", [current.id]
+            ).fetchone()
+            (seq,) = cur.execute("SELECT nextval('memory_seq')").fetchone()
+            engine.keyword.remove_pending(cur, [old_seq])
+            # A new seq puts the new text in the pending postings; the old posting is ignored.
+            cur.execute(
+                "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ? WHERE id = ?",
+                [text, f"{text} {names}".strip(), seq, json.dumps(metadata), current.id],
+            )
+            engine.keyword.add_pending(cur, seq, seq)
+            cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [current.id, bank_id])
+        refined = load_memories(engine.db, bank_id, [current.id])[current.id]
+        row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
+        write_vectors(engine, bank_id, collection, [row], vectors)
     return refined
 
 
