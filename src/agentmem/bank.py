@@ -28,7 +28,13 @@ from agentmem.retain.relations import normalize_kind, validate_weight
 from agentmem.store.forget import forget_memories
 from agentmem.store.graph import bank_graph, loaded_graph
 from agentmem.store.integrity import IntegrityReport, check_integrity
-from agentmem.store.records import MEMORY_SELECT, from_db_time, load_memories, memory_from_row
+from agentmem.store.records import (
+    MEMORY_SELECT,
+    from_db_time,
+    load_memories,
+    memory_from_row,
+    memory_selector,
+)
 from agentmem.store.transfer import export_bank
 from agentmem.types import (
     Entity,
@@ -349,14 +355,32 @@ class MemoryBank:
             raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
         return found[memory_id]
 
-    def memories(self, *, limit: int | None = None) -> list[Memory]:
-        """Every memory of the bank, oldest first (``limit`` caps the count)."""
-        sql = MEMORY_SELECT + "WHERE m.bank_id = ? ORDER BY m.seq"
+    def memories(
+        self,
+        *,
+        tags: Iterable[str] | None = None,
+        document_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[Memory]:
+        """The bank's memories, oldest first.
+
+        Args:
+            tags: Only memories having any of these tags.
+            document_id: Only memories retained with this document id.
+            limit: At most this many.
+
+        Raises:
+            InvalidInputError: A malformed selector or limit.
+        """
+        tag_list = list(normalize_tags(tags)) if tags is not None else None
+        doc = validate_optional_str(document_id, field="document_id", max_len=512)
+        where, params = memory_selector(self.id, tags=tag_list, document_id=doc)
+        sql = MEMORY_SELECT + f"WHERE {where} ORDER BY m.seq"
         if limit is not None:
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
                 raise InvalidInputError("limit must be a non-negative integer")
             sql += f" LIMIT {limit}"
-        return [memory_from_row(row) for row in self._engine.db.fetchall(sql, [self.id])]
+        return [memory_from_row(row) for row in self._engine.db.fetchall(sql, params)]
 
     def forget(
         self,

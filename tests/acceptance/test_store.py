@@ -80,6 +80,22 @@ def test_forget_by_document_and_tags_and_episode_cleanup(mem):
         bank.forget()
 
 
+def test_memories_select_by_tags_and_document_like_forget(mem):
+    bank = mem.bank("select")
+    bank.retain("Doc one says hello.", mentioned_at=T0, document_id="d1", tags=["x"])
+    bank.retain("Doc two says goodbye.", mentioned_at=T0, document_id="d2", tags=["x", "y"])
+    texts = lambda **kw: [m.text for m in bank.memories(**kw)]  # noqa: E731
+    assert texts() == ["Doc one says hello.", "Doc two says goodbye."]  # oldest first
+    assert texts(tags=["y"]) == ["Doc two says goodbye."]
+    assert texts(tags=["x"], document_id="d1") == ["Doc one says hello."]
+    assert texts(tags=["y"], document_id="d1") == []
+    assert texts(tags=["x"], limit=1) == ["Doc one says hello."]
+    with pytest.raises(agentmem.InvalidInputError):
+        bank.memories(document_id=42)
+    with pytest.raises(agentmem.InvalidInputError):
+        bank.memories(limit=-1)
+
+
 def test_delete_bank_removes_it_and_a_new_bank_of_that_name_starts_empty(mem):
     bank = mem.bank("temp")
     bank.retain("Short-lived fact about kiwis.", mentioned_at=T0)

@@ -9,8 +9,8 @@ recall (semantic + BM25 + scoring) instead of a plain vector search.
 
 Each item is stored as memories of one ``document_id`` derived from its namespace and key,
 with the item (namespace, key, value, times) in their metadata; ``put`` on an existing key
-replaces them. ``get`` and listing without a query scan the bank's memories, so they cost
-time in proportion to the bank's size.
+replaces them. ``get`` selects the item's memories by that document id, and listing without
+a query by the namespace's tag, in DuckDB; listing namespaces still reads every item.
 """
 
 from __future__ import annotations
@@ -171,15 +171,17 @@ class AgentMemStore(BaseStore):
         except InvalidInputError as exc:
             raise InvalidNamespaceError(f"the namespace's first label is the bank: {exc}") from None
 
-    def _bank_memories(self, bank_id: str) -> list[Memory]:
+    def _bank_memories(
+        self, bank_id: str, *, tags: list[str] | None = None, document_id: str | None = None
+    ) -> list[Memory]:
         if bank_id not in self.memory.banks():
             return []
-        return self.memory.bank(bank_id).memories()
+        return self.memory.bank(bank_id).memories(tags=tags, document_id=document_id)
 
     def _stored(self, namespace: tuple[str, ...], key: str) -> tuple[list[str], dict | None]:
         """Ids of the memories holding an item, and the item."""
         doc = _document_id(namespace, key)
-        found = [m for m in self._bank_memories(self._bank_id(namespace)) if m.document_id == doc]
+        found = self._bank_memories(self._bank_id(namespace), document_id=doc)
         return [m.id for m in found], (_item_from(found[0]) if found else None)
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
@@ -227,8 +229,8 @@ class AgentMemStore(BaseStore):
             )
             candidates = [(hit.memory, hit.score) for hit in result]
         else:
-            memories = self._bank_memories(bank_id)
-            candidates = [(m, None) for m in memories]
+            tags = namespace_tags(prefix)[-1:] or None
+            candidates = [(m, None) for m in self._bank_memories(bank_id, tags=tags)]
         for memory, score in candidates:
             item = _item_from(memory)
             if item is None or tuple(item["namespace"][: len(prefix)]) != prefix:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentmem.store.graph import loaded_graph
-from agentmem.store.records import insert_rows, json_list, sql_list
+from agentmem.store.records import insert_rows, json_list, memory_selector, sql_list
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -54,24 +54,14 @@ def forget_memories(
     document_id: str | None,
 ) -> int:
     """Delete the bank's memories matching every given selector; returns how many."""
-    conditions = ["bank_id = $bank"]
-    params: dict[str, object] = {"bank": bank_id}
-    if ids is not None:
-        conditions.append(f"list_contains({_IDS}, id)")
-        params["ids"] = json_list(ids)
-    if tags is not None:
-        conditions.append("list_has_any(tags, $tags)")
-        params["tags"] = tags
-    if document_id is not None:
-        conditions.append("document_id = $document_id")
-        params["document_id"] = document_id
+    where, params = memory_selector(bank_id, ids, tags, document_id)
     # Held until Chroma is done too (see retain/pipeline.py), and the entity cache is dropped
     # before another writer can use entities that went with their facts.
     with engine.db.write_lock:
         try:
             with engine.db.transaction() as cur:
                 rows = cur.execute(
-                    f"SELECT id, seq, episode_id FROM memories WHERE {' AND '.join(conditions)}",
+                    f"SELECT id, seq, episode_id FROM memories WHERE {where}",
                     params,
                 ).fetchall()
                 if not rows:

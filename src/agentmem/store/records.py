@@ -46,6 +46,28 @@ FROM memories AS m
 """
 
 
+def memory_selector(
+    bank_id: str,
+    ids: list[str] | None = None,
+    tags: list[str] | None = None,
+    document_id: str | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """A WHERE clause (and its parameters) for the bank's memories matching every given
+    selector: any of ``ids``, any of ``tags``, ``document_id``."""
+    conditions = ["bank_id = $bank"]
+    params: dict[str, Any] = {"bank": bank_id}
+    if ids is not None:
+        conditions.append(f"list_contains({sql_list('ids')}, id)")
+        params["ids"] = json_list(ids)
+    if tags is not None:
+        conditions.append("list_has_any(tags, $tags)")
+        params["tags"] = tags
+    if document_id is not None:
+        conditions.append("document_id = $document_id")
+        params["document_id"] = document_id
+    return " AND ".join(conditions), params
+
+
 def memory_from_row(row: Sequence[Any]) -> Memory:
     """Build a :class:`Memory` from a row of :data:`MEMORY_SELECT`."""
     return Memory(
