@@ -122,6 +122,39 @@ def test_calibrated_reranker_prefers_first_person_statements_to_replies():
     assert said > asked
 
 
+def test_calibrated_reranker_counts_support_from_the_same_session():
+    from agentmem.recall.calibrated import CalibratedReranker
+
+    def memory(memory_id, document_id, episode_id):
+        return Memory(
+            memory_id,
+            "b",
+            "Caroline: I went to a pottery class.",
+            "world",
+            None,
+            None,
+            NOW,
+            document_id=document_id,
+            episode_id=episode_id,
+        )
+
+    strong = {"semantic": StrategyHit("x", 1, 0.7, 1.0), "keyword": StrategyHit("x", 1, 5.0, 1.0)}
+    weak = {"semantic": StrategyHit("x", 2, 0.3, 0.4), "keyword": StrategyHit("x", 2, 1.0, 0.3)}
+    candidates = [
+        Candidate(memory("anchor", "s1", "e1"), strong),
+        Candidate(memory("beside", "s1", "e2"), weak),  # same document, other retain call
+        Candidate(memory("apart", "s2", "e3"), weak),
+        Candidate(memory("call", None, "e4"), strong),
+        Candidate(memory("same-call", None, "e4"), weak),  # no document: the retain call counts
+    ]
+    relevance = CalibratedReranker().rerank("pottery", candidates)
+    scores = dict(zip([c.memory.id for c in candidates], relevance, strict=True))
+    assert scores["beside"] > scores["apart"]
+    assert scores["same-call"] > scores["apart"]
+    alone = CalibratedReranker().rerank("pottery", candidates[2:3])[0]
+    assert scores["apart"] == pytest.approx(alone)  # nothing beside it: no support
+
+
 def test_calibrated_reranker_prefers_what_the_person_asked_about_said():
     from agentmem.recall.calibrated import CalibratedReranker, speaker_named
 
