@@ -44,23 +44,10 @@ class OfflineExtractor:
 
     def extract(self, content: RetainInput) -> list[ExtractedFact]:
         """Facts of one retain call, in content order."""
-        return list(self.iter_facts(content))
-
-    def iter_facts(
-        self, content: RetainInput, *, batch_size: int | None = None
-    ) -> Iterator[ExtractedFact]:
-        """The facts of :meth:`extract`, each yielded as soon as spaCy has read its message.
-
-        Args:
-            content: The retain call's content.
-            batch_size: Messages spaCy reads at a time (spaCy's default when None). Smaller
-                batches let a caller start on the first facts sooner (retain embeds them while
-                spaCy reads the rest) at some cost per message: about a fifth more at 10. The
-                facts are the same at any batch size.
-        """
         nlp = load_nlp()
         messages = content.messages
-        docs = nlp.pipe((m.content for m in messages), batch_size=batch_size)
+        docs = list(nlp.pipe(m.content for m in messages))
+        facts: list[ExtractedFact] = []
         for index, (message, doc) in enumerate(zip(messages, docs, strict=True)):
             neighbours = " ".join(
                 _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
@@ -68,18 +55,21 @@ class OfflineExtractor:
             entities = recognize_entities(doc, speaker=message.name)
             for piece in self._pieces(message, doc, is_text=content.is_text):
                 piece_entities = _entities_in(piece, entities, message.name)
-                yield ExtractedFact(
-                    text=f"{message.name}: {piece}" if message.name else piece,
-                    fact_type="experience" if message.role == "assistant" else "world",
-                    mentioned_at=message.mentioned_at,
-                    message_index=index,
-                    entities=piece_entities,
-                    importance=estimate_importance(piece, piece_entities, message.name),
-                    occurred_start=content.occurred_start,
-                    occurred_end=content.occurred_end,
-                    metadata=dict(message.metadata),
-                    keyword_context=neighbours,
+                facts.append(
+                    ExtractedFact(
+                        text=f"{message.name}: {piece}" if message.name else piece,
+                        fact_type="experience" if message.role == "assistant" else "world",
+                        mentioned_at=message.mentioned_at,
+                        message_index=index,
+                        entities=piece_entities,
+                        importance=estimate_importance(piece, piece_entities, message.name),
+                        occurred_start=content.occurred_start,
+                        occurred_end=content.occurred_end,
+                        metadata=dict(message.metadata),
+                        keyword_context=neighbours,
+                    )
                 )
+        return facts
 
     def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
         text = message.content

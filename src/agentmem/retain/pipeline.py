@@ -3,11 +3,10 @@
 Write order, and why nothing acknowledged is lost:
 
 1. Everything that can fail on bad input runs before the first write. The embedding model
-   runs in a worker thread while extraction goes on and the DuckDB transaction writes (the
-   largest costs of a retain; none needs another until the links are planned): the offline
-   extractor yields facts as spaCy reads their messages, and each ``EMBED_CHUNK`` facts go
-   to the model at once. The transaction waits for the vectors before it commits, so a model
-   error still rolls everything back.
+   runs in a worker thread while the DuckDB transaction writes (the two are the largest
+   costs of a retain and neither needs the other until the links are planned); the
+   transaction waits for the vectors before it commits, so a model error still rolls
+   everything back.
 2. One DuckDB transaction stores the episode, the facts, their entities and links
    (followed_by, temporal, and the semantic / cue-phrase causal / explicit links planned by
    ``retain/relations.py`` once the vectors are there), their pending keyword postings and a
@@ -25,11 +24,9 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, wait
+from concurrent.futures import wait
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -69,51 +66,6 @@ from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
 
 log = logging.getLogger("agentmem")
-
-#: Facts sent to the embedding model at a time while the offline extractor goes on: the model
-#: works on the first facts of a retain while spaCy reads the later messages, on the other core.
-EMBED_CHUNK = 10
-
-
-@runtime_checkable
-class _StreamingExtractor(Protocol):
-    """An extractor that can hand over facts before it has read all the content."""
-
-    def iter_facts(
-        self, content: RetainInput, *, batch_size: int | None = None
-    ) -> Iterator[ExtractedFact]: ...
-
-
-class _FactEmbeddings:
-    """The vectors of one call's facts, embedded on ``engine.embed_executor`` as facts arrive."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self._texts: list[str] = []
-        self._futures: list[Future[np.ndarray]] = []
-
-    def add(self, fact: ExtractedFact) -> None:
-        self._texts.append(_embedding_text(fact))
-        if len(self._texts) >= EMBED_CHUNK:
-            self.submit()
-
-    def submit(self) -> None:
-        """Send the facts added so far to the model."""
-        if self._texts:
-            self._futures.append(
-                self._engine.embed_executor.submit(embed_texts, self._engine, self._texts)
-            )
-            self._texts = []
-
-    def result(self) -> np.ndarray:
-        """Every fact's vector, in the order added (raises the model's error)."""
-        self.submit()
-        parts = [future.result() for future in self._futures]
-        return np.concatenate(parts) if parts else embed_texts(self._engine, [])
-
-    def wait(self) -> None:
-        """Let the model finish, for a call that has failed."""
-        wait(self._futures)
 
 
 def retain(
@@ -157,18 +109,10 @@ def retain(
     _check_targets_exist(engine, bank_id, explicit_links)
 
     extraction = _extract(engine, bank_id, bank_config, request)
-    embeddings = _FactEmbeddings(engine)
-    facts: list[ExtractedFact] = []
-    try:
-        for extracted in extraction.facts:
-            fact = anchor_in_time(
-                _apply_call_fields(extracted, chosen_importance, call_metadata, explicit_entity)
-            )
-            facts.append(fact)
-            embeddings.add(fact)
-    except BaseException:
-        embeddings.wait()  # never leave the model running for a call that has failed
-        raise
+    facts = [
+        anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
+        for f in extraction.facts
+    ]
     episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
     episode_id, memories = store_facts(
         engine,
@@ -179,7 +123,6 @@ def retain(
         episode=episode,
         tags=tag_values,
         links=explicit_links,
-        embeddings=embeddings,
     )
     return RetainResult(
         memories=memories,
@@ -214,22 +157,17 @@ def store_facts(
     episode: Episode | None,
     tags: tuple[str, ...] = (),
     links: list[tuple[str, str, float]] | None = None,
-    embeddings: _FactEmbeddings | None = None,
 ) -> tuple[str | None, list[Memory]]:
     """Embed and store facts (and their episode, if any) with entities, links and indexes.
 
-    ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact;
-    ``embeddings`` holds the facts already on their way to the model (all of them are sent
-    now otherwise).
+    ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact.
 
     Returns:
         The episode id (None without an episode) and the stored memories, in order.
     """
-    if embeddings is None:
-        embeddings = _FactEmbeddings(engine)
-        for fact in facts:
-            embeddings.add(fact)
-    embeddings.submit()
+    embedding = engine.embed_executor.submit(
+        embed_texts, engine, [_embedding_text(f) for f in facts]
+    )
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
@@ -279,7 +217,7 @@ def store_facts(
                     bank_config.temporal_sigma_days,
                     to_db_time(created),
                 )
-                vectors = embeddings.result()  # before COMMIT: a model error writes nothing
+                vectors = embedding.result()  # before COMMIT: a model error writes nothing
                 plan = plan_links(engine, collection, facts, vectors, links or [])
                 alive = _alive(cur, bank_id, plan.existing_targets())
                 insert_rows(
@@ -297,7 +235,7 @@ def store_facts(
                 if graph is not None:
                     graph.sync_memories(cur, bank_id, ids)
         except BaseException:
-            embeddings.wait()  # never leave the model running for a call that has failed
+            wait([embedding])  # never leave the model running for a call that has failed
             engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
             engine.graphs.pop(bank_id, None)  # and the graph mirror edges that rolled back
             raise
@@ -319,7 +257,7 @@ def _embedding_text(fact: ExtractedFact) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Extraction:
-    facts: Iterable[ExtractedFact]  # the offline extractor's are produced as they are read
+    facts: list[ExtractedFact]
     method: str = "offline"
     calls: int = 0
     prompt_tokens: int = 0
@@ -382,13 +320,9 @@ def _extract(
     )
 
 
-def _offline(engine: Engine, request: RetainInput) -> Iterator[ExtractedFact]:
-    extractor = engine.extractor
+def _offline(engine: Engine, request: RetainInput) -> list[ExtractedFact]:
     try:
-        if isinstance(extractor, _StreamingExtractor):
-            yield from extractor.iter_facts(request, batch_size=EMBED_CHUNK)
-        else:
-            yield from extractor.extract(request)
+        return list(engine.extractor.extract(request))
     except AgentMemError:
         raise
     except Exception as exc:  # a user-supplied extractor may raise anything
