@@ -91,6 +91,37 @@ def test_live_mirror_matches_a_reload_after_links_forget_and_corrections(tmp_pat
     )
 
 
+def fail_commits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every transaction fail where it would commit (the block's writes roll back)."""
+    transaction = Database.transaction
+
+    @contextmanager
+    def commit_fails(self: Database) -> Iterator[Any]:
+        with transaction(self) as cur:
+            yield cur
+            raise agentmem.StorageError("commit failed")
+
+    monkeypatch.setattr(Database, "transaction", commit_fails)
+
+
+def test_failed_link_leaves_no_edge_in_the_mirror(tmp_path, monkeypatch):
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        budget, flights = bank.retain(
+            [say("Robert Chen reviewed the budget."), say("Kenji booked the flights to Oslo.")],
+            mentioned_at=T0,
+        ).memories
+        nodes = {budget.id, flights.id}
+        before = readings(bank_graph(mem._engine, "b"), nodes)
+        fail_commits(monkeypatch)
+        with pytest.raises(agentmem.StorageError):
+            bank.link(budget.id, flights.id, "caused_by", 0.8)
+        monkeypatch.undo()
+        after = readings(bank_graph(mem._engine, "b"), nodes)
+        fresh = readings(MemoryGraph.load(mem._engine.db.cursor(), "b"), nodes)
+    assert after == fresh == before
+
+
 @pytest.mark.parametrize("fails", ["after the refresh", "at commit"])
 @pytest.mark.parametrize("correction", ["add_alias", "split_alias"])
 def test_failed_correction_leaves_no_refreshed_mirror_behind(
@@ -118,15 +149,7 @@ def test_failed_correction_leaves_no_refreshed_mirror_behind(
 
             monkeypatch.setattr(corrections, "_refresh", refresh_then_fail)
         else:
-            transaction = Database.transaction
-
-            @contextmanager
-            def commit_fails(self: Database) -> Iterator[Any]:
-                with transaction(self) as cur:
-                    yield cur
-                    raise agentmem.StorageError("commit failed")  # rolls the block back
-
-            monkeypatch.setattr(Database, "transaction", commit_fails)
+            fail_commits(monkeypatch)
         with pytest.raises((RuntimeError, agentmem.StorageError)):
             getattr(bank, correction)("Robert Chen", "Kenji")
         monkeypatch.undo()
