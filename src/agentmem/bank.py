@@ -435,18 +435,24 @@ class MemoryBank:
         for memory_id in (src_id, dst_id):
             if memory_id not in found:
                 raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
-        with self._engine.db.transaction() as cur:
-            cur.execute(
-                "DELETE FROM links WHERE bank_id = ? AND src_id = ? AND dst_id = ? AND kind = ?",
-                [self.id, src_id, dst_id, kind],
-            )
-            cur.execute(
-                "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
-                [self.id, src_id, dst_id, kind, weight],
-            )
-            graph = loaded_graph(self._engine, self.id)
-            if graph is not None:
-                graph.add_link(src_id, dst_id, kind, weight)
+        with self._engine.db.write_lock:
+            try:
+                with self._engine.db.transaction() as cur:
+                    cur.execute(
+                        "DELETE FROM links "
+                        "WHERE bank_id = ? AND src_id = ? AND dst_id = ? AND kind = ?",
+                        [self.id, src_id, dst_id, kind],
+                    )
+                    cur.execute(
+                        "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
+                        [self.id, src_id, dst_id, kind, weight],
+                    )
+                    graph = loaded_graph(self._engine, self.id)
+                    if graph is not None:
+                        graph.add_link(src_id, dst_id, kind, weight)
+            except BaseException:
+                self._engine.graphs.pop(self.id, None)  # it may hold an edge that rolled back
+                raise
 
     def entities(self, *, kind: str | None = None) -> list[Entity]:
         """The bank's canonical entities, by name; ``kind`` keeps one kind ("person", ...)."""

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import agentmem
+from agentmem.retain import corrections
 from agentmem.retain.relations import EDGE_KINDS as WALKABLE_KINDS
+from agentmem.store.database import Database
 from agentmem.store.graph import EDGE_KINDS, MemoryGraph, bank_graph
 from agentmem.testing import HashEmbedder
 from tests.conftest import T0, T1
@@ -83,3 +89,72 @@ def test_live_mirror_matches_a_reload_after_links_forget_and_corrections(tmp_pat
         sorted(public.nodes(data=True), key=repr),
         sorted(public.edges(keys=True, data=True)),
     )
+
+
+def fail_commits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every transaction fail where it would commit (the block's writes roll back)."""
+    transaction = Database.transaction
+
+    @contextmanager
+    def commit_fails(self: Database) -> Iterator[Any]:
+        with transaction(self) as cur:
+            yield cur
+            raise agentmem.StorageError("commit failed")
+
+    monkeypatch.setattr(Database, "transaction", commit_fails)
+
+
+def test_failed_link_leaves_no_edge_in_the_mirror(tmp_path, monkeypatch):
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        budget, flights = bank.retain(
+            [say("Robert Chen reviewed the budget."), say("Kenji booked the flights to Oslo.")],
+            mentioned_at=T0,
+        ).memories
+        nodes = {budget.id, flights.id}
+        before = readings(bank_graph(mem._engine, "b"), nodes)
+        fail_commits(monkeypatch)
+        with pytest.raises(agentmem.StorageError):
+            bank.link(budget.id, flights.id, "caused_by", 0.8)
+        monkeypatch.undo()
+        after = readings(bank_graph(mem._engine, "b"), nodes)
+        fresh = readings(MemoryGraph.load(mem._engine.db.cursor(), "b"), nodes)
+    assert after == fresh == before
+
+
+@pytest.mark.parametrize("fails", ["after the refresh", "at commit"])
+@pytest.mark.parametrize("correction", ["add_alias", "split_alias"])
+def test_failed_correction_leaves_no_refreshed_mirror_behind(
+    tmp_path, monkeypatch, correction, fails
+):
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        memories = bank.retain(
+            [say("Robert Chen reviewed the budget."), say("Kenji booked the flights to Oslo.")],
+            mentioned_at=T0,
+        ).memories
+        if correction == "split_alias":
+            bank.add_alias("Robert Chen", "Kenji")
+        graph = bank_graph(mem._engine, "b")
+        with graph.lock:
+            entities = {e for name in graph.name_keys() for e in graph.entity_ids_named(name)}
+        nodes = {m.id for m in memories} | entities
+        before = readings(graph, nodes)
+        if fails == "after the refresh":
+            refresh = corrections._refresh
+
+            def refresh_then_fail(*args: Any) -> None:
+                refresh(*args)
+                raise RuntimeError("boom")
+
+            monkeypatch.setattr(corrections, "_refresh", refresh_then_fail)
+        else:
+            fail_commits(monkeypatch)
+        with pytest.raises((RuntimeError, agentmem.StorageError)):
+            getattr(bank, correction)("Robert Chen", "Kenji")
+        monkeypatch.undo()
+        after = readings(bank_graph(mem._engine, "b"), nodes)
+        fresh = readings(MemoryGraph.load(mem._engine.db.cursor(), "b"), nodes)
+        names = {e.name: e.aliases for e in bank.entities()}
+    assert after == fresh == before  # the correction rolled back, in the store and the mirror
+    assert names["Robert Chen"] == (("Kenji",) if correction == "split_alias" else ())

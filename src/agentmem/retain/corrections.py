@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agentmem.errors import InvalidInputError, NotFoundError
@@ -64,62 +66,58 @@ def find_entity(engine: Engine, cur: Any, bank_id: str, name_or_alias: str) -> K
 
 def add_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str:
     """Make ``alias`` a name of ``entity`` for good; returns the entity's id."""
-    with engine.db.transaction() as cur:
-        try:
-            target = find_entity(engine, cur, bank_id, entity)
-            others = [
-                e
-                for e in bank_entity_index(engine, cur, bank_id)
-                if e.id != target.id and _key(alias) in map(_key, e.names)
-            ]
-            touched = {target.id}
-            for other in others:
-                if _key(other.name) == _key(alias):
-                    _merge(cur, other, target)
-                else:
-                    _move_mentions(cur, other, target.id, alias)
-                    _set_aliases(
-                        cur, other.id, [a for a in other.aliases if _key(a) != _key(alias)]
-                    )
-                touched.add(other.id)
-            if _key(alias) not in map(_key, target.names):
-                _set_aliases(cur, target.id, [*target.aliases, alias])
-            _record(cur, bank_id, "alias", alias, target.name)
-            _refresh(engine, cur, bank_id, touched)
-        except BaseException:
-            _forget_caches(engine, bank_id)
-            raise
-    _forget_caches(engine, bank_id)
+    with (
+        engine.db.write_lock,
+        _dropping_caches_on_failure(engine, bank_id),
+        engine.db.transaction() as cur,
+    ):
+        target = find_entity(engine, cur, bank_id, entity)
+        others = [
+            e
+            for e in bank_entity_index(engine, cur, bank_id)
+            if e.id != target.id and _key(alias) in map(_key, e.names)
+        ]
+        touched = {target.id}
+        for other in others:
+            if _key(other.name) == _key(alias):
+                _merge(cur, other, target)
+            else:
+                _move_mentions(cur, other, target.id, alias)
+                _set_aliases(cur, other.id, [a for a in other.aliases if _key(a) != _key(alias)])
+            touched.add(other.id)
+        if _key(alias) not in map(_key, target.names):
+            _set_aliases(cur, target.id, [*target.aliases, alias])
+        _record(cur, bank_id, "alias", alias, target.name)
+        _refresh(engine, cur, bank_id, touched)
     return target.id
 
 
 def split_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str | None:
     """Declare that ``alias`` never names ``entity``; returns the id of the entity that now
     holds the memories saying ``alias``, or None when none did."""
-    with engine.db.transaction() as cur:
-        try:
-            target = find_entity(engine, cur, bank_id, entity)
-            if _key(alias) == _key(target.name):
-                raise InvalidInputError(
-                    f"{alias!r} is the canonical name of this entity; split one of its aliases"
-                )
-            created: str | None = None
-            if _key(alias) in map(_key, target.aliases):
-                created = uuid.uuid4().hex
-                cur.execute(
-                    "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
-                    [created, bank_id, alias, target.kind, []],
-                )
-                if not _move_mentions(cur, target, created, alias):
-                    cur.execute("DELETE FROM entities WHERE id = ?", [created])
-                    created = None
-                _set_aliases(cur, target.id, [a for a in target.aliases if _key(a) != _key(alias)])
-            _record(cur, bank_id, "split", alias, target.name)
-            _refresh(engine, cur, bank_id, {target.id} | ({created} if created else set()))
-        except BaseException:
-            _forget_caches(engine, bank_id)
-            raise
-    _forget_caches(engine, bank_id)
+    with (
+        engine.db.write_lock,
+        _dropping_caches_on_failure(engine, bank_id),
+        engine.db.transaction() as cur,
+    ):
+        target = find_entity(engine, cur, bank_id, entity)
+        if _key(alias) == _key(target.name):
+            raise InvalidInputError(
+                f"{alias!r} is the canonical name of this entity; split one of its aliases"
+            )
+        created: str | None = None
+        if _key(alias) in map(_key, target.aliases):
+            created = uuid.uuid4().hex
+            cur.execute(
+                "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
+                [created, bank_id, alias, target.kind, []],
+            )
+            if not _move_mentions(cur, target, created, alias):
+                cur.execute("DELETE FROM entities WHERE id = ?", [created])
+                created = None
+            _set_aliases(cur, target.id, [a for a in target.aliases if _key(a) != _key(alias)])
+        _record(cur, bank_id, "split", alias, target.name)
+        _refresh(engine, cur, bank_id, {target.id} | ({created} if created else set()))
     return created
 
 
@@ -193,7 +191,19 @@ def _refresh(engine: Engine, cur: Any, bank_id: str, entity_ids: set[str]) -> No
         graph.refresh_entities(cur, bank_id, entity_ids)
 
 
-def _forget_caches(engine: Engine, bank_id: str) -> None:
-    # Both are rebuilt from the store on next use; corrections are rare.
-    engine.entity_indexes.pop(bank_id, None)
-    engine.resolvers.pop(bank_id, None)
+@contextmanager
+def _dropping_caches_on_failure(engine: Engine, bank_id: str) -> Iterator[None]:
+    """Drop the bank's entity caches when the block ends, and its graph mirror if it failed.
+
+    Used under the write lock and around the transaction, so a failed COMMIT is covered too: the
+    mirror was refreshed from rows that then rolled back, and is reloaded from the store on next
+    use. The caches are rebuilt from the store on next use either way; corrections are rare.
+    """
+    try:
+        yield
+    except BaseException:
+        engine.graphs.pop(bank_id, None)
+        raise
+    finally:
+        engine.entity_indexes.pop(bank_id, None)
+        engine.resolvers.pop(bank_id, None)
