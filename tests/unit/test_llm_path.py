@@ -188,18 +188,20 @@ def _ids_in(messages: list[dict], section: str) -> list[str]:
     return re.findall(r"\[([0-9a-f]{32})\]", text)
 
 
-def test_consolidation_creates_then_refines_an_observation_and_never_deletes_facts(open_memory):
-    def create(messages):
-        return {
-            "actions": [
-                {
-                    "action": "create",
-                    "text": "Alice prefers tea.",
-                    "supporting_fact_ids": _ids_in(messages, "New facts:"),
-                }
-            ]
-        }
+def create_tea_observation(messages):
+    """The model's reply to a first consolidation: one observation from the new facts."""
+    return {
+        "actions": [
+            {
+                "action": "create",
+                "text": "Alice prefers tea.",
+                "supporting_fact_ids": _ids_in(messages, "New facts:"),
+            }
+        ]
+    }
 
+
+def test_consolidation_creates_then_refines_an_observation_and_never_deletes_facts(open_memory):
     def refine(messages):
         (observation,) = _ids_in(messages, "Existing observations:")[:1]
         new = _ids_in(messages, "New facts:")
@@ -221,7 +223,7 @@ def test_consolidation_creates_then_refines_an_observation_and_never_deletes_fac
                 {"facts": [fact("Alice ordered tea at the cafe.")]},
                 {"facts": [fact("Alice drinks green tea."), fact("Alice drinks coffee daily.")]},
             ],
-            "consolidate": [create, refine],
+            "consolidate": [create_tea_observation, refine],
         }
     )
     bank = open_memory(llm).bank("b")
@@ -359,17 +361,6 @@ def test_llm_settings_are_validated_and_never_read_from_the_environment_implicit
 def test_an_observation_forgotten_while_consolidating_is_created_anew(open_memory):
     bank = None
 
-    def create(messages):
-        return {
-            "actions": [
-                {
-                    "action": "create",
-                    "text": "Alice prefers tea.",
-                    "supporting_fact_ids": _ids_in(messages, "New facts:"),
-                }
-            ]
-        }
-
     def forget_then_refine(messages):
         (observation,) = _ids_in(messages, "Existing observations:")[:1]
         bank.forget(observation)  # a user forgets it while the model is thinking
@@ -390,7 +381,7 @@ def test_an_observation_forgotten_while_consolidating_is_created_anew(open_memor
                 {"facts": [fact("Alice ordered tea at the cafe.")]},
                 {"facts": [fact("Alice drinks green tea.")]},
             ],
-            "consolidate": [create, forget_then_refine],
+            "consolidate": [create_tea_observation, forget_then_refine],
         }
     )
     bank = open_memory(llm).bank("b")
