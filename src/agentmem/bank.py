@@ -26,7 +26,7 @@ from agentmem.retain.messages import validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
 from agentmem.retain.relations import normalize_kind, validate_weight
 from agentmem.store.forget import forget_memories
-from agentmem.store.graph import bank_graph, loaded_graph
+from agentmem.store.graph import bank_graph, loaded_graph, mirror_dropped_on_failure
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.records import (
     MEMORY_SELECT,
@@ -435,24 +435,22 @@ class MemoryBank:
         for memory_id in (src_id, dst_id):
             if memory_id not in found:
                 raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
-        with self._engine.db.write_lock:
-            try:
-                with self._engine.db.transaction() as cur:
-                    cur.execute(
-                        "DELETE FROM links "
-                        "WHERE bank_id = ? AND src_id = ? AND dst_id = ? AND kind = ?",
-                        [self.id, src_id, dst_id, kind],
-                    )
-                    cur.execute(
-                        "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
-                        [self.id, src_id, dst_id, kind, weight],
-                    )
-                    graph = loaded_graph(self._engine, self.id)
-                    if graph is not None:
-                        graph.add_link(src_id, dst_id, kind, weight)
-            except BaseException:
-                self._engine.graphs.pop(self.id, None)  # it may hold an edge that rolled back
-                raise
+        with (
+            self._engine.db.write_lock,
+            mirror_dropped_on_failure(self._engine, self.id),
+            self._engine.db.transaction() as cur,
+        ):
+            cur.execute(
+                "DELETE FROM links WHERE bank_id = ? AND src_id = ? AND dst_id = ? AND kind = ?",
+                [self.id, src_id, dst_id, kind],
+            )
+            cur.execute(
+                "INSERT INTO links VALUES (?, ?, ?, ?, ?, now())",
+                [self.id, src_id, dst_id, kind, weight],
+            )
+            graph = loaded_graph(self._engine, self.id)
+            if graph is not None:
+                graph.add_link(src_id, dst_id, kind, weight)
 
     def entities(self, *, kind: str | None = None) -> list[Entity]:
         """The bank's canonical entities, by name; ``kind`` keeps one kind ("person", ...)."""

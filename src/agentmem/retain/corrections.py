@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.retain.link import bank_entity_index
 from agentmem.retain.resolve import KnownEntity
-from agentmem.store.graph import loaded_graph
+from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import json_list, sql_list
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def add_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str:
     """Make ``alias`` a name of ``entity`` for good; returns the entity's id."""
     with (
         engine.db.write_lock,
-        _dropping_caches_on_failure(engine, bank_id),
+        mirror_dropped_on_failure(engine, bank_id),
+        _dropping_entity_caches(engine, bank_id),
         engine.db.transaction() as cur,
     ):
         target = find_entity(engine, cur, bank_id, entity)
@@ -97,7 +98,8 @@ def split_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str | 
     holds the memories saying ``alias``, or None when none did."""
     with (
         engine.db.write_lock,
-        _dropping_caches_on_failure(engine, bank_id),
+        mirror_dropped_on_failure(engine, bank_id),
+        _dropping_entity_caches(engine, bank_id),
         engine.db.transaction() as cur,
     ):
         target = find_entity(engine, cur, bank_id, entity)
@@ -192,18 +194,11 @@ def _refresh(engine: Engine, cur: Any, bank_id: str, entity_ids: set[str]) -> No
 
 
 @contextmanager
-def _dropping_caches_on_failure(engine: Engine, bank_id: str) -> Iterator[None]:
-    """Drop the bank's entity caches when the block ends, and its graph mirror if it failed.
-
-    Used under the write lock and around the transaction, so a failed COMMIT is covered too: the
-    mirror was refreshed from rows that then rolled back, and is reloaded from the store on next
-    use. The caches are rebuilt from the store on next use either way; corrections are rare.
-    """
+def _dropping_entity_caches(engine: Engine, bank_id: str) -> Iterator[None]:
+    """Drop the bank's entity caches when the block ends, whether it failed or not: they are
+    rebuilt from the store on next use, and corrections are rare."""
     try:
         yield
-    except BaseException:
-        engine.graphs.pop(bank_id, None)
-        raise
     finally:
         engine.entity_indexes.pop(bank_id, None)
         engine.resolvers.pop(bank_id, None)

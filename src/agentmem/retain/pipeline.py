@@ -53,7 +53,7 @@ from agentmem.retain.messages import (
 )
 from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.timing import anchor_in_time
-from agentmem.store.graph import loaded_graph
+from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
     MemoryRow,
     insert_memories,
@@ -177,7 +177,7 @@ def store_facts(
     # dropped before any other writer can read entities that rolled back.
     with engine.db.write_lock:
         try:
-            with engine.db.transaction() as cur:
+            with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 if episode is not None:
                     insert_rows(
                         cur,
@@ -237,7 +237,6 @@ def store_facts(
         except BaseException:
             wait([embedding])  # never leave the model running for a call that has failed
             engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
-            engine.graphs.pop(bank_id, None)  # and the graph mirror edges that rolled back
             raise
         finally:
             engine.bank_changed(bank_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentmem.store.graph import loaded_graph
+from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import insert_rows, json_list, memory_selector, sql_list
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def forget_memories(
     # before another writer can use entities that went with their facts.
     with engine.db.write_lock:
         try:
-            with engine.db.transaction() as cur:
+            with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 rows = cur.execute(
                     f"SELECT id, seq, episode_id FROM memories WHERE {where}",
                     params,
@@ -79,9 +79,6 @@ def forget_memories(
                 graph = loaded_graph(engine, bank_id)
                 if graph is not None:
                     graph.remove_memories(doomed)
-        except BaseException:
-            engine.graphs.pop(bank_id, None)  # it may have lost nodes the rollback kept
-            raise
         finally:
             engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
             engine.bank_changed(bank_id)

@@ -27,6 +27,7 @@ import math
 import threading
 from array import array
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import networkx as nx
@@ -394,6 +395,21 @@ def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:
                 graph = MemoryGraph.load(engine.db.cursor(), bank_id)
                 engine.graphs[bank_id] = graph
     return graph
+
+
+@contextmanager
+def mirror_dropped_on_failure(engine: Engine, bank_id: str) -> Iterator[None]:
+    """Drop the bank's graph mirror if the block fails.
+
+    Wrap a write's whole transaction in it, COMMIT included: a write that updated the mirror
+    and then rolled back leaves it holding what the store does not, so it is reloaded from the
+    store on next use.
+    """
+    try:
+        yield
+    except BaseException:
+        engine.graphs.pop(bank_id, None)
+        raise
 
 
 def loaded_graph(engine: Engine, bank_id: str) -> MemoryGraph | None:
