@@ -456,17 +456,10 @@ class MemoryBank:
         """The bank's canonical entities, by name; ``kind`` keeps one kind ("person", ...)."""
         if kind is not None and not isinstance(kind, str):
             raise InvalidInputError("kind must be a string")
-        rows = self._engine.db.fetchall(
-            "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
-            "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
-            "WHERE e.bank_id = $bank AND ($kind IS NULL OR e.kind = $kind) "
-            "GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name, e.kind",
+        return self._entities_where(
+            "e.bank_id = $bank AND ($kind IS NULL OR e.kind = $kind)",
             {"bank": self.id, "kind": kind},
         )
-        return [
-            Entity(name=r[0], kind=r[1], aliases=tuple(r[2] or ()), memory_ids=tuple(r[3] or ()))
-            for r in rows
-        ]
 
     def entity(self, name_or_alias: str) -> Entity:
         """One entity by canonical name or alias (case-insensitive); an entity called that
@@ -481,16 +474,23 @@ class MemoryBank:
         return self._entity_by_id(found.id)
 
     def _entity_by_id(self, entity_id: str) -> Entity:
+        found = self._entities_where("e.id = $id", {"id": entity_id})
+        if not found:
+            raise NotFoundError(f"no entity {entity_id!r} in bank {self.id!r}")
+        return found[0]
+
+    def _entities_where(self, condition: str, params: dict[str, Any]) -> list[Entity]:
+        """Entities matching a condition on ``e`` (entities), with their memory ids, by name."""
         rows = self._engine.db.fetchall(
             "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
             "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
-            "WHERE e.id = ? GROUP BY e.id, e.name, e.kind, e.aliases",
-            [entity_id],
+            f"WHERE {condition} GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name, e.kind",
+            params,
         )
-        if not rows:
-            raise NotFoundError(f"no entity {entity_id!r} in bank {self.id!r}")
-        r = rows[0]
-        return Entity(name=r[0], kind=r[1], aliases=tuple(r[2] or ()), memory_ids=tuple(r[3] or ()))
+        return [
+            Entity(name=r[0], kind=r[1], aliases=tuple(r[2] or ()), memory_ids=tuple(r[3] or ()))
+            for r in rows
+        ]
 
     def add_alias(self, entity: str, alias: str) -> Entity:
         """Correct entity resolution: ``alias`` always names ``entity`` from now on.
