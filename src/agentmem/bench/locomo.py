@@ -56,6 +56,21 @@ WeightsChoice = Literal["relevance", "default", "both"]
 ProgressCallback = Callable[[str, int, int], None]
 """Called as ``progress(description, completed_steps, total_steps)``."""
 
+
+def step_counter(total: int, progress: ProgressCallback | None) -> Callable[[str], None]:
+    """A callback that counts one step done and tells ``progress`` (if any): "description,
+    steps done, of ``total``"."""
+    done = 0
+
+    def step(description: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(description, done, total)
+
+    return step
+
+
 # name in the report -> (label in the table, scoring_weights passed to recall)
 _WEIGHT_ROWS: dict[str, tuple[str, dict[str, float] | None]] = {
     "relevance": ("relevance-only", RELEVANCE_ONLY_WEIGHTS),
@@ -843,13 +858,7 @@ def run_locomo(
     total_steps = sum(
         len(conv.sessions) + len(conv.questions) * len(rows) for conv in conversations
     )
-    done = 0
-
-    def step(description: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(description, done, total_steps)
+    step = step_counter(total_steps, progress)
 
     scores: dict[str, list[QuestionScore]] = {row: [] for row in rows}
     per_conversation: list[dict[str, Any]] = []

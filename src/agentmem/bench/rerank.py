@@ -51,6 +51,7 @@ from agentmem.bench.locomo import (
     recall_figures,
     retain_conversation,
     score_question,
+    step_counter,
     text_table,
 )
 from agentmem.config import EngineConfig
@@ -177,13 +178,7 @@ def run_rerank(
     rows = _rows(list(rerankers), top_ns)
     questions = sum(len(conv.questions) for conv in chosen)
     total_steps = sum(len(conv.sessions) for conv in chosen) + questions * len(rows)
-    done = 0
-
-    def step(description: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(description, done, total_steps)
+    step = step_counter(total_steps, progress)
 
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="agentmem-rerank-") as directory:
