@@ -66,12 +66,7 @@ def find_entity(engine: Engine, cur: Any, bank_id: str, name_or_alias: str) -> K
 
 def add_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str:
     """Make ``alias`` a name of ``entity`` for good; returns the entity's id."""
-    with (
-        engine.db.write_lock,
-        mirror_dropped_on_failure(engine, bank_id),
-        _dropping_entity_caches(engine, bank_id),
-        engine.db.transaction() as cur,
-    ):
+    with _correction(engine, bank_id) as cur:
         target = find_entity(engine, cur, bank_id, entity)
         others = [
             e
@@ -96,12 +91,7 @@ def add_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str:
 def split_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str | None:
     """Declare that ``alias`` never names ``entity``; returns the id of the entity that now
     holds the memories saying ``alias``, or None when none did."""
-    with (
-        engine.db.write_lock,
-        mirror_dropped_on_failure(engine, bank_id),
-        _dropping_entity_caches(engine, bank_id),
-        engine.db.transaction() as cur,
-    ):
+    with _correction(engine, bank_id) as cur:
         target = find_entity(engine, cur, bank_id, entity)
         if _key(alias) == _key(target.name):
             raise InvalidInputError(
@@ -194,11 +184,17 @@ def _refresh(engine: Engine, cur: Any, bank_id: str, entity_ids: set[str]) -> No
 
 
 @contextmanager
-def _dropping_entity_caches(engine: Engine, bank_id: str) -> Iterator[None]:
-    """Drop the bank's entity caches when the block ends, whether it failed or not: they are
-    rebuilt from the store on next use, and corrections are rare."""
-    try:
-        yield
-    finally:
-        engine.entity_indexes.pop(bank_id, None)
-        engine.resolvers.pop(bank_id, None)
+def _correction(engine: Engine, bank_id: str) -> Iterator[Any]:
+    """The transaction of one correction, under the write lock.
+
+    The bank's entity caches are dropped when it ends, failed or not (they are rebuilt from
+    the store on next use; corrections are rare), and its graph mirror if it failed, COMMIT
+    included (the mirror was refreshed from rows that rolled back).
+    """
+    with engine.db.write_lock, mirror_dropped_on_failure(engine, bank_id):
+        try:
+            with engine.db.transaction() as cur:
+                yield cur
+        finally:
+            engine.entity_indexes.pop(bank_id, None)
+            engine.resolvers.pop(bank_id, None)
