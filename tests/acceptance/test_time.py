@@ -194,3 +194,33 @@ def test_before_and_after_a_date_are_open_ended(diary):
     in_period = {h.text for h in after if "temporal" in h.strategy_details}
     assert "Alice got married last June." in in_period
     assert "Alice visited her grandmother in Porto in June 2023." not in in_period
+
+
+def test_as_of_a_date_runs_up_to_its_end(diary):
+    result = diary.recall("Where had Alice travelled as of June 2023?", now=JAN_20)
+    assert result.query_time_range.end == datetime(2023, 7, 1, tzinfo=UTC)
+    assert result.query_time_range.start < datetime(1900, 1, 1, tzinfo=UTC)
+    in_period = {h.text for h in result if "temporal" in h.strategy_details}
+    assert "Alice visited her grandmother in Porto in June 2023." in in_period
+
+
+def test_more_recently_compares_and_names_no_period(diary):
+    result = diary.recall("Who married more recently, Alice or Bob?", now=JAN_20)
+    assert result.query_time_range is None
+
+
+def test_a_fact_dated_in_the_period_by_its_own_words_is_marked_in_period(mem):
+    bank = mem.bank("dated")
+    # Both were said on 20 November 2024; only the first says when it happened.
+    bank.retain(
+        [
+            {"role": "user", "name": "Ana", "content": "I ran a half marathon last weekend."},
+            {"role": "user", "name": "Ana", "content": "Running keeps me sane."},
+        ],
+        mentioned_at="2024-11-20T10:00:00Z",
+    )
+    result = bank.recall("What did Ana do in November 2024?", now="2024-12-01")
+    details = {h.text: h.strategy_details.get("temporal", {}) for h in result}
+    assert details["Ana: I ran a half marathon last weekend."]["in_period"] == 1.0
+    assert details["Ana: Running keeps me sane."].get("in_period", 0.0) == 0.0
+    assert result.hits[0].text == "Ana: I ran a half marathon last weekend."

@@ -135,6 +135,11 @@ CASES_AT_REF = [
     ("beginning of this year", "2025-01-01", "2025-02-01"),
     ("the end of the year", "2025-12-01", "2026-01-01"),
     ("the last week of June 2024", "2024-06-24", "2024-07-01"),
+    ("the last two weeks of August 2024", "2024-08-18", "2024-09-01"),
+    ("the first two weeks of May 2024", "2024-05-01", "2024-05-15"),
+    # 1 October 2023 is a Sunday: the first weekend is the first Saturday's.
+    ("the first weekend of October 2023", "2023-10-07", "2023-10-09"),
+    ("the last weekend of September 2023", "2023-09-30", "2023-10-02"),
     # Years and decades.
     ("in 2021", "2021-01-01", "2022-01-01"),
     ("during 2019", "2019-01-01", "2020-01-01"),
@@ -320,6 +325,22 @@ def test_find_needs_context_for_ambiguous_words() -> None:
     assert [f.text for f in find_time_expressions("Room 2021 was booked in 2021.", REF)] == ["2021"]
     assert find_time_expressions("Room 2021 was booked in 2021.", REF)[0].span == (24, 28)
     assert [f.text for f in find_time_expressions("What did Alice do Friday?", REF)] == ["Friday"]
+
+
+def test_a_bare_weekday_or_weekend_in_a_future_clause_is_the_coming_one() -> None:
+    # REF is Wednesday 15 January 2025.
+    def first(text: str) -> tuple[datetime, datetime]:
+        [found] = find_time_expressions(text, REF)
+        return found.start, found.end
+
+    assert first("We'll meet on Friday.") == (utc("2025-01-17"), utc("2025-01-18"))
+    assert first("I can't wait for the weekend!") == (utc("2025-01-18"), utc("2025-01-20"))
+    assert first("What are your plans for the weekend?") == (utc("2025-01-18"), utc("2025-01-20"))
+    # Past or unmarked clauses keep the most recent one, also in the next sentence.
+    assert first("On Friday, I got great news.") == (utc("2025-01-10"), utc("2025-01-11"))
+    assert first("We went hiking over the weekend.") == (utc("2025-01-11"), utc("2025-01-13"))
+    assert first("I will call. We met on Monday.") == (utc("2025-01-13"), utc("2025-01-14"))
+    assert find_time_expressions("I bought a gift for May.", REF) == []
 
 
 @pytest.mark.parametrize("text", NOT_TIME_EXPRESSIONS)

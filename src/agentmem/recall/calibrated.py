@@ -9,7 +9,9 @@ for the query, with a logistic model over signals that mean the same in every qu
 * the share of the query's content words the memory contains (coverage), and its product
   with relative BM25 (the best match *and* most of the query),
 * the raw cosine similarity (MiniLM: unrelated text sits near 0.1),
-* the temporal arm's closeness (inside the period the query names),
+* the temporal arm's closeness (inside the period the query names), and whether the
+  memory's own words date it inside that period ("I finished the project last week" for
+  "What was Jolene working on in early January 2023?"),
 * whether the memory's speaker is named in the query ("What does Melanie do to destress?"
   is answered by what Melanie said, not by her friend's replies that address her),
 * whether the memory is a first-person statement ("I signed up for a pottery class") rather
@@ -69,6 +71,9 @@ W_KEYWORD_RAW = 0.76  # times log(1 + bm25)
 #: query without the people it names (R@10 .769 -> .775; 2.0 .772, 3.0 .776, 3.5 .772).
 W_COSINE = 2.5
 W_TEMPORAL = 2.03
+#: For a fact dated inside the period the query names (set on LoCoMo with the other
+#: coefficients fixed: temporal R@10 .835 -> .842, overall .793 -> .797; flat from 2 to 4).
+W_IN_PERIOD = 3.0
 W_COVERAGE = 1.02
 W_KEYWORD_X_COVERAGE = 2.70
 W_SPEAKER_NAMED = 2.0
@@ -186,6 +191,7 @@ class CalibratedReranker:
         semantic = hits.get("semantic")
         cosine = semantic.score if semantic else UNRELATED_COSINE
         temporal = hits["temporal"].normalized if "temporal" in hits else 0.0
+        in_period = hits["temporal"].details.get("in_period", 0.0) if "temporal" in hits else 0.0
         coverage = (
             len(wanted & content_words(candidate.memory.text)) / len(wanted) if wanted else 0.0
         )
@@ -196,6 +202,7 @@ class CalibratedReranker:
             + W_KEYWORD_RAW * math.log1p(raw)
             + W_COSINE * cosine
             + W_TEMPORAL * temporal
+            + W_IN_PERIOD * in_period
             + W_COVERAGE * coverage
             + W_KEYWORD_X_COVERAGE * relative * coverage
             + W_SPEAKER_NAMED * speaker_named(query_words, candidate.memory)

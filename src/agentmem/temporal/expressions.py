@@ -28,8 +28,9 @@ Conventions, where English leaves the choice open:
   "this <name>" is the occurrence holding the reference, else the coming one if it starts this
   calendar year, else the one just past. "next <name>" is the first that starts after it.
 - A bare weekday ("Friday", "on Friday", "last Friday") is the most recent such day before the
-  reference day; "this Friday" is the Friday of the reference's week, "next Friday" the Friday
-  of the following week.
+  reference day, unless its clause speaks of the future ("we'll meet on Friday", "I can't wait
+  for the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
+  of the reference's week, "next Friday" the Friday of the following week.
 - "N days/weeks/months/years ago" (and "in N ..." / "N ... from now") is the whole calendar
   unit (day, ISO week, month, year) holding the reference shifted by N units. "the past/last N
   days" is rolling instead: from midnight N days back up to the reference.
@@ -430,6 +431,18 @@ def _after_preposition(text: str, match: re.Match[str]) -> bool:
     return _PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
 
 
+_FOR_BEFORE = re.compile(r"\bfor\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _weekend_in_context(text: str, match: re.Match[str]) -> bool:
+    """ "the weekend" is a date after a preposition, "for" included ("can't wait for the
+    weekend"); "for" is left out elsewhere ("a gift for May")."""
+    start = match.start()
+    return _after_preposition(text, match) or (
+        _FOR_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+    )
+
+
 def _bare_needs_preposition(text: str, match: re.Match[str]) -> bool:
     """A calendar name without last/this/next or a year is a date only after a preposition."""
     groups = match.groupdict()
@@ -600,11 +613,32 @@ def _resolve_unit_before_after(match: re.Match[str], ref: datetime) -> _Interval
     return _period(_unit_of(match), ref, _BEFORE_AFTER_OFFSETS[direction])
 
 
+# Words that put a clause in the future: "I can't wait for the weekend", "we'll meet on Friday".
+_FUTURE_CUE = re.compile(
+    r"\b(?:will|won['’]t|shall|going\s+to|gonna|can['’]?t\s+wait|cannot\s+wait"
+    r"|plan(?:s|ning)?\s+(?:to|for)|looking\s+forward|hop(?:e|ing)\s+to|about\s+to"
+    r"|excited\s+(?:for|about)|scheduled|upcoming)\b|\w['’]ll\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BOUNDARY = re.compile(r"[.!?;]")
+
+
+def _future_clause(match: re.Match[str]) -> bool:
+    """Whether the clause around a match speaks of the future."""
+    text = match.string
+    starts = [b.end() for b in _CLAUSE_BOUNDARY.finditer(text, 0, match.start())]
+    end = _CLAUSE_BOUNDARY.search(text, match.end())
+    clause = text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+    return _FUTURE_CUE.search(clause) is not None
+
+
 def _resolve_weekday(match: re.Match[str], ref: datetime) -> _Interval:
     weekday = _WEEKDAYS[match["weekday"].lower()]
     today = ref.date()
     rel = _which(match["rel"])
-    if rel in ("latest", "last"):
+    if rel == "latest" and _future_clause(match):
+        day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
+    elif rel in ("latest", "last"):
         day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
     else:
         day = _monday(today) + timedelta(days=weekday + (7 if rel == "next" else 0))
@@ -612,7 +646,10 @@ def _resolve_weekday(match: re.Match[str], ref: datetime) -> _Interval:
 
 
 def _resolve_weekend(match: re.Match[str], ref: datetime) -> _Interval:
-    # The weekend that has most recently started: this one from Saturday on, else last week's.
+    # The weekend that has most recently started (this one from Saturday on, else last
+    # week's), unless the clause speaks of the future: then the coming one.
+    if _future_clause(match):
+        return _period("weekend", ref, 0 if ref.weekday() < 5 else 1)
     return _period("weekend", ref, 0 if ref.weekday() >= 5 else -1)
 
 
@@ -809,7 +846,7 @@ _RULES: tuple[_Rule, ...] = (
         _named_day_in_context,
         anchorable=True,
     ),
-    _rule("weekend", r"\b(?:the\s+)?weekend\b", _resolve_weekend, _after_preposition),
+    _rule("weekend", r"\b(?:the\s+)?weekend\b", _resolve_weekend, _weekend_in_context),
     _rule(
         "season",
         rf"\b(?:{_REL}\s+)?(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\b"
@@ -950,7 +987,7 @@ def _with_part_of_day(text: str, found: list[_Candidate]) -> list[_Candidate]:
 
 _MODIFIER_BEFORE = re.compile(
     r"\b(?P<mod>early|mid|late|(?:the\s+)?(?:very\s+)?(?:beginning|start|middle|end"
-    r"|first\s+half|second\s+half|first\s+week|last\s+week|first\s+day|last\s+day)\s+of)"
+    r"|first\s+half|second\s+half|(?:first|last)\s+(?:two\s+weeks|week|weekend|day))\s+of)"
     r"(?:\s+|-\s*)$",
     re.IGNORECASE,
 )
@@ -991,6 +1028,19 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
         last_day = start.date() + timedelta(days=last % days)
         return _days(first_day, last_day, "day" if first_day == last_day else "range", relative)
 
+    if words in ("first two weeks", "last two weeks"):
+        if (end - start).days < 14 or granularity in ("week", "weekend", "range"):
+            return None
+        return day_slice(0, 13) if words == "first two weeks" else day_slice(-14, -1)
+    if words in ("first weekend", "last weekend"):
+        if (end - start).days < 7 or granularity in ("week", "weekend", "range"):
+            return None
+        if words == "first weekend":
+            saturday = start.date() + timedelta(days=(5 - start.weekday()) % 7)
+        else:
+            last = (end - _DAY).date()
+            saturday = last - timedelta(days=(last.weekday() - 5) % 7)
+        return _days(saturday, saturday + _DAY, "weekend", relative)
     if words in ("first week", "last week"):
         if (end - start).days < 7 or granularity in ("week", "range"):
             return None
