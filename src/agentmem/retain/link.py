@@ -89,8 +89,10 @@ def link_entities(
     """
     resolver = bank_resolver(engine, cur, bank_id, resolver)
     index = bank_entity_index(engine, cur, bank_id)
-    existing = {entity.id for entity in index}
     touched: dict[str, KnownEntity] = {}
+    # The names (canonical, then aliases) of the stored entities this call mentions, as
+    # stored; an entity not in here is new. Only those whose names changed are written back.
+    stored: dict[str, tuple[str, ...]] = {}
     fact_entity_ids: list[list[str]] = []
     for fact in facts:
         names = [m.name.casefold() for m in fact.entities]
@@ -106,6 +108,8 @@ def link_entities(
                 entity = entity.with_mention(mention.name, canonical=canonical, neighbors=context)
                 index.add(entity)
             else:
+                if match.id not in touched:
+                    stored[match.id] = match.names
                 entity = match.with_mention(mention.name, canonical=canonical, neighbors=context)
                 index.update(entity)
             touched[entity.id] = entity
@@ -113,8 +117,8 @@ def link_entities(
                 ids.append(entity.id)
         fact_entity_ids.append(ids)
 
-    new = [e for e in touched.values() if e.id not in existing]
-    changed = [e for e in touched.values() if e.id in existing]
+    new = [e for e in touched.values() if e.id not in stored]
+    changed = [e for e in touched.values() if e.id in stored and stored[e.id] != e.names]
     if new:
         created = datetime.now(UTC).replace(tzinfo=None)
         insert_rows(
