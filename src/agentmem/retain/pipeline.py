@@ -217,6 +217,10 @@ def store_facts(
                     bank_config.temporal_sigma_days,
                     to_db_time(created),
                 )
+                if rows:
+                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
+                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
+                # Everything above runs while the model embeds; the links need its vectors.
                 vectors = embedding.result()  # before COMMIT: a model error writes nothing
                 plan = plan_links(engine, collection, facts, vectors, links or [])
                 alive = _alive(cur, bank_id, plan.existing_targets())
@@ -228,9 +232,6 @@ def store_facts(
                         for src, dst, kind, weight in plan.rows(ids, alive)
                     ],
                 )
-                if rows:
-                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
                 graph = loaded_graph(engine, bank_id)
                 if graph is not None:
                     graph.sync_memories(cur, bank_id, ids)
