@@ -183,16 +183,17 @@ SELECT id, mid FROM (
 TEMPORAL_NEIGHBOURS = 5
 
 
-def add_temporal_links(
-    cur: Any, bank_id: str, memories: list[Memory], sigma_days: float, created: object
-) -> None:
-    """Link new dated facts to the facts nearest in time, weight exp(-Δt/σ).
+def temporal_links(
+    cur: Any, bank_id: str, memories: list[Memory], sigma_days: float
+) -> list[tuple[str, str, str, float]]:
+    """(src, dst, "temporal", exp(-Δt/σ)) edges from new dated facts to the facts nearest in
+    time (the bank's and each other).
 
     Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
     """
     mids = {m.id: _midpoint(m) for m in memories if m.occurred_start is not None}
     if not mids:
-        return
+        return []
     sigma = sigma_days * 86_400.0
     reach = 3 * sigma
     rows = cur.execute(
@@ -209,8 +210,8 @@ def add_temporal_links(
         keep = (gaps <= reach) & (ids != src) & ~(is_new & (ids < src))
         nearest = np.lexsort((ids[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
         for dst, gap in zip(ids[keep][nearest], gaps[keep][nearest], strict=True):
-            links.append((bank_id, src, str(dst), "temporal", math.exp(-gap / sigma), created))
-    insert_rows(cur, "links", links)
+            links.append((src, str(dst), "temporal", math.exp(-gap / sigma)))
+    return links
 
 
 def _midpoint(memory: Memory) -> float:

@@ -38,10 +38,10 @@ from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
 from agentmem.retain.feedback import skip_recalled
 from agentmem.retain.labels import LABEL_KIND
 from agentmem.retain.link import (
-    add_temporal_links,
     caused_by_links,
     followed_by_links,
     link_entities,
+    temporal_links,
 )
 from agentmem.retain.llm_extract import extract_with_llm
 from agentmem.retain.messages import (
@@ -207,15 +207,14 @@ def store_facts(
                         for src, dst, kind, weight in [
                             *followed_by_links(ids),
                             *caused_by_links(ids, [f.caused_by for f in facts]),
+                            *temporal_links(
+                                cur,
+                                bank_id,
+                                [r.memory for r in rows],
+                                bank_config.temporal_sigma_days,
+                            ),
                         ]
                     ],
-                )
-                add_temporal_links(
-                    cur,
-                    bank_id,
-                    [r.memory for r in rows],
-                    bank_config.temporal_sigma_days,
-                    to_db_time(created),
                 )
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
