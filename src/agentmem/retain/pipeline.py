@@ -277,8 +277,11 @@ def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
     since it was found)."""
     if not ids:
         return set()
+    # A join on the unnested ids, not list_contains on every row of the bank: 4-6 -> 2.4 ms
+    # at 100k memories, break-even at ~30k, 0.9 -> 1.1 ms at 10k.
     rows = cur.execute(
-        f"SELECT id FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+        f"SELECT m.id FROM (SELECT unnest({sql_list('ids')}) AS id) AS wanted "
+        "JOIN memories AS m ON m.id = wanted.id WHERE m.bank_id = $bank",
         {"bank": bank_id, "ids": json_list(sorted(ids))},
     ).fetchall()
     return {r[0] for r in rows}
