@@ -89,8 +89,10 @@ def link_entities(
     """
     resolver = bank_resolver(engine, cur, bank_id, resolver)
     index = bank_entity_index(engine, cur, bank_id)
-    existing = {entity.id for entity in index}
     touched: dict[str, KnownEntity] = {}
+    # The names (canonical, then aliases) of the stored entities this call mentions, as
+    # stored; an entity not in here is new. Only those whose names changed are written back.
+    stored: dict[str, tuple[str, ...]] = {}
     fact_entity_ids: list[list[str]] = []
     for fact in facts:
         names = [m.name.casefold() for m in fact.entities]
@@ -106,6 +108,8 @@ def link_entities(
                 entity = entity.with_mention(mention.name, canonical=canonical, neighbors=context)
                 index.add(entity)
             else:
+                if match.id not in touched:
+                    stored[match.id] = match.names
                 entity = match.with_mention(mention.name, canonical=canonical, neighbors=context)
                 index.update(entity)
             touched[entity.id] = entity
@@ -113,8 +117,8 @@ def link_entities(
                 ids.append(entity.id)
         fact_entity_ids.append(ids)
 
-    new = [e for e in touched.values() if e.id not in existing]
-    changed = [e for e in touched.values() if e.id in existing]
+    new = [e for e in touched.values() if e.id not in stored]
+    changed = [e for e in touched.values() if e.id in stored and stored[e.id] != e.names]
     if new:
         created = datetime.now(UTC).replace(tzinfo=None)
         insert_rows(
@@ -179,16 +183,17 @@ SELECT id, mid FROM (
 TEMPORAL_NEIGHBOURS = 5
 
 
-def add_temporal_links(
-    cur: Any, bank_id: str, memories: list[Memory], sigma_days: float, created: object
-) -> None:
-    """Link new dated facts to the facts nearest in time, weight exp(-Δt/σ).
+def temporal_links(
+    cur: Any, bank_id: str, memories: list[Memory], sigma_days: float
+) -> list[tuple[str, str, str, float]]:
+    """(src, dst, "temporal", exp(-Δt/σ)) edges from new dated facts to the facts nearest in
+    time (the bank's and each other).
 
     Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
     """
     mids = {m.id: _midpoint(m) for m in memories if m.occurred_start is not None}
     if not mids:
-        return
+        return []
     sigma = sigma_days * 86_400.0
     reach = 3 * sigma
     rows = cur.execute(
@@ -205,8 +210,8 @@ def add_temporal_links(
         keep = (gaps <= reach) & (ids != src) & ~(is_new & (ids < src))
         nearest = np.lexsort((ids[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
         for dst, gap in zip(ids[keep][nearest], gaps[keep][nearest], strict=True):
-            links.append((bank_id, src, str(dst), "temporal", math.exp(-gap / sigma), created))
-    insert_rows(cur, "links", links)
+            links.append((src, str(dst), "temporal", math.exp(-gap / sigma)))
+    return links
 
 
 def _midpoint(memory: Memory) -> float:

@@ -38,10 +38,10 @@ from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
 from agentmem.retain.feedback import skip_recalled
 from agentmem.retain.labels import LABEL_KIND
 from agentmem.retain.link import (
-    add_temporal_links,
     caused_by_links,
     followed_by_links,
     link_entities,
+    temporal_links,
 )
 from agentmem.retain.llm_extract import extract_with_llm
 from agentmem.retain.messages import (
@@ -207,16 +207,19 @@ def store_facts(
                         for src, dst, kind, weight in [
                             *followed_by_links(ids),
                             *caused_by_links(ids, [f.caused_by for f in facts]),
+                            *temporal_links(
+                                cur,
+                                bank_id,
+                                [r.memory for r in rows],
+                                bank_config.temporal_sigma_days,
+                            ),
                         ]
                     ],
                 )
-                add_temporal_links(
-                    cur,
-                    bank_id,
-                    [r.memory for r in rows],
-                    bank_config.temporal_sigma_days,
-                    to_db_time(created),
-                )
+                if rows:
+                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
+                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
+                # Everything above runs while the model embeds; the links need its vectors.
                 vectors = embedding.result()  # before COMMIT: a model error writes nothing
                 plan = plan_links(engine, collection, facts, vectors, links or [])
                 alive = _alive(cur, bank_id, plan.existing_targets())
@@ -228,9 +231,6 @@ def store_facts(
                         for src, dst, kind, weight in plan.rows(ids, alive)
                     ],
                 )
-                if rows:
-                    engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
                 graph = loaded_graph(engine, bank_id)
                 if graph is not None:
                     graph.sync_memories(cur, bank_id, ids)
@@ -277,8 +277,11 @@ def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
     since it was found)."""
     if not ids:
         return set()
+    # A join on the unnested ids, not list_contains on every row of the bank: 4-6 -> 2.4 ms
+    # at 100k memories, break-even at ~30k, 0.9 -> 1.1 ms at 10k.
     rows = cur.execute(
-        f"SELECT id FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+        f"SELECT m.id FROM (SELECT unnest({sql_list('ids')}) AS id) AS wanted "
+        "JOIN memories AS m ON m.id = wanted.id WHERE m.bank_id = $bank",
         {"bank": bank_id, "ids": json_list(sorted(ids))},
     ).fetchall()
     return {r[0] for r in rows}
