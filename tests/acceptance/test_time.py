@@ -12,6 +12,12 @@ JAN_15 = "2025-01-15T10:00:00Z"
 JAN_20 = "2025-01-20T09:00:00Z"
 
 
+def say(bank, name, contents, *, at):
+    """Retain one chat session: ``name`` says each of ``contents`` in turn, at ``at``."""
+    messages = [{"role": "user", "name": name, "content": c} for c in contents]
+    return bank.retain(messages, mentioned_at=at)
+
+
 @pytest.fixture
 def diary(mem):
     bank = mem.bank("diary")
@@ -167,12 +173,11 @@ def test_timeline_bad_arguments(diary, kwargs):
 
 def test_when_questions_prefer_facts_anchored_in_time(mem):
     bank = mem.bank("when")
-    bank.retain(
-        [
-            {"role": "user", "name": "Jon", "content": "I love talking about mentors."},
-            {"role": "user", "name": "Jon", "content": "A business mentor coached me yesterday."},
-        ],
-        mentioned_at="2023-06-16T10:00:00Z",
+    say(
+        bank,
+        "Jon",
+        ["I love talking about mentors.", "A business mentor coached me yesterday."],
+        at="2023-06-16T10:00:00Z",
     )
     result = bank.recall("When did Jon get coaching from a mentor?", now="2023-07-01")
     top = result.hits[0]
@@ -212,12 +217,11 @@ def test_more_recently_compares_and_names_no_period(diary):
 def test_a_fact_dated_in_the_period_by_its_own_words_is_marked_in_period(mem):
     bank = mem.bank("dated")
     # Both were said on 20 November 2024; only the first says when it happened.
-    bank.retain(
-        [
-            {"role": "user", "name": "Ana", "content": "I ran a half marathon last weekend."},
-            {"role": "user", "name": "Ana", "content": "Running keeps me sane."},
-        ],
-        mentioned_at="2024-11-20T10:00:00Z",
+    say(
+        bank,
+        "Ana",
+        ["I ran a half marathon last weekend.", "Running keeps me sane."],
+        at="2024-11-20T10:00:00Z",
     )
     result = bank.recall("What did Ana do in November 2024?", now="2024-12-01")
     details = {h.text: h.strategy_details.get("temporal", {}) for h in result}
