@@ -45,6 +45,15 @@ def vector_metadata(
     }
 
 
+def _upgrade_search_width(col: Any) -> None:
+    """Give a collection made with a narrower ``ef_search`` (stores made before it was raised
+    from 64) the current one; the index itself is unchanged."""
+    wanted = HNSW_CONFIGURATION["hnsw"]["ef_search"]
+    current = (col.configuration_json or {}).get("hnsw", {}).get("ef_search", wanted)
+    if current < wanted:
+        col.modify(configuration={"hnsw": {"ef_search": wanted}})
+
+
 def _seconds(moment: datetime) -> float:
     # Naive values come from DuckDB TIMESTAMP columns, which hold UTC.
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
@@ -106,6 +115,7 @@ class VectorStore:
                     col = self._client.get_or_create_collection(
                         name, configuration=HNSW_CONFIGURATION, embedding_function=None
                     )
+                    _upgrade_search_width(col)
                 except Exception as exc:
                     raise StorageError(f"cannot open vector collection {name}: {exc}") from exc
                 self._collections[name] = col
