@@ -71,6 +71,18 @@ class OfflineExtractor:
                 )
         return facts
 
+    def texts_without_parsing(self, content: RetainInput) -> list[str] | None:
+        """The texts :meth:`extract` will give, when they are known before spaCy runs.
+
+        Chat turns that stay whole (none longer than ``max_turn_chars``) become one fact
+        each, "Name: content", so retain can start embedding them while spaCy reads the
+        messages. None for plain text and for turns that will be split.
+        """
+        messages = content.messages
+        if content.is_text or any(len(m.content) > self.max_turn_chars for m in messages):
+            return None
+        return [_speaker_text(m) for m in messages]
+
     def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
         text = message.content
         if not is_text and len(text) <= self.max_turn_chars:

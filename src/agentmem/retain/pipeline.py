@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from concurrent.futures import wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -34,6 +34,7 @@ from agentmem._time import optional_utc, utc_now
 from agentmem.config import BankConfig, normalize_tags
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, ExtractionError, LLMError, ModelError, NotFoundError
+from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
 from agentmem.retain.feedback import skip_recalled
 from agentmem.retain.labels import LABEL_KIND
@@ -108,6 +109,7 @@ def retain(
     explicit_links = validate_explicit_links(links)
     _check_targets_exist(engine, bank_id, explicit_links)
 
+    early = _embed_early(engine, request)
     extraction = _extract(engine, bank_id, bank_config, request)
     facts = [
         anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
@@ -123,6 +125,7 @@ def retain(
         episode=episode,
         tags=tag_values,
         links=explicit_links,
+        early=early,
     )
     return RetainResult(
         memories=memories,
@@ -147,6 +150,26 @@ class Episode:
     metadata: dict
 
 
+@dataclass(frozen=True, slots=True)
+class EarlyEmbedding:
+    """Vectors started before extraction, for the texts the extractor was expected to give."""
+
+    texts: list[str]
+    vectors: Future[np.ndarray]
+
+
+def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
+    """Start embedding while spaCy reads the messages, when the offline extractor's texts are
+    known without it (chat turns that stay whole): on two cores the model and spaCy then run
+    side by side instead of one after the other."""
+    if engine.llm is not None or not isinstance(engine.extractor, OfflineExtractor):
+        return None
+    texts = engine.extractor.texts_without_parsing(request)
+    if not texts:
+        return None
+    return EarlyEmbedding(texts, engine.embed_executor.submit(embed_texts, engine, texts))
+
+
 def store_facts(
     engine: Engine,
     bank_id: str,
@@ -157,17 +180,21 @@ def store_facts(
     episode: Episode | None,
     tags: tuple[str, ...] = (),
     links: list[tuple[str, str, float]] | None = None,
+    early: EarlyEmbedding | None = None,
 ) -> tuple[str | None, list[Memory]]:
     """Embed and store facts (and their episode, if any) with entities, links and indexes.
 
     ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact.
+    ``early`` vectors are used when they were made from exactly the facts' texts.
 
     Returns:
         The episode id (None without an episode) and the stored memories, in order.
     """
-    embedding = engine.embed_executor.submit(
-        embed_texts, engine, [_embedding_text(f) for f in facts]
-    )
+    texts = [_embedding_text(f) for f in facts]
+    if early is not None and early.texts == texts:
+        embedding = early.vectors
+    else:
+        embedding = engine.embed_executor.submit(embed_texts, engine, texts)
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
