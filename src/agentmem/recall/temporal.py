@@ -8,7 +8,8 @@
   semantic and keyword arms see, so "June" does not drag in every June that was mentioned.
 * **temporal**: semantic entry points inside the period (Chroma filtered on the facts' time
   metadata), scored by how much of each fact's interval falls inside and how close it is in
-  meaning, then one hop along graph links to facts that stay inside the period.
+  meaning, higher when the fact's own words date it there (``in_period`` in its details),
+  then one hop along graph links to facts that stay inside the period.
 * **timeline** (HEBBS): the memories of one entity in time order, within ``start``/``end``.
 """
 
@@ -159,7 +160,8 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
         time = times.get(memory_id)
         inside = _inside_fraction(time, period, ctx.query_time.mode)
         # A fact whose own words date it inside the period ("we hiked last weekend") is
-        # likelier about it than one that was merely said then.
+        # likelier about it than one that was merely said then. (Asked about when things
+        # were said, a fact's mention is its own time.)
         dated = time is not None and (time.dated or ctx.query_time.mode == "mention")
         in_period[memory_id] = inside if dated else 0.0
         scores[memory_id] = (
