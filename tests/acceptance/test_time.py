@@ -7,6 +7,10 @@ from datetime import UTC, datetime
 import pytest
 
 import agentmem
+from agentmem.config import RecallConfig
+from agentmem.recall.strategies import StrategyContext
+from agentmem.recall.temporal import EXPANSION_DECAY, _expand
+from agentmem.types import TimeRange
 
 JAN_15 = "2025-01-15T10:00:00Z"
 JAN_20 = "2025-01-20T09:00:00Z"
@@ -228,3 +232,27 @@ def test_a_fact_dated_in_the_period_by_its_own_words_is_marked_in_period(mem):
     assert details["Ana: I ran a half marathon last weekend."]["in_period"] == 1.0
     assert details["Ana: Running keeps me sane."].get("in_period", 0.0) == 0.0
     assert result.hits[0].text == "Ana: I ran a half marathon last weekend."
+
+
+def test_the_temporal_arm_expands_one_hop_to_linked_facts_inside_the_period(mem):
+    bank = mem.bank("wedding")
+    seed, inside, outside, unlinked = (
+        bank.retain(text, mentioned_at=when).memories[0].id
+        for text, when in [
+            ("Alice got married on 14 June 2024.", "2024-06-20T10:00:00Z"),
+            ("The cake was lemon and elderflower.", "2024-06-21T10:00:00Z"),
+            ("The honeymoon in Lisbon was lovely.", "2024-09-02T10:00:00Z"),
+            ("Bob bought a red bicycle.", "2024-06-22T10:00:00Z"),
+        ]
+    )
+    bank.link(seed, inside, "related", 0.5)
+    bank.link(outside, seed, "caused_by", 1.0)  # either direction is one hop
+    ctx = StrategyContext(mem._engine, bank.id, bank._collection, RecallConfig.build("q"))
+    june = TimeRange(datetime(2024, 6, 1, tzinfo=UTC), datetime(2024, 7, 1, tzinfo=UTC))
+    weights = mem._engine.db.fetchall(
+        "SELECT max(weight) FROM links WHERE (src_id, dst_id) IN (($a, $b), ($b, $a))",
+        {"a": seed, "b": inside},
+    )[0][0]
+    reached = _expand(ctx, {seed: 0.9}, june)
+    assert reached == {inside: pytest.approx(0.9 * weights * EXPANSION_DECAY)}
+    assert unlinked not in reached and outside not in reached

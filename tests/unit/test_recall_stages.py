@@ -6,12 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentmem.config import RecallConfig, ScoringWeights
+from agentmem import AgentMemory
+from agentmem.config import EngineConfig, RecallConfig, ScoringWeights
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
+from agentmem.recall.pipeline import _fuse
 from agentmem.recall.rerank import ScoreFusionReranker
 from agentmem.recall.scoring import recency, reinforcement
+from agentmem.testing import HashEmbedder
 from agentmem.types import Memory
 
 NOW = datetime(2025, 1, 31, tzinfo=UTC)
@@ -214,3 +217,22 @@ def test_reliability_table_counts_gold_per_relevance_band():
     assert table[0] == {"relevance": "0.0-0.1", "hits": 1, "gold_rate": 0.0}
     assert table[8] == {"relevance": "0.8-0.9", "hits": 2, "gold_rate": 0.5}
     assert table[9]["hits"] == 1 and table[5]["gold_rate"] is None
+
+
+@pytest.mark.parametrize("tags", [None, ["home"]])
+def test_fusion_keeps_the_first_rerank_top_n_candidates_that_load(tmp_path, tags):
+    """Candidates gone since an arm saw them, or dropped by a hard filter, are skipped, and
+    later ones loaded in their place, whether in one load or in rounds."""
+    with AgentMemory(tmp_path, embedder=HashEmbedder(), config=EngineConfig(rerank_top_n=2)) as mem:
+        bank = mem.bank("b")
+        work = bank.retain("The office printer is broken.", tags=["work"]).memories[0].id
+        first, second = (
+            bank.retain(text, tags=["home"]).memories[0].id
+            for text in ("I painted the fence.", "I fixed the bike.")
+        )
+        ranked = {"semantic": [hit(i, r) for r, i in enumerate([work, "gone", first, second], 1)]}
+        config = RecallConfig.build("q", tags=tags)
+        fused = _fuse(mem._engine, "b", config, ranked)
+    expected = [first, second] if tags else [work, first]
+    assert [c.memory.id for c in fused] == expected
+    assert all(set(c.hits) == {"semantic"} for c in fused)

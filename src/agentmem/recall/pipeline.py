@@ -23,7 +23,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
     reranker = choose_reranker(engine, config.rerank)
-    _rerank(engine, reranker, config, candidates)
+    _rerank(reranker, config, candidates)
     scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
     if config.reinforce and hits:
@@ -58,14 +58,28 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
 def _fuse(
     engine: Engine, bank_id: str, config: RecallConfig, ranked: dict[str, list[StrategyHit]]
 ) -> list[Candidate]:
-    """RRF-ordered candidates that pass the hard filters, with every arm's hit attached."""
+    """The first ``rerank_top_n`` candidates in RRF order that pass the hard filters, with every
+    arm's hit attached.
+
+    Only those are loaded: the reranker scores no more, and a candidate it did not score is
+    never ranked above one it did. Most of a load is a scan of the memories, whatever the
+    number of ids, so when hard filters will drop some, every candidate is loaded at once
+    rather than in rounds.
+    """
     fused = reciprocal_rank_fusion(ranked, k=engine.config.rrf_k)
-    memories = load_memories(engine.db, bank_id, [memory_id for memory_id, _ in fused], config)
-    candidates: dict[str, Candidate] = {}
-    for memory_id, rrf in fused:
-        memory = memories.get(memory_id)
-        if memory is not None:  # filtered out, or deleted since the arm saw it
-            candidates[memory_id] = Candidate(memory=memory, rrf=rrf)
+    top_n = engine.config.rerank_top_n
+    batch = len(fused) if config.has_filters else top_n
+    loaded: dict[str, Candidate] = {}
+    start = 0
+    while len(loaded) < top_n and start < len(fused):
+        chunk = fused[start : start + batch]
+        start += batch
+        memories = load_memories(engine.db, bank_id, [memory_id for memory_id, _ in chunk], config)
+        for memory_id, rrf in chunk:
+            memory = memories.get(memory_id)
+            if memory is not None:  # else filtered out, or deleted since the arm saw it
+                loaded[memory_id] = Candidate(memory=memory, rrf=rrf)
+    candidates = {memory_id: loaded[memory_id] for memory_id in list(loaded)[:top_n]}
     for name, hits in ranked.items():
         for hit in hits:
             if hit.memory_id in candidates:
@@ -91,19 +105,12 @@ def choose_reranker(engine: Engine, rerank: bool | None) -> Reranker:
     return engine.reranker
 
 
-def _rerank(
-    engine: Engine, reranker: Reranker, config: RecallConfig, candidates: list[Candidate]
-) -> None:
-    """Set each candidate's relevance; only the top ``rerank_top_n`` by RRF are scored."""
-    top_n = engine.config.rerank_top_n
-    head, tail = candidates[:top_n], candidates[top_n:]
-    if head:
-        scores = reranker.rerank(config.query, head)
-        for candidate, score in zip(head, scores, strict=True):
+def _rerank(reranker: Reranker, config: RecallConfig, candidates: list[Candidate]) -> None:
+    """Set each candidate's relevance (the ``rerank_top_n`` best by RRF, see :func:`_fuse`)."""
+    if candidates:
+        scores = reranker.rerank(config.query, candidates)
+        for candidate, score in zip(candidates, scores, strict=True):
             candidate.relevance = min(1.0, max(0.0, float(score)))
-    for candidate in tail:
-        candidate.relevance = 0.0
-    del candidates[top_n:]  # never rank an unscored candidate above a scored one
 
 
 def _recency_reference(ctx: StrategyContext) -> datetime:

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
-from agentmem.store.records import json_list, sql_list, to_db_time
+from agentmem.store.graph import bank_graph
+from agentmem.store.records import json_list, to_db_time
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.types import TimeRange
 
@@ -145,7 +147,10 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     period = ctx.query_time.range
     if period is None:
         return _dated(ctx) if ctx.query_time.asks_when else []
-    lo, hi = max(period.start, _FLOOR).timestamp(), min(period.end, _CEILING).timestamp()
+    lo, hi = (
+        max(period.start, _FLOOR).timestamp(),
+        min(period.end, _CEILING).timestamp(),
+    )
     if ctx.query_time.mode == "mention":
         where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
     else:
@@ -153,7 +158,7 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     seeds = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, where)
     if not seeds:
         return []
-    times = _event_times(ctx, [memory_id for memory_id, _ in seeds])
+    times = _event_times(ctx, (memory_id for memory_id, _ in seeds))
     scores: dict[str, float] = {}
     in_period: dict[str, float] = {}
     for memory_id, cosine in seeds:
@@ -197,14 +202,20 @@ class _EventTime(NamedTuple):
     dated: bool  # the fact has an occurrence of its own
 
 
-def _event_times(ctx: StrategyContext, ids: list[str]) -> dict[str, _EventTime]:
-    rows = ctx.engine.db.fetchall(
-        "SELECT id, coalesce(occurred_start, mentioned_at), "
-        "coalesce(occurred_end, occurred_start, mentioned_at), mentioned_at, "
-        "occurred_start IS NOT NULL "
-        f"FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
-        {"bank": ctx.bank_id, "ids": json_list(ids)},
-    )
+# $ids is bound as JSON text (see store/records.py); a join on the unnested list, not
+# list_contains on every row, as in load_memories.
+_EVENT_TIMES = """
+WITH wanted AS (SELECT unnest(from_json($ids, '["VARCHAR"]')) AS id)
+SELECT m.id, coalesce(m.occurred_start, m.mentioned_at),
+       coalesce(m.occurred_end, m.occurred_start, m.mentioned_at), m.mentioned_at,
+       m.occurred_start IS NOT NULL
+FROM wanted JOIN memories AS m ON m.id = wanted.id
+WHERE m.bank_id = $bank
+"""
+
+
+def _event_times(ctx: StrategyContext, ids: Iterable[str]) -> dict[str, _EventTime]:
+    rows = ctx.engine.db.fetchall(_EVENT_TIMES, {"bank": ctx.bank_id, "ids": json_list(ids)})
     return {r[0]: _EventTime(*r[1:]) for r in rows}
 
 
@@ -222,31 +233,22 @@ def _inside_fraction(time: _EventTime | None, period: TimeRange, mode: TimeMode)
     return max(0.0, min(1.0, overlap / length))
 
 
-# $seeds is bound as JSON text (see store/records.py).
-_SEEDS = sql_list("seeds")
-_EXPAND = f"""
-SELECT l.src_id, l.dst_id, l.weight, m.id,
-       coalesce(m.occurred_start, m.mentioned_at), coalesce(m.occurred_end, m.occurred_start,
-       m.mentioned_at), m.mentioned_at, m.occurred_start IS NOT NULL
-FROM links AS l JOIN memories AS m
-  ON m.id = CASE WHEN list_contains({_SEEDS}, l.src_id) THEN l.dst_id ELSE l.src_id END
-WHERE l.bank_id = $bank
-  AND (list_contains({_SEEDS}, l.src_id) OR list_contains({_SEEDS}, l.dst_id))
-"""
-
-
 def _expand(ctx: StrategyContext, seeds: dict[str, float], period: TimeRange) -> dict[str, float]:
-    """One hop along links from the seeds, to facts that stay inside the period."""
+    """One hop along links from the seeds (the bank's graph mirror), to facts that stay
+    inside the period."""
+    graph = bank_graph(ctx.engine, ctx.bank_id)
+    best_link: dict[str, float] = {}  # neighbour → best seed score × link weight
+    with graph.lock:
+        for seed, score in seeds.items():
+            for other, kind, weight, _ in graph.edges_of(seed):
+                if kind != "entity" and other not in seeds:
+                    best_link[other] = max(best_link.get(other, 0.0), score * weight)
+    times = _event_times(ctx, best_link)
     reached: dict[str, float] = {}
-    for src, dst, weight, memory_id, *time in ctx.engine.db.fetchall(
-        _EXPAND, {"bank": ctx.bank_id, "seeds": json_list(seeds)}
-    ):
-        origin = src if memory_id == dst else dst
-        inside = _inside_fraction(_EventTime(*time), period, ctx.query_time.mode)
-        if memory_id in seeds or inside <= 0 or origin not in seeds:
-            continue
-        score = seeds[origin] * weight * EXPANSION_DECAY * inside
-        reached[memory_id] = max(reached.get(memory_id, 0.0), score)
+    for memory_id, linked in best_link.items():
+        inside = _inside_fraction(times.get(memory_id), period, ctx.query_time.mode)
+        if inside > 0:
+            reached[memory_id] = linked * EXPANSION_DECAY * inside
     return reached
 
 

@@ -123,14 +123,16 @@ WITH built AS (
     FROM {FTS_SCHEMA}.stats AS s,
          (SELECT count(*) AS docs, coalesce(sum(len), 0) AS total_len
           FROM (SELECT seq, max(len) AS len FROM keyword_pending GROUP BY seq)) AS p
+), term_weights AS (
+    -- Per term, once: idf × (k1 + 1), and the two parts of the length normalisation.
+    SELECT term, ln((corpus.n - df + 0.5) / (df + 0.5) + 1) * ({BM25_K1} + 1) AS idf,
+           {BM25_K1} * (1 - {BM25_B}) AS k_fixed, {BM25_K1} * {BM25_B} / corpus.avgdl AS k_len
+    FROM doc_freq, corpus
 ), scored AS (
     SELECT postings.seq,
-           sum(ln((corpus.n - doc_freq.df + 0.5) / (doc_freq.df + 0.5) + 1)
-               * postings.wtf * ({BM25_K1} + 1)
-               / (postings.wtf + {BM25_K1} * (1 - {BM25_B}
-                                               + {BM25_B} * postings.len / corpus.avgdl)))
+           sum(w.idf * postings.wtf / (postings.wtf + w.k_fixed + w.k_len * postings.len))
                AS score
-    FROM postings JOIN doc_freq USING (term), corpus
+    FROM postings JOIN term_weights AS w USING (term)
     GROUP BY postings.seq
 )
 SELECT m.id, scored.score

@@ -1,0 +1,102 @@
+"""A filtered vector query looks among the nearest vectors first, and asks Chroma to filter
+only when too few of them match: the answer is the same either way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agentmem.store.vectors import OVERFETCH, VectorStore, _can_match, _matches
+
+COLLECTION = "bank-test"
+QUERY = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+
+
+def _store(path: Path, dated: list[bool]) -> VectorStore:
+    """Vectors ever further from QUERY; ``dated[i]`` is the metadata of the i-th nearest."""
+    store = VectorStore(path)
+    angles = np.linspace(0.0, 1.5, len(dated))
+    vectors = np.stack([np.cos(angles), np.sin(angles), np.zeros_like(angles)], axis=1)
+    store.upsert(
+        COLLECTION,
+        [f"m{i:02d}" for i in range(len(dated))],
+        vectors,
+        [{"dated": d, "t_start": float(i)} for i, d in enumerate(dated)],
+    )
+    return store
+
+
+def _filtered_calls(store: VectorStore) -> list[Any]:
+    """Record the ``where`` of every Chroma query the store makes."""
+    col = store._collection(COLLECTION)
+    calls: list[Any] = []
+    original = col.query
+
+    def query(**kwargs: Any) -> Any:
+        calls.append(kwargs.get("where"))
+        return original(**kwargs)
+
+    col.query = query
+    return calls
+
+
+def test_enough_matches_among_the_nearest_need_no_filtered_query(tmp_path):
+    store = _store(tmp_path, [i % 2 == 0 for i in range(40)])
+    calls = _filtered_calls(store)
+    found = store.query(COLLECTION, QUERY, 3, {"dated": True})
+    assert [i for i, _ in found] == ["m00", "m02", "m04"]
+    assert calls == [None]  # one unfiltered over-fetch
+    store.close()
+
+
+def test_too_few_matches_among_the_nearest_fall_back_to_the_filtered_query(tmp_path):
+    dated = [False] * 40
+    dated[30] = dated[35] = dated[39] = True  # beyond the 3 × OVERFETCH nearest
+    store = _store(tmp_path, dated)
+    calls = _filtered_calls(store)
+    found = store.query(COLLECTION, QUERY, 3, {"dated": True})
+    assert [i for i, _ in found] == ["m30", "m35", "m39"]
+    assert calls == [None, {"dated": True}]
+    assert 3 * OVERFETCH < 30
+    store.close()
+
+
+def test_a_small_collection_is_filtered_from_its_nearest_alone(tmp_path):
+    store = _store(tmp_path, [False, True, False, False])  # fewer than n × OVERFETCH in all
+    calls = _filtered_calls(store)
+    assert [i for i, _ in store.query(COLLECTION, QUERY, 3, {"dated": True})] == ["m01"]
+    assert calls == [None]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"dated": True},
+        {"dated": {"$eq": False}},
+        {"t_start": {"$in": [1.0, 4.0, 9.0]}},
+        {"$and": [{"t_start": {"$gte": 3.0}}, {"t_start": {"$lt": 7.0}}]},
+        {"$or": [{"t_start": {"$lte": 1.0}}, {"$and": [{"dated": True}, {"t_start": {"$gt": 8}}]}]},
+        {"missing": {"$gte": 0}},
+    ],
+)
+def test_matches_agrees_with_chroma(tmp_path, where):
+    store = _store(tmp_path, [i % 3 == 0 for i in range(12)])
+    col = store._collection(COLLECTION)
+    every = col.get(include=["metadatas"])
+    assert _can_match(where)
+    ours = {i for i, m in zip(every["ids"], every["metadatas"], strict=True) if _matches(m, where)}
+    assert ours == set(col.get(where=where, include=[])["ids"])
+    store.close()
+
+
+def test_an_operator_it_does_not_evaluate_goes_to_chroma(tmp_path):
+    assert not _can_match({"$and": [{"fact_type": {"$nin": ["world"]}}]})
+    store = _store(tmp_path, [True] * 40)
+    calls = _filtered_calls(store)
+    store.query(COLLECTION, QUERY, 3, {"t_start": {"$ne": 0.0}})
+    assert calls == [{"t_start": {"$ne": 0.0}}]
+    store.close()
