@@ -250,3 +250,24 @@ def test_graph_command_draws_the_entities(store_path, tmp_path, capsys):
     assert main(["graph", "nope", "--path", str(store_path), "--out", str(out)]) == 2
     assert main(["graph", "launch", "--path", str(store_path), "--out", str(tmp_path / "g.png")])
     assert "html" in capsys.readouterr().err
+
+
+def test_graph_hits_that_tie_come_in_a_fixed_order(mem):
+    # One session: the turns share their mention time, and each is reached from "Zorblat"
+    # alone, so their activations tie; they come back by id, the same in every process.
+    bank = mem.bank("ties")
+    filler = "the weather was grey and the trains were late again this morning"
+    turns = [
+        {"role": "user", "name": "Ana", "content": f"Zorblat {i}: {filler}."} for i in range(6)
+    ]
+    bank.retain(turns, mentioned_at=T0)
+    hits = bank.recall("Zorblat", strategies=["graph"], top_k=6).hits
+    ranked = sorted(
+        (h.strategy_details["graph"]["rank"], h.strategy_details["graph"]["score"], h.memory.id)
+        for h in hits
+    )
+    scores = [score for _, score, _ in ranked]
+    most = max(scores, key=scores.count)
+    tied = [memory_id for _, score, memory_id in ranked if score == most]
+    assert len(tied) >= 3, ranked
+    assert tied == sorted(tied)

@@ -156,7 +156,8 @@ def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
             kind_weights=config.kind_weights,
         )
         memories = [(n, a) for n, a in activation.items() if not graph.is_entity(n)]
-        memories.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0])))
+        # Ties (a session's turns share their mention time) by id: the same order every run.
+        memories.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), pair[0]))
     return [
         StrategyHit(memory_id=node, rank=rank, score=a, normalized=a)
         for rank, (node, a) in enumerate(memories[: ctx.pool], start=1)
@@ -191,7 +192,9 @@ def causal_strategy(ctx: StrategyContext) -> list[StrategyHit]:
         if explicit is not None:
             for seed in seeds:
                 found.pop(seed, None)  # the caller knows its seeds; a chosen seed is news
-        ranked = sorted(found.items(), key=lambda item: (item[1][0], -graph.mentioned_at(item[0])))
+        ranked = sorted(
+            found.items(), key=lambda item: (item[1][0], -graph.mentioned_at(item[0]), item[0])
+        )
     return [
         StrategyHit(
             memory_id=node,
