@@ -25,7 +25,7 @@ from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.store.graph import bank_graph
-from agentmem.store.records import json_list, to_db_time
+from agentmem.store.records import json_list, to_db_time, wanted_ids
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.types import TimeRange
 
@@ -147,10 +147,7 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     period = ctx.query_time.range
     if period is None:
         return _dated(ctx) if ctx.query_time.asks_when else []
-    lo, hi = (
-        max(period.start, _FLOOR).timestamp(),
-        min(period.end, _CEILING).timestamp(),
-    )
+    lo, hi = max(period.start, _FLOOR).timestamp(), min(period.end, _CEILING).timestamp()
     if ctx.query_time.mode == "mention":
         where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
     else:
@@ -202,10 +199,8 @@ class _EventTime(NamedTuple):
     dated: bool  # the fact has an occurrence of its own
 
 
-# $ids is bound as JSON text (see store/records.py); a join on the unnested list, not
-# list_contains on every row, as in load_memories.
-_EVENT_TIMES = """
-WITH wanted AS (SELECT unnest(from_json($ids, '["VARCHAR"]')) AS id)
+_EVENT_TIMES = f"""
+WITH wanted AS {wanted_ids()}
 SELECT m.id, coalesce(m.occurred_start, m.mentioned_at),
        coalesce(m.occurred_end, m.occurred_start, m.mentioned_at), m.mentioned_at,
        m.occurred_start IS NOT NULL

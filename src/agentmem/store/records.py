@@ -111,6 +111,15 @@ def sql_list(param: str, sql_type: str = "VARCHAR") -> str:
     return f"from_json(${param}, '[\"{sql_type}\"]')"
 
 
+def wanted_ids(param: str = "ids") -> str:
+    """SQL for a table of one column ``id``: the ids bound as JSON text in ``$param``.
+
+    Join it with ``memories`` rather than test ``list_contains`` on every row of the bank:
+    DuckDB then reads only the rows wanted (at 100k memories ~2× faster for 150 ids).
+    """
+    return f"(SELECT unnest({sql_list(param)}) AS id)"
+
+
 _column_types: dict[str, dict[str, str]] = {}
 
 
@@ -184,8 +193,8 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
 # Recall loads ~150 candidates by id. Joining on the unnested id list (rather than
 # list_contains on every row, with entity names from a correlated subquery over the whole
 # memory_entities table) halves the cost: ~8 → 4.5 ms at 10k memories, ~36 → 18 ms at 100k.
-_LOAD_BY_IDS = """
-WITH wanted AS (SELECT unnest(from_json($ids, '["VARCHAR"]')) AS id),
+_LOAD_BY_IDS = f"""
+WITH wanted AS {wanted_ids()},
 names AS (
     SELECT me.memory_id, list(e.name ORDER BY e.name) AS entity_names
     FROM wanted JOIN memory_entities AS me ON me.memory_id = wanted.id
