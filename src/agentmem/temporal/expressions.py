@@ -1028,12 +1028,8 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
         last_day = start.date() + timedelta(days=last % days)
         return _days(first_day, last_day, "day" if first_day == last_day else "range", relative)
 
-    if words in ("first two weeks", "last two weeks"):
-        if (end - start).days < 14 or granularity in ("week", "weekend", "range"):
-            return None
-        return day_slice(0, 13) if words == "first two weeks" else day_slice(-14, -1)
     if words in ("first weekend", "last weekend"):
-        if (end - start).days < 7 or granularity in ("week", "weekend", "range"):
+        if (end - start).days < 7 or granularity in ("week", "range"):
             return None
         if words == "first weekend":
             saturday = start.date() + timedelta(days=(5 - start.weekday()) % 7)
@@ -1041,10 +1037,11 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
             last = (end - _DAY).date()
             saturday = last - timedelta(days=(last.weekday() - 5) % 7)
         return _days(saturday, saturday + _DAY, "weekend", relative)
-    if words in ("first week", "last week"):
-        if (end - start).days < 7 or granularity in ("week", "range"):
+    if words in ("first week", "last week", "first two weeks", "last two weeks"):
+        days = 14 if words.endswith("two weeks") else 7
+        if (end - start).days < days or granularity in ("week", "range"):
             return None
-        return day_slice(0, 6) if words == "first week" else day_slice(-7, -1)
+        return day_slice(0, days - 1) if words.startswith("first") else day_slice(-days, -1)
     if words in ("first day", "last day"):
         if granularity in ("hour", "part_of_day", "day", "range"):
             return None
