@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 import agentmem
 from agentmem.retain.extract import OfflineExtractor
@@ -95,3 +97,38 @@ def test_early_vectors_are_dropped_when_the_extractor_gives_other_texts(store_pa
         ]
         hits = bank.recall("ANA: ZORBLAT SHIPS ON MONDAYS.", strategies=["semantic"], top_k=1)
         assert hits.hits[0].strategy_details["semantic"]["score"] > 0.99
+
+
+class SlowEmbedder(CountingEmbedder):
+    """Takes a while, and says when it has finished."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = super().embed(texts)
+        time.sleep(0.3)
+        self.finished.set()
+        return vectors
+
+
+class FailingExtractor(OfflineExtractor):
+    def __init__(self, embedder: CountingEmbedder) -> None:
+        super().__init__()
+        self.embedder = embedder
+
+    def extract(self, content):  # noqa: ANN001, ANN201
+        self.embedder.called.wait(timeout=10)  # the early embedding is under way
+        raise RuntimeError("extractor broke")
+
+
+def test_a_failed_retain_leaves_no_early_embedding_running(store_path):
+    embedder = SlowEmbedder()
+    extractor = FailingExtractor(embedder)
+    with agentmem.AgentMemory(store_path, embedder=embedder, extractor=extractor) as mem:
+        bank = mem.bank("b")
+        with pytest.raises(agentmem.ExtractionError, match="extractor broke"):
+            bank.retain(_turns("Zorblat ships on Mondays."), mentioned_at=T0)
+        assert embedder.finished.is_set()  # waited for, not left running
+        assert bank.memories() == []

@@ -110,23 +110,28 @@ def retain(
     _check_targets_exist(engine, bank_id, explicit_links)
 
     early = _embed_early(engine, request)
-    extraction = _extract(engine, bank_id, bank_config, request)
-    facts = [
-        anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
-        for f in extraction.facts
-    ]
-    episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
-    episode_id, memories = store_facts(
-        engine,
-        bank_id,
-        collection,
-        bank_config,
-        facts,
-        episode=episode,
-        tags=tag_values,
-        links=explicit_links,
-        early=early,
-    )
+    try:
+        extraction = _extract(engine, bank_id, bank_config, request)
+        facts = [
+            anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
+            for f in extraction.facts
+        ]
+        episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
+        episode_id, memories = store_facts(
+            engine,
+            bank_id,
+            collection,
+            bank_config,
+            facts,
+            episode=episode,
+            tags=tag_values,
+            links=explicit_links,
+            early=early,
+        )
+    except BaseException:
+        if early is not None:
+            wait([early.vectors])  # as in store_facts: never leave the model running
+        raise
     return RetainResult(
         memories=memories,
         episode_id=episode_id or "",
