@@ -20,7 +20,7 @@ from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.llm.client import language_model
-from agentmem.models.embedder import MiniLMEmbedder
+from agentmem.models.embedder import MINILM_NAME, MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
@@ -70,6 +70,17 @@ def _vector_namespace(db: Database, chroma_url: str | None) -> str:
     return "" if mode == "embedded" else str(db.get_meta("store_id"))
 
 
+def _default_embedder(db: Database) -> MiniLMEmbedder:
+    """The offline default embedder, in the form this store's banks were made with.
+
+    Stores made before the default computed in int8 hold vectors of the packaged model's
+    fp32 arithmetic; they keep it, so their banks still open and their vectors stay
+    comparable with new ones.
+    """
+    made_before = db.fetchall("SELECT 1 FROM banks WHERE embedder = ? LIMIT 1", [MINILM_NAME])
+    return MiniLMEmbedder(dynamic_int8=not made_before)
+
+
 class AgentMemory:
     """Long-term memory for agents: one store on disk holding any number of banks.
 
@@ -77,7 +88,9 @@ class AgentMemory:
         path: Directory of the store (created if missing). ``None`` makes a temporary
             store that is deleted on :meth:`close`.
         embedder: An :class:`~agentmem.protocols.Embedder`; default all-MiniLM-L6-v2 int8
-            ONNX, loaded lazily from an installed package.
+            ONNX, loaded lazily from an installed package, with its products in int8
+            (:class:`~agentmem.models.embedder.MiniLMEmbedder`) — or without, in a store
+            whose banks were made so.
         extractor: An :class:`~agentmem.protocols.Extractor`; default the offline
             :class:`~agentmem.retain.extract.OfflineExtractor`.
         reranker: A :class:`~agentmem.protocols.Reranker` (e.g.
@@ -144,7 +157,7 @@ class AgentMemory:
             db=db,
             vectors=vectors,
             keyword=keyword,
-            embedder=embedder or MiniLMEmbedder(),
+            embedder=embedder or _default_embedder(db),
             extractor=extractor or OfflineExtractor(),
             reranker=reranker or offline_reranker,
             resolver=EntityResolver(),

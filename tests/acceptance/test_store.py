@@ -176,3 +176,23 @@ def test_reopening_a_bank_with_another_embedder_is_refused(store_path):
         with pytest.raises(agentmem.InvalidInputError, match="embedder"):
             mem.bank("minilm")
         mem.bank("hashed").retain("Vectors from hashing.", mentioned_at=T0)
+
+
+def test_a_store_made_with_the_fp32_model_keeps_it_when_reopened(store_path, tmp_path):
+    from agentmem.models.embedder import MINILM_DYNAMIC_NAME, MINILM_NAME, MiniLMEmbedder
+
+    fp32 = MiniLMEmbedder(dynamic_int8=False)
+    with agentmem.AgentMemory(store_path, embedder=fp32) as mem:
+        mem.bank("old").retain("Alice moved to Lisbon in June 2024.", mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        assert mem.embedder.name == MINILM_NAME
+        hits = mem.bank("old").recall("Where does Alice live now?", now=T1).hits
+        assert hits[0].text == "Alice moved to Lisbon in June 2024."
+        mem.bank("new").retain("Bob likes green tea.", mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        assert [h.text for h in mem.bank("new").recall("What does Bob drink?", now=T1)] == [
+            "Bob likes green tea."
+        ]
+    with agentmem.AgentMemory(tmp_path / "fresh") as mem:
+        mem.bank("b").retain("Carol plays the cello.", mentioned_at=T0)
+        assert mem.embedder.name == MINILM_DYNAMIC_NAME

@@ -49,7 +49,7 @@ def minilm() -> MiniLMEmbedder:
 
 def test_minilm_satisfies_the_embedder_protocol(minilm: MiniLMEmbedder) -> None:
     assert isinstance(minilm, Embedder)
-    assert minilm.name == "all-MiniLM-L6-v2-int8"
+    assert minilm.name == "all-MiniLM-L6-v2-int8-dynamic"
     assert minilm.dimension == 384
 
 
@@ -73,9 +73,11 @@ def test_minilm_rows_are_unit_float32(minilm: MiniLMEmbedder) -> None:
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_minilm_batch_equals_one_by_one_in_any_order() -> None:
-    # batch_size=3 splits the texts into batches padded to different widths.
-    embedder = MiniLMEmbedder(batch_size=3)
+@pytest.mark.parametrize("dynamic_int8", [False, True])
+def test_minilm_batch_equals_one_by_one_in_any_order(dynamic_int8: bool) -> None:
+    # fp32: batch_size=3 splits the texts into batches padded to different widths. int8: the
+    # activations' range must be each text's own, not the batch's.
+    embedder = MiniLMEmbedder(batch_size=3, dynamic_int8=dynamic_int8)
     one_by_one = np.stack([embedder.embed([text])[0] for text in SENTENCES])
     batched = embedder.embed(SENTENCES)
     np.testing.assert_allclose(batched, one_by_one, atol=1e-4)
@@ -157,6 +159,18 @@ def test_minilm_is_safe_to_call_from_many_threads(minilm: MiniLMEmbedder) -> Non
     with ThreadPoolExecutor(max_workers=4) as pool:
         for result in pool.map(run, range(4)):
             np.testing.assert_allclose(result, expected, atol=1e-6)
+
+
+def test_minilm_int8_products_stay_close_to_the_packaged_arithmetic() -> None:
+    fp32 = MiniLMEmbedder(dynamic_int8=False)
+    int8 = MiniLMEmbedder()
+    assert int8.name != fp32.name  # a bank must not mix their vectors
+    texts = [t for t in SENTENCES if t]
+    a, b = fp32.embed(texts), int8.embed(texts)
+    assert min(float(x @ y) for x, y in zip(a, b, strict=True)) > 0.95
+    # The ranking a user sees is the same: the paraphrase beats the unrelated sentence.
+    query = int8.embed_query("a cat on a mat")
+    assert cosine(query, b[1]) > cosine(query, b[2])
 
 
 def test_minilm_missing_model_file_raises_model_error(tmp_path: Path) -> None:
