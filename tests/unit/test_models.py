@@ -173,6 +173,16 @@ def test_minilm_int8_products_stay_close_to_the_packaged_arithmetic() -> None:
     assert cosine(query, b[1]) > cosine(query, b[2])
 
 
+def test_minilm_int8_without_the_onnx_package_says_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(embedder_module, "_sessions", {})
+    monkeypatch.setitem(sys.modules, "onnx", None)  # makes ``import onnx`` fail
+    with pytest.raises(ModelError, match="'onnx' package"):
+        MiniLMEmbedder().embed(["hello"])
+    assert MiniLMEmbedder(dynamic_int8=False).embed(["hello"]).shape == (1, 384)
+
+
 def test_minilm_missing_model_file_raises_model_error(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not found"):
         MiniLMEmbedder(model_path=tmp_path / "missing.onnx")
