@@ -227,6 +227,8 @@ def test_bad_links_are_refused_and_change_nothing(story, args, error):
         ([("caused_by",)], agentmem.InvalidInputError),
         ([("telepathy", "x")], agentmem.InvalidInputError),
         ([("caused_by", "no-such-memory")], agentmem.NotFoundError),
+        ([("caused_by", "x') OR 1=1 --")], agentmem.NotFoundError),
+        ([("caused_by", "it's\x00; DROP TABLE memories")], agentmem.NotFoundError),
     ],
 )
 def test_bad_retain_links_write_nothing(story, links, error):
@@ -234,6 +236,20 @@ def test_bad_retain_links_write_nothing(story, links, error):
     with pytest.raises(error):
         bank.retain("Something new happened.", mentioned_at=T1, links=links)
     assert len(bank.memories()) == len(memories)
+
+
+def test_a_link_to_another_banks_memory_is_not_found(mem, story):
+    bank, memories = story
+    elsewhere = mem.bank("elsewhere").retain("A memory of another bank.", mentioned_at=T0)
+    with pytest.raises(agentmem.NotFoundError):
+        bank.retain(
+            "Linked across banks.", mentioned_at=T1, links=[("related", elsewhere.memories[0].id)]
+        )
+    assert len(bank.memories()) == len(memories)
+    later = bank.retain(
+        "Linked inside the bank.", mentioned_at=T1, links=[("related", memories[0].id)]
+    )
+    assert (later.memories[0].id, memories[0].id) in edges(bank.graph(), "related")
 
 
 def test_graph_command_draws_the_entities(store_path, tmp_path, capsys):

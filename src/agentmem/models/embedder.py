@@ -112,7 +112,8 @@ class MiniLMEmbedder:
     with ``dynamic_int8=False`` keeps it when opened with the default embedder.
 
     The ONNX session loads on first use, once per process, and is shared across instances
-    with the same model file, thread count and arithmetic. ``embed`` is safe to call from many threads.
+    with the same model file, thread count and arithmetic. ``embed`` is safe to call from
+    many threads.
 
     Args:
         model_path: An ONNX file with inputs ``input_ids``, ``attention_mask``,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
@@ -60,6 +61,7 @@ from agentmem.store.records import (
     insert_memories,
     insert_rows,
     json_list,
+    sql_strings,
     to_db_time,
     wanted_ids,
 )
@@ -304,18 +306,31 @@ def _check_targets_exist(engine: Engine, bank_id: str, links: list[tuple[str, st
         raise NotFoundError(f"no memory {sorted(missing)[0]!r} in bank {bank_id!r} to link to")
 
 
+# Ids that are safe as SQL literals as they are (this library's ids are hex).
+_PLAIN_ID = re.compile(r"[\w.:-]+")
+
+
 def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
-    """Which of ``ids`` are memories of the bank (a planned link target may have been forgotten
-    since it was found)."""
-    if not ids:
-        return set()
-    # 4-6 -> 2.4 ms at 100k memories against list_contains; break-even at ~30k.
-    rows = cur.execute(
-        f"SELECT m.id FROM {wanted_ids()} AS wanted "
-        "JOIN memories AS m ON m.id = wanted.id WHERE m.bank_id = $bank",
-        {"bank": bank_id, "ids": json_list(sorted(ids))},
-    ).fetchall()
-    return {r[0] for r in rows}
+    """Which of ``ids`` are memories of the bank (a vector whose memory was forgotten can
+    outlive it in Chroma until the next open if Chroma's delete failed; an explicit link may
+    name anything)."""
+    plain = sorted(i for i in ids if _PLAIN_ID.fullmatch(i))
+    other = sorted(ids.difference(plain))
+    alive: set[str] = set()
+    if plain:
+        # Literal ids are looked up in the primary-key index: ~0.7 ms for 20 ids at 100k
+        # memories, flat as the bank grows, where bound ids (or a bank filter in the same
+        # WHERE) make DuckDB scan every row (~3.3 ms at 100k).
+        rows = cur.execute(f"SELECT id, bank_id FROM memories WHERE id IN ({sql_strings(plain)})")
+        alive.update(memory_id for memory_id, bank in rows.fetchall() if bank == bank_id)
+    if other:  # quotes, control characters: bound as data
+        rows = cur.execute(
+            f"SELECT m.id FROM {wanted_ids()} AS wanted "
+            "JOIN memories AS m ON m.id = wanted.id WHERE m.bank_id = $bank",
+            {"bank": bank_id, "ids": json_list(other)},
+        )
+        alive.update(row[0] for row in rows.fetchall())
+    return alive
 
 
 def _all_messages_timed(content: object) -> bool:

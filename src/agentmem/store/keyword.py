@@ -39,7 +39,7 @@ from contextlib import suppress
 import duckdb
 
 from agentmem.store.database import Database
-from agentmem.store.records import json_list, sql_list
+from agentmem.store.records import json_list, sql_list, sql_strings
 
 log = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ class KeywordIndex:
             return []
         # Inlined so DuckDB can skip the other terms' row groups. A term is letters and digits
         # only (the tokeniser splits on everything else); quotes are doubled all the same.
-        listed = ", ".join("'" + term.replace("'", "''") + "'" for term in terms)
+        listed = sql_strings(terms)
         params: dict[str, object] = {
             "bank_id": bank_id,
             "limit": limit,
