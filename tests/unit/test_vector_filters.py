@@ -52,20 +52,43 @@ def test_enough_matches_among_the_nearest_need_no_filtered_query(tmp_path):
     store.close()
 
 
-def test_too_few_matches_among_the_nearest_fall_back_to_the_filtered_query(tmp_path):
-    dated = [False] * 40
-    dated[30] = dated[35] = dated[39] = True  # beyond the 3 × OVERFETCH nearest
+def test_too_few_matches_among_the_nearest_widen_the_search_once(tmp_path):
+    dated = [False] * 60
+    dated[20] = dated[25] = dated[39] = True  # beyond the 3 × 4 nearest, within the 3 × 16
     store = _store(tmp_path, dated)
     calls = _filtered_calls(store)
     found = store.query(COLLECTION, QUERY, 3, {"dated": True})
-    assert [i for i, _ in found] == ["m30", "m35", "m39"]
-    assert calls == [None, {"dated": True}]
-    assert 3 * OVERFETCH < 30
+    assert [i for i, _ in found] == ["m20", "m25", "m39"]
+    assert calls == [None, None]  # two unfiltered over-fetches, no filtered query
+    assert 3 * OVERFETCH[0] < 20 and 3 * OVERFETCH[1] > 39
+    store.close()
+
+
+def test_too_few_matches_among_the_widest_fall_back_to_the_filtered_query(tmp_path):
+    dated = [False] * 60
+    dated[50] = dated[55] = dated[59] = True  # beyond the 3 × 16 nearest
+    store = _store(tmp_path, dated)
+    calls = _filtered_calls(store)
+    found = store.query(COLLECTION, QUERY, 3, {"dated": True})
+    assert [i for i, _ in found] == ["m50", "m55", "m59"]
+    assert calls == [None, None, {"dated": True}]
+    assert 3 * OVERFETCH[-1] < 50
+    store.close()
+
+
+def test_a_preference_keeps_to_the_matches_among_the_widest_nearest(tmp_path):
+    dated = [False] * 60
+    dated[40] = dated[55] = dated[59] = True  # one within the 3 × 16 nearest, two beyond
+    store = _store(tmp_path, dated)
+    calls = _filtered_calls(store)
+    found = store.query(COLLECTION, QUERY, 3, {"dated": True}, nearest_only=True)
+    assert [i for i, _ in found] == ["m40"]
+    assert calls == [None, None]
     store.close()
 
 
 def test_a_small_collection_is_filtered_from_its_nearest_alone(tmp_path):
-    store = _store(tmp_path, [False, True, False, False])  # fewer than n × OVERFETCH in all
+    store = _store(tmp_path, [False, True, False, False])  # fewer than n × 4 in all
     calls = _filtered_calls(store)
     assert [i for i, _ in store.query(COLLECTION, QUERY, 3, {"dated": True})] == ["m01"]
     assert calls == [None]

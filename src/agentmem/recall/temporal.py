@@ -185,7 +185,10 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
 
 
 def _dated(ctx: StrategyContext) -> list[StrategyHit]:
-    scored = ctx.engine.vectors.query(ctx.collection, ctx.query_vector, ctx.pool, {"dated": True})
+    # Dated facts far from the query in meaning answer no "When ...?" (see nearest_only).
+    scored = ctx.engine.vectors.query(
+        ctx.collection, ctx.query_vector, ctx.pool, {"dated": True}, nearest_only=True
+    )
     return [
         StrategyHit(memory_id, rank, cosine, normalized=cosine_relevance(cosine))
         for rank, (memory_id, cosine) in enumerate(scored, start=1)

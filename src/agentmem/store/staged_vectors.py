@@ -137,10 +137,12 @@ class StagedVectorStore:
         vector: np.ndarray,
         n: int,
         where: Mapping[str, Any] | None = None,
+        *,
+        nearest_only: bool = False,
     ) -> list[tuple[str, float]]:
         """See :meth:`VectorStore.query`."""
         self.flush()
-        return self._store.query(collection, vector, n, where)
+        return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
 
     def query_many(
         self, collection: str, vectors: np.ndarray, n: int
