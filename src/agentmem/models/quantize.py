@@ -94,7 +94,7 @@ class _Rewriter:
         """The fp32 value of a constant weight: an initializer, or int8 ``Cast`` × scale."""
         if name in self._constants:
             value = self._constants[name]
-            return value.astype(np.float32) if value.dtype == np.float32 else None
+            return value if value.dtype == np.float32 else None
         mul = self._producers.get(name)
         if mul is None or mul.op_type != "Mul" or mul.input[1] not in self._constants:
             return None
