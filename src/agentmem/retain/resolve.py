@@ -436,9 +436,12 @@ def _words_align(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 # A block key names one look-up table entry: ("exact", name), ("first", first name),
-# ("last", surname), ("core", kind, core words), ("edge", kind, first or last core word),
-# ("acronym", kind, letters).
-_BlockKey = tuple[str, ...]
+# ("last", surname), ("core", kind, core words), ("edge", kind, digits, first or last core
+# word), ("acronym", kind, digits, letters). Non-person names match only with the same
+# numbers ("Room 101" is not "Room 102"), so the edge and acronym tables, and the fuzzy
+# tables, are split by them: a new "Invoice INV-2047" is compared with the invoices that carry
+# its number, not with every invoice the bank has seen.
+_BlockKey = tuple[str | tuple[str, ...], ...]
 # An entity's name in the fuzzy tables: (entity id, position in ``KnownEntity.names``).
 _Slot = tuple[str, int]
 
@@ -457,8 +460,8 @@ class EntityIndex:
         self._by_id: dict[str, KnownEntity] = {}
         self._blocks: dict[_BlockKey, set[str]] = {}
         self._block_keys: dict[str, set[_BlockKey]] = {}
-        # kind -> {slot: core name}, the choices of one rapidfuzz call per mention.
-        self._fuzzy: dict[str, dict[_Slot, str]] = {}
+        # (kind, digits) -> {slot: core name}, the choices of one rapidfuzz call per mention.
+        self._fuzzy: dict[tuple[str, tuple[str, ...]], dict[_Slot, str]] = {}
         for entity in entities:
             self.add(entity)
 
@@ -507,8 +510,8 @@ class EntityIndex:
                 ids.discard(entity_id)
                 if not ids:
                     del self._blocks[key]
-        choices = self._fuzzy.get(entity.kind, {})
-        for position in range(len(entity.names)):
+        for position, name in enumerate(entity.names):
+            choices = self._fuzzy.get((entity.kind, _digits(name)), {})
             choices.pop((entity_id, position), None)
 
     def _insert(self, entity: KnownEntity) -> None:
@@ -534,12 +537,13 @@ class EntityIndex:
             core = _core_words(name, kind)
             if not core:
                 continue
+            digits = _digits(name)
             keys.add(("core", kind, " ".join(core)))
             if kind == "org":
-                keys.update({("edge", kind, core[0]), ("edge", kind, core[-1])})
+                keys.update({("edge", kind, digits, core[0]), ("edge", kind, digits, core[-1])})
             if kind in ("org", "place"):
-                keys.update(("acronym", kind, a) for a in _acronyms_of(name, core))
-            self._fuzzy.setdefault(kind, {})[(entity.id, position)] = " ".join(core)
+                keys.update(("acronym", kind, digits, a) for a in _acronyms_of(name, core))
+            self._fuzzy.setdefault((kind, digits), {})[(entity.id, position)] = " ".join(core)
         for key in keys:
             self._blocks.setdefault(key, set()).add(entity.id)
 
@@ -561,13 +565,15 @@ class EntityIndex:
         core = _core_words(name, kind)
         if not core:
             return set()
+        digits = _digits(name)
         found = set(self._ids(("core", kind, " ".join(core))))
         if kind == "org":
-            found |= self._ids(("edge", kind, core[0])) | self._ids(("edge", kind, core[-1]))
+            found |= self._ids(("edge", kind, digits, core[0]))
+            found |= self._ids(("edge", kind, digits, core[-1]))
         if kind in ("org", "place"):
             for acronym in _acronyms_of(name, core):
-                found |= self._ids(("acronym", kind, acronym))
-        choices = self._fuzzy.get(kind)
+                found |= self._ids(("acronym", kind, digits, acronym))
+        choices = self._fuzzy.get((kind, digits))
         if choices:
             hits = process.extract(
                 " ".join(core),
