@@ -12,6 +12,7 @@ from agentmem.config import EngineConfig
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
+from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.staged_vectors import StagedVectorStore
@@ -46,6 +47,9 @@ class Engine:
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
     # Per-bank networkx mirrors of the memory graph (store/graph.py), loaded on first use.
     graphs: dict[str, MemoryGraph] = field(default_factory=dict)
+    # Per-bank dated facts in time order (store/dated_facts.py): dropped by every write,
+    # handed back by retain with its new facts once it has committed.
+    dated_facts: dict[str, DatedFacts] = field(default_factory=dict)
     # Per-bank resolvers carrying the bank's entity corrections (retain/corrections.py).
     resolvers: dict[str, EntityResolver] = field(default_factory=dict)
     # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
@@ -80,6 +84,7 @@ class Engine:
         with self._cache_lock:
             self._versions[bank_id] = self._versions.get(bank_id, 0) + 1
             self._last_mentions.pop(bank_id, None)
+            self.dated_facts.pop(bank_id, None)
 
     def close(self) -> None:
         """Stop the worker threads and close both stores."""

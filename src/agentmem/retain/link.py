@@ -19,6 +19,7 @@ import numpy as np
 from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
+from agentmem.store.dated_facts import DatedFacts, midpoint
 from agentmem.store.records import insert_rows, to_db_time
 from agentmem.types import Memory
 
@@ -170,57 +171,37 @@ def caused_by_links(
 
 # New facts with an occurrence link to their nearest facts in time (at most
 # TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once. The bank's
-# dated facts inside the window are read in one scan and the nearest are picked in numpy: a
-# self-join with a window function in SQL cost ~15 ms a retain at 10k memories, growing with
-# the bank.
-_DATED_WITHIN = """
-SELECT id, mid FROM (
-    SELECT id, epoch(occurred_start) / 2 + epoch(coalesce(occurred_end, occurred_start)) / 2
-           AS mid
-    FROM memories WHERE bank_id = $bank AND occurred_start IS NOT NULL
-) WHERE mid BETWEEN $low AND $high
-"""
+# dated facts inside the window come from its in-memory time order (store/dated_facts.py) and
+# the nearest are picked in numpy, ties broken by id.
 TEMPORAL_NEIGHBOURS = 5
 
 
 def temporal_links(
-    cur: Any, bank_id: str, memories: list[Memory], sigma_days: float
+    dated: DatedFacts, memories: list[Memory], sigma_days: float
 ) -> list[tuple[str, str, str, float]]:
     """(src, dst, "temporal", exp(-Δt/σ)) edges from new dated facts to the facts nearest in
-    time (the bank's and each other).
+    time: the bank's (``dated``, which does not hold the new facts yet) and each other.
 
     Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
     """
-    mids = {m.id: _midpoint(m) for m in memories if m.occurred_start is not None}
+    mids = {m.id: mid for m in memories if (mid := midpoint(m)) is not None}
     if not mids:
         return []
     sigma = sigma_days * 86_400.0
     reach = 3 * sigma
-    rows = cur.execute(
-        _DATED_WITHIN,
-        {"bank": bank_id, "low": min(mids.values()) - reach, "high": max(mids.values()) + reach},
-    ).fetchall()
-    ids = np.array([r[0] for r in rows])
-    times = np.array([r[1] for r in rows], dtype=np.float64)
-    is_new = np.isin(ids, list(mids))
+    stored, stored_times = dated.within(min(mids.values()) - reach, max(mids.values()) + reach)
+    ids = np.array([*stored, *mids])
+    times = np.concatenate([stored_times, np.fromiter(mids.values(), dtype=np.float64)])
+    is_new = np.arange(len(ids)) >= len(stored)
+    # Ids as their rank in id order, so the comparisons below are between integers.
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
     links = []
-    for src, mid in mids.items():
+    for position, (src, mid) in enumerate(mids.items(), start=len(stored)):
         gaps = np.abs(times - mid)
         # Each pair of new facts once: from the larger id to the smaller.
-        keep = (gaps <= reach) & (ids != src) & ~(is_new & (ids < src))
-        nearest = np.lexsort((ids[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
+        keep = (gaps <= reach) & (rank != rank[position]) & ~(is_new & (rank < rank[position]))
+        nearest = np.lexsort((rank[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
         for dst, gap in zip(ids[keep][nearest], gaps[keep][nearest], strict=True):
             links.append((src, str(dst), "temporal", math.exp(-gap / sigma)))
     return links
-
-
-def _midpoint(memory: Memory) -> float:
-    start = memory.occurred_start
-    assert start is not None
-    end = memory.occurred_end or start
-    return _epoch(start) / 2 + _epoch(end) / 2
-
-
-def _epoch(moment: datetime) -> float:
-    # Naive values hold UTC, as DuckDB's epoch() reads them.
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()

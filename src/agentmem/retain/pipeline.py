@@ -55,6 +55,7 @@ from agentmem.retain.messages import (
 )
 from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.timing import anchor_in_time
+from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
     MemoryRow,
@@ -229,6 +230,7 @@ def store_facts(
                             )
                         ],
                     )
+                dated = _dated_facts(engine, cur, bank_id)  # before this call's facts are in
                 rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
                 insert_memories(cur, rows)
                 ids = [r.memory.id for r in rows]
@@ -242,10 +244,7 @@ def store_facts(
                             *followed_by_links(ids),
                             *caused_by_links(ids, [f.caused_by for f in facts]),
                             *temporal_links(
-                                cur,
-                                bank_id,
-                                [r.memory for r in rows],
-                                bank_config.temporal_sigma_days,
+                                dated, [r.memory for r in rows], bank_config.temporal_sigma_days
                             ),
                         ]
                     ],
@@ -274,12 +273,19 @@ def store_facts(
             raise
         finally:
             engine.bank_changed(bank_id)
+        dated.add(r.memory for r in rows)  # committed: the bank's time order holds them now
+        engine.dated_facts[bank_id] = dated
         write_vectors(engine, bank_id, collection, rows, vectors)
     engine.keyword.maybe_rebuild()
     memories = [
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
     ]
     return episode_id, memories
+
+
+def _dated_facts(engine: Engine, cur, bank_id: str) -> DatedFacts:  # noqa: ANN001
+    dated = engine.dated_facts.get(bank_id)
+    return dated if dated is not None else DatedFacts.load(cur, bank_id)
 
 
 def _embedding_text(fact: ExtractedFact) -> str:
