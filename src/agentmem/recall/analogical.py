@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from agentmem.models.nlp import coarse_pos
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.retain.entities import LABEL_KINDS
 from agentmem.store.records import filter_clause
@@ -119,7 +120,7 @@ def structure_of(doc: Doc) -> Structure:
     actions: set[str] = set()
     roles: set[str] = set()
     for token in doc:
-        if token.pos_ != "VERB":
+        if coarse_pos(token) != "VERB":
             continue
         action = stem(token.text)
         actions.add(action)

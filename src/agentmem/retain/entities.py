@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from agentmem.models.nlp import coarse_pos
 from agentmem.retain.facts import EntityMention
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
 
@@ -313,17 +314,17 @@ def _is_name_word(token: Token) -> bool:
         return False
     if text == "I" or lower in _MONTHS_AND_DAYS or lower in _CHAT_WORDS or _is_title(token):
         return False
-    if lower in FIRST_NAMES and (token.pos_ == "PROPN" or not token.is_sent_start):
+    if lower in FIRST_NAMES and (coarse_pos(token) == "PROPN" or not token.is_sent_start):
         # A capitalised "Will" or "Mark" inside a sentence is a name whatever the tagger says.
         return True
-    return token.pos_ in _NAME_POS and not token.is_stop
+    return coarse_pos(token) in _NAME_POS and not token.is_stop
 
 
 def _can_start_name(token: Token) -> bool:
     if not _is_name_word(token):
         return False
     # Every sentence starts with a capital, so only a known first name counts there.
-    return not token.is_sent_start or (token.pos_ == "PROPN" and token.lower_ in FIRST_NAMES)
+    return not token.is_sent_start or (coarse_pos(token) == "PROPN" and token.lower_ in FIRST_NAMES)
 
 
 def _from_capitalised_words(
