@@ -140,8 +140,9 @@ class EngineConfig:
         fusion: Arm weights of the offline relevance.
         graph: Link building at retain and graph walking at recall.
         context_weight: Weight of a turn's neighbouring text in the keyword index (BM25F-style).
-        keyword_rebuild_min: Rows written since the last full-text rebuild before a rebuild is
-            due (also at least ``keyword_rebuild_fraction`` of the indexed rows).
+        keyword_rebuild_min: Rows written since the keyword index last took in its pending
+            postings before it is due to again, in the background (also at least
+            ``keyword_rebuild_fraction`` of the indexed rows).
         recency_window_days: Age at which recency reaches 0.
         reinforcement_cap: Access count at which reinforcement reaches 1.
         workers: Threads that run recall strategies in parallel.

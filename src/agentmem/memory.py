@@ -256,7 +256,9 @@ class AgentMemory:
         return self._engine.embedder
 
     def rebuild_keyword_index(self) -> float:
-        """Fold pending keyword postings into the full-text index now; returns seconds taken."""
+        """Re-tokenise every row into the keyword index now (pending postings included);
+        returns the seconds taken. Never needed in normal use: pending postings are searchable
+        at once and folded in by a background thread."""
         self._check_open()
         return self._engine.keyword.rebuild()
 

@@ -1,12 +1,14 @@
-"""Keyword index rebuilds run in the background; every row stays keyword-searchable."""
+"""Pending keyword postings are folded in the background; every row stays keyword-searchable."""
 
 from __future__ import annotations
+
+import pytest
 
 import agentmem
 from agentmem.testing import HashEmbedder
 
 T0 = "2025-03-04T09:00:00Z"
-# A rebuild is due every 30 rows, so a bulk retain starts many while it keeps writing.
+# A fold is due every 30 rows, so a bulk retain starts many while it keeps writing.
 FREQUENT = agentmem.EngineConfig(keyword_rebuild_min=30, keyword_rebuild_fraction=0.0)
 
 
@@ -22,22 +24,22 @@ def _found_by_code(bank: agentmem.MemoryBank, memory_id: str, code: str) -> bool
     return memory_id in {h.memory.id for h in hits}
 
 
-def test_rows_written_during_background_rebuilds_are_searchable_at_once(store_path):
-    rebuilds: list[float] = []
+def test_rows_written_during_background_folds_are_searchable_at_once(store_path):
+    folds: list[float] = []
     with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
         bank = mem.bank("b")
         keyword = mem._engine.keyword
-        original = keyword.rebuild
-        keyword.rebuild = lambda: rebuilds.append(original()) or rebuilds[-1]  # count them
+        original = keyword.fold_pending
+        keyword.fold_pending = lambda: folds.append(original()) or folds[-1]  # count them
         stored: dict[str, str] = {}
         for batch in range(12):
             latest = _retain_codes(bank, batch)
             stored |= latest
-            # Searchable when retain returns, whether a rebuild is running or not.
+            # Searchable when retain returns, whether a fold is running or not.
             memory_id, code = next(iter(latest.items()))
             assert _found_by_code(bank, memory_id, code)
         keyword.wait()
-        assert rebuilds  # the rebuilds did run (in the background)
+        assert folds  # the folds did run (in the background)
         assert all(_found_by_code(bank, i, code) for i, code in stored.items())
         report = mem.check_integrity()
         assert report.ok, report.problems
@@ -48,7 +50,7 @@ def test_rows_written_during_background_rebuilds_are_searchable_at_once(store_pa
         assert all(_found_by_code(bank, i, code) for i, code in stored.items())
 
 
-def test_forgetting_while_a_rebuild_runs_loses_nothing_else(store_path):
+def test_forgetting_while_a_fold_runs_loses_nothing_else(store_path):
     with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
         bank = mem.bank("b")
         stored: dict[str, str] = {}
@@ -58,9 +60,9 @@ def test_forgetting_while_a_rebuild_runs_loses_nothing_else(store_path):
         keyword.wait()
         stored |= _retain_codes(bank, 99)  # pending postings a forget can remove...
         doomed = sorted(stored)[:15]
-        keyword.maybe_rebuild()  # ...while a rebuild may be indexing them
+        keyword.maybe_fold()  # ...while a fold may be indexing them
         assert bank.forget(doomed) == len(doomed)
-        keyword.wait()  # a rebuild that conflicted rolled back: it raises nothing
+        keyword.wait()  # a fold that conflicted rolled back: it raises nothing
         kept = {i: c for i, c in stored.items() if i not in doomed}
         assert all(_found_by_code(bank, i, code) for i, code in kept.items())
         assert not any(_found_by_code(bank, i, stored[i]) for i in doomed)
@@ -85,3 +87,51 @@ def test_a_store_without_term_sorted_postings_gets_them_on_open(store_path):
         assert mem._engine.keyword.pending_rows() == 0  # everything is in the built index
         assert all(_found_by_code(bank, i, code) for i, code in stored.items())
         assert mem.check_integrity().ok
+
+
+def test_a_store_from_before_keyword_stats_is_rebuilt_once_on_open(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
+        bank = mem.bank("b")
+        stored = _retain_codes(bank, 0) | _retain_codes(bank, 1)
+        mem._engine.keyword.wait()
+        mem._engine.db.execute("DROP TABLE keyword_stats")  # as a store from before them
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
+        bank = mem.bank("b")
+        assert mem._engine.keyword.pending_rows() == 0
+        assert all(_found_by_code(bank, i, code) for i, code in stored.items())
+        assert mem.check_integrity().ok
+
+
+def test_a_fold_changes_no_score_and_builds_what_a_rebuild_builds(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=FREQUENT) as mem:
+        bank = mem.bank("b")
+        keyword = mem._engine.keyword
+        db = mem._engine.db
+        for batch in range(3):
+            _retain_codes(bank, batch)
+        keyword.wait()
+        _retain_codes(bank, 7)
+
+        def scores() -> list[tuple[str, float]]:
+            return keyword.search("b", "parcel waits Z7Q3 Z1Q2 desk", 40)
+
+        pending = scores()
+        keyword.fold_pending()
+        folded = scores()
+        assert keyword.pending_rows() == 0
+        assert [i for i, _ in pending] == [i for i, _ in folded]
+        assert [s for _, s in pending] == pytest.approx([s for _, s in folded])
+
+        forgotten = [m.id for m in bank.memories(limit=4)]
+        bank.forget(forgotten)  # built postings of rows that are gone must drop out
+        _retain_codes(bank, 8)
+        keyword.fold_pending()
+        built = [db.fetchall(f"SELECT * FROM {t} ORDER BY ALL") for t in _BUILT]
+        folded = scores()
+        keyword.rebuild()
+        assert [db.fetchall(f"SELECT * FROM {t} ORDER BY ALL") for t in _BUILT] == built
+        assert scores() == folded
+        assert not set(forgotten) & {i for i, _ in folded}
+
+
+_BUILT = ("keyword_postings", "keyword_stats")

@@ -276,7 +276,7 @@ def store_facts(
         dated.add(r.memory for r in rows)  # committed: the bank's time order holds them now
         engine.dated_facts[bank_id] = dated
         write_vectors(engine, bank_id, collection, rows, vectors)
-    engine.keyword.maybe_rebuild()
+    engine.keyword.maybe_fold()
     memories = [
         replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
     ]

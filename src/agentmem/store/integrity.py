@@ -90,7 +90,7 @@ _BANK_CHECKS: tuple[tuple[str, str], ...] = (
         # stopwords or emoji has no postings, rightly).
         "memory missing from the keyword index",
         f"SELECT m.id FROM memories AS m WHERE m.bank_id = $bank "
-        f"AND m.seq NOT IN (SELECT name FROM {FTS_SCHEMA}.docs) "
+        "AND m.seq NOT IN (SELECT seq FROM keyword_postings) "
         "AND m.seq NOT IN (SELECT seq FROM keyword_pending) "
         "AND EXISTS (SELECT 1 FROM (SELECT unnest("
         f"{_MEMORY_TOKENS}) AS token) "

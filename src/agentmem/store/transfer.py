@@ -308,7 +308,7 @@ def import_bank(
             engine.graphs.pop(bank_id, None)
             engine.bank_changed(bank_id)
         _write_vectors(engine, path, bank_id, collection, new_id, reuse_vectors, total, progress)
-    engine.keyword.maybe_rebuild()
+    engine.keyword.maybe_fold()
     return len(memory_ids)
 
 
