@@ -184,6 +184,11 @@ class KeywordIndex:
         self._context_weight = context_weight
         self._rebuild_min = rebuild_min
         self._rebuild_fraction = rebuild_fraction
+        # Rows added since the last due check, and how many more can be added before a fold
+        # can be due (pending rows only grow by additions): counting pending rows costs ~1 ms
+        # a retain at 100k, so it runs only once a fold may be due.
+        self._added = 0
+        self._headroom = 0
         # One thread, so folds never overlap.
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentmem-keyword")
         self._background: Future[None] | None = None
@@ -217,6 +222,7 @@ class KeywordIndex:
     def add_pending(self, cur, first_seq: int, last_seq: int) -> None:  # noqa: ANN001
         """Index rows ``first_seq..last_seq`` as pending postings, in the caller's transaction."""
         cur.execute(_PENDING_INSERT, {"first": first_seq, "last": last_seq})
+        self._added += last_seq - first_seq + 1
 
     def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
         """Drop the pending postings of rows replaced or deleted, in the caller's transaction."""
@@ -274,11 +280,13 @@ class KeywordIndex:
             return True
 
     def _fold_due(self) -> bool:
-        pending = self.pending_rows()
-        if pending == 0:
+        if self._added < self._headroom:
             return False
+        pending = self.pending_rows()
         built = self._db.fetchall("SELECT num_docs FROM keyword_stats")[0][0]
-        return pending >= max(self._rebuild_min, self._rebuild_fraction * built)
+        due_at = max(self._rebuild_min, self._rebuild_fraction * built)
+        self._added, self._headroom = 0, due_at - pending
+        return pending > 0 and pending >= due_at
 
     def _fold_in_background(self) -> None:
         try:
