@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 import agentmem
 from agentmem.config import RecallConfig
 from agentmem.recall.strategies import StrategyContext
-from agentmem.recall.temporal import EXPANSION_DECAY, _expand
+from agentmem.recall.temporal import EXPANSION_DECAY, _expand, parse_query_time
 from agentmem.types import TimeRange
 
 JAN_15 = "2025-01-15T10:00:00Z"
@@ -256,3 +256,40 @@ def test_the_temporal_arm_expands_one_hop_to_linked_facts_inside_the_period(mem)
     reached = _expand(ctx, {seed: 0.9}, june)
     assert reached == {inside: pytest.approx(0.9 * weights * EXPANSION_DECAY)}
     assert unlinked not in reached and outside not in reached
+
+
+def test_facts_just_outside_the_period_count_less_and_far_ones_not_at_all(mem):
+    bank = mem.bank("weekend")
+    for text in [
+        "Dave repainted the garage on 7 October 2023.",
+        "Dave went to the car show on 6 October 2023.",
+        "Dave sold his old bike on 20 September 2023.",
+    ]:
+        bank.retain(text, mentioned_at="2023-10-10T10:00:00Z")
+    result = bank.recall(
+        "What did Dave do in the first weekend of October 2023?",
+        strategies=["temporal"],
+        now="2023-11-01",
+    )
+    assert result.query_time_range == TimeRange(
+        datetime(2023, 10, 7, tzinfo=UTC), datetime(2023, 10, 9, tzinfo=UTC)
+    )
+    scores = {h.text: h.strategy_details["temporal"]["score"] for h in result}
+    inside = scores["Dave repainted the garage on 7 October 2023."]
+    near = scores["Dave went to the car show on 6 October 2023."]
+    assert inside > near > 0
+    assert "Dave sold his old bike on 20 September 2023." not in scores
+
+
+@pytest.mark.parametrize(
+    ("query", "days"),
+    [
+        ("What did Ana do in June 2024?", 7.5),  # a quarter of the month
+        ("Where was James on July 12, 2022?", 1.0),  # at least a day
+        ("How many pets did Andrew have as of September 2023?", 7.5),  # open, month named
+        ("What happened between March and May 2024?", 23.0),  # 92 days
+    ],
+)
+def test_how_near_a_period_a_fact_still_counts(query, days):
+    parsed = parse_query_time(query, datetime(2025, 1, 20, tzinfo=UTC), None)
+    assert parsed.near == timedelta(days=days)
