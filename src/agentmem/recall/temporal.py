@@ -6,10 +6,11 @@
   match on ``mentioned_at``; all others on when things happened (a fact's occurrence interval,
   or its mention time when it has none). The expression's words are cut from the query the
   semantic and keyword arms see, so "June" does not drag in every June that was mentioned.
-* **temporal**: semantic entry points inside the period (Chroma filtered on the facts' time
-  metadata), scored by how much of each fact's interval falls inside and how close it is in
-  meaning, higher when the fact's own words date it there (``in_period`` in its details),
-  then one hop along graph links to facts that stay inside the period.
+* **temporal**: semantic entry points inside the period or near it (Chroma filtered on the
+  facts' time metadata), scored by how much of each fact's interval falls inside (less for
+  one just outside, see ``NEAR_SHARE``) and how close it is in meaning, higher when the
+  fact's own words date it there (``in_period`` in its details), then one hop along graph
+  links to facts that stay inside the period or near it.
 * **timeline** (HEBBS): the memories of one entity in time order, within ``start``/``end``.
 """
 
