@@ -43,6 +43,17 @@ def test_banks_are_isolated(mem):
     assert b.get(next(iter(b_ids)))
 
 
+@pytest.mark.parametrize("memory_id", ["x' OR '1'='1", "a\x00b", "", "ünïcode-id", "a b"])
+def test_get_with_ids_that_are_not_plain_finds_nothing_and_breaks_nothing(mem, memory_id):
+    bank = mem.bank("ids")
+    stored = bank.retain("Alice Chen met Bob in Lisbon.", mentioned_at=T0).memories[0]
+    with pytest.raises(agentmem.NotFoundError):
+        bank.get(memory_id)
+    again = bank.get(stored.id)  # read by primary key
+    assert again.entities == stored.entities == tuple(sorted(stored.entities))
+    assert {"Alice Chen", "Lisbon"} <= set(again.entities)
+
+
 def test_forget_removes_a_memory_from_every_store(store_path):
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("alice")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import uuid
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
@@ -58,6 +57,7 @@ from agentmem.retain.timing import anchor_in_time
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
+    PLAIN_ID,
     MemoryRow,
     insert_memories,
     insert_rows,
@@ -312,15 +312,11 @@ def _check_targets_exist(engine: Engine, bank_id: str, links: list[tuple[str, st
         raise NotFoundError(f"no memory {sorted(missing)[0]!r} in bank {bank_id!r} to link to")
 
 
-# Ids that are safe as SQL literals as they are (this library's ids are hex).
-_PLAIN_ID = re.compile(r"[\w.:-]+")
-
-
 def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
     """Which of ``ids`` are memories of the bank (a vector whose memory was forgotten can
     outlive it in Chroma until the next open if Chroma's delete failed; an explicit link may
     name anything)."""
-    plain = sorted(i for i in ids if _PLAIN_ID.fullmatch(i))
+    plain = sorted(i for i in ids if PLAIN_ID.fullmatch(i))
     other = sorted(ids.difference(plain))
     alive: set[str] = set()
     if plain:

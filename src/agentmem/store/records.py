@@ -6,6 +6,7 @@ Times are stored as naive UTC ``TIMESTAMP`` and come back as aware UTC datetimes
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -219,18 +220,54 @@ WHERE m.bank_id = $bank_id
 """
 
 
+# Ids that are safe as SQL literals as they are (this library's ids are hex).
+PLAIN_ID = re.compile(r"[\w.:-]+")
+
+# Literal ids are answered from the primary-key (and memory_entities) indexes; bound ids, or
+# a second condition in the same WHERE, make DuckDB scan the bank. 50 candidates at 100k
+# memories: ~6.7 ms in these two statements, ~14.5 ms in _LOAD_BY_IDS.
+_LOAD_BY_LITERAL_IDS = """
+WITH me AS (
+    SELECT memory_id, list(entity_id) AS entity_ids FROM memory_entities
+    WHERE memory_id IN ({ids}) GROUP BY memory_id
+)
+SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
+       me.entity_ids, m.tags, m.importance, m.access_count, m.document_id, m.context,
+       m.metadata, m.episode_id
+FROM (SELECT * FROM memories WHERE id IN ({ids})) AS m LEFT JOIN me ON me.memory_id = m.id
+"""
+
+
 def load_memories(
     db: Database, bank_id: str, ids: Sequence[str], config: RecallConfig | None = None
 ) -> dict[str, Memory]:
     """Memories of a bank by id, optionally through a recall's hard filters."""
     if not ids:
         return {}
+    wanted = list(dict.fromkeys(ids))
     clause, params = filter_clause(config)
-    rows = db.fetchall(
-        _LOAD_BY_IDS + clause,
-        {"bank_id": bank_id, "ids": json_list(dict.fromkeys(ids)), **params},
+    if clause or not all(PLAIN_ID.fullmatch(i) for i in wanted):
+        rows = db.fetchall(
+            _LOAD_BY_IDS + clause, {"bank_id": bank_id, "ids": json_list(wanted), **params}
+        )
+        return {row[0]: memory_from_row(row) for row in rows}
+    rows = [
+        row
+        for row in db.fetchall(_LOAD_BY_LITERAL_IDS.replace("{ids}", sql_strings(wanted)))
+        if row[1] == bank_id
+    ]
+    entity_ids = sorted({e for row in rows for e in row[7] or ()})
+    names = (
+        dict(db.fetchall(f"SELECT id, name FROM entities WHERE id IN ({sql_strings(entity_ids)})"))
+        if entity_ids
+        else {}
     )
-    return {row[0]: memory_from_row(row) for row in rows}
+    return {
+        row[0]: memory_from_row(
+            (*row[:7], sorted(names[e] for e in row[7] or () if e in names), *row[8:])
+        )
+        for row in rows
+    }
 
 
 def filter_clause(config: RecallConfig | None) -> tuple[str, dict[str, Any]]:
