@@ -354,7 +354,7 @@ def format_report(report: dict[str, Any]) -> str:
                 f"{s['keyword_index']['bm25_without_pending']['p50_ms']}"
             ),
         ),
-        ("keyword fold / full rebuild (s)", _keyword_rebuilds),
+        ("keyword fold / full rebuild (s)", _fold_and_rebuild_seconds),
         ("peak RSS (MiB)", lambda s: s["peak_rss_mib"]),
         ("disk (MiB)", lambda s: s["disk_mib"]),
     ]
@@ -365,7 +365,7 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _keyword_rebuilds(size: dict[str, Any]) -> str:
+def _fold_and_rebuild_seconds(size: dict[str, Any]) -> str:
     costs = size["keyword_index"]
     return f"{costs['fold_seconds']:.2f} / {costs['full_rebuild_seconds']:.2f}"
 
