@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from agentmem import AgentMemory
@@ -236,3 +237,59 @@ def test_fusion_keeps_the_first_rerank_top_n_candidates_that_load(tmp_path, tags
     expected = [first, second] if tags else [work, first]
     assert [c.memory.id for c in fused] == expected
     assert all(set(c.hits) == {"semantic"} for c in fused)
+
+
+def test_candidates_beyond_the_semantic_pool_get_their_measured_cosine(tmp_path):
+    """The reranker reads a cosine for every candidate: the semantic arm's score when it
+    returned the memory, else one measured on the stored vector (not an assumed "unrelated")."""
+    from agentmem.recall.pipeline import _measure_cosines
+    from agentmem.recall.strategies import StrategyContext
+
+    embedder = HashEmbedder()
+    with AgentMemory(tmp_path, embedder=embedder) as mem:
+        bank = mem.bank("b")
+        texts = ["The zebra crossing is near the bakery.", "I bought rye bread at the bakery."]
+        near, far = (bank.retain(text).memories[0] for text in texts)
+        engine = mem._engine
+        query = "bakery zebra"
+        config = RecallConfig.build(query, strategies=["semantic", "keyword"])
+        ctx = StrategyContext(engine, "b", bank._collection, config)
+        candidates = [
+            Candidate(near, {"semantic": StrategyHit(near.id, 1, 0.42, 0.5)}),
+            Candidate(far, {"keyword": StrategyHit(far.id, 1, 3.0, 1.0)}),
+        ]
+        _measure_cosines(ctx, candidates)
+        q, v = (embedder.embed([text])[0] for text in (query, far.text))
+        expected = float(q @ v / (np.linalg.norm(q) * np.linalg.norm(v)))
+        assert candidates[0].cosine == 0.42  # the arm's own score is kept
+        assert candidates[1].cosine == pytest.approx(expected, abs=1e-5)
+        assert 0.1 < candidates[1].cosine < 0.9
+
+        keyword_only = RecallConfig.build(query, strategies=["keyword"])
+        ctx = StrategyContext(engine, "b", bank._collection, keyword_only)
+        bare = [Candidate(far, {"keyword": StrategyHit(far.id, 1, 3.0, 1.0)})]
+        _measure_cosines(ctx, bare)
+        assert bare[0].cosine is None  # no semantic arm, no cosine
+
+        hit = bank.recall(query, top_k=2).hits[0]
+        assert hit.strategy_details["rerank"]["cosine"] == pytest.approx(
+            hit.strategy_details["semantic"]["score"]
+        )
+
+
+def test_calibrated_reranker_reads_the_candidates_cosine():
+    from agentmem.recall.calibrated import CalibratedReranker
+
+    def candidate(memory_id: str, cosine: float | None) -> Candidate:
+        text = Memory(memory_id, "b", "Caroline painted a sunset.", "world", None, None, NOW)
+        return Candidate(text, {"keyword": StrategyHit(memory_id, 3, 4.0, 0.6)}, cosine=cosine)
+
+    other = Candidate(
+        Memory("o", "b", "Melanie went hiking.", "world", None, None, NOW),
+        {"semantic": StrategyHit("o", 1, 0.3, 0.3)},
+    )
+    reranker = CalibratedReranker()  # the model needs both arms among the candidates
+    unmeasured, close, other_score = reranker.rerank(
+        "What did Caroline paint?", [candidate("u", None), candidate("c", 0.7), other]
+    )
+    assert close > unmeasured

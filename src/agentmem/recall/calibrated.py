@@ -8,7 +8,9 @@ for the query, with a logistic model over signals that mean the same in every qu
 * BM25 relative to the query's best, and the raw BM25 (log-scaled: rare terms matched),
 * the share of the query's content words the memory contains (coverage), and its product
   with relative BM25 (the best match *and* most of the query),
-* the raw cosine similarity (MiniLM: unrelated text sits near 0.1),
+* the raw cosine similarity (MiniLM: unrelated text sits near 0.1), of every candidate: one
+  only another arm returned has it measured on its stored vector (``Candidate.cosine``);
+  assuming such a keyword match unrelated cost LoCoMo open-domain R@10 .519 → .490,
 * the temporal arm's closeness (inside the period the query names), and whether the
   memory's own words date it inside that period ("I finished the project last week" for
   "What was Jolene working on in early January 2023?"),
@@ -83,7 +85,7 @@ W_SESSION = 0.2
 #: Logit per unit of normalised score, times the arm's fusion weight, for arms the model was
 #: not fit on (uncalibrated until they are).
 W_OTHER_ARM = 2.0
-#: Cosine assumed for a candidate the semantic arm did not return (MiniLM's unrelated level).
+#: Cosine assumed for a candidate without one (no semantic arm ran): MiniLM's unrelated level.
 UNRELATED_COSINE = 0.1
 _CALIBRATED_ARMS = frozenset({"keyword", "semantic", "temporal"})
 #: The arms the model needs results from (see :class:`CalibratedReranker`).
@@ -188,8 +190,7 @@ class CalibratedReranker:
         keyword = hits.get("keyword")
         relative = keyword.normalized if keyword else 0.0
         raw = max(0.0, keyword.score) if keyword else 0.0
-        semantic = hits.get("semantic")
-        cosine = semantic.score if semantic else UNRELATED_COSINE
+        cosine = UNRELATED_COSINE if candidate.cosine is None else candidate.cosine
         temporal = hits["temporal"].normalized if "temporal" in hits else 0.0
         in_period = hits["temporal"].details.get("in_period", 0.0) if "temporal" in hits else 0.0
         coverage = (

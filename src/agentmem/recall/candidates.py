@@ -34,10 +34,15 @@ class StrategyHit:
 
 @dataclass(slots=True)
 class Candidate:
-    """A fused candidate: the memory plus every strategy hit that found it."""
+    """A fused candidate: the memory plus every strategy hit that found it.
+
+    ``cosine`` is the query's cosine similarity with the memory's stored vector, also for a
+    candidate that only another arm returned (None when the semantic arm did not run).
+    """
 
     memory: Memory
     hits: dict[str, StrategyHit] = field(default_factory=dict)
     rrf: float = 0.0
+    cosine: float | None = None
     relevance: float = 0.0
     details: dict[str, dict[str, Any]] = field(default_factory=dict)

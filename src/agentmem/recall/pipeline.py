@@ -22,6 +22,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ctx = StrategyContext(engine, bank_id, collection, config)
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
+    _measure_cosines(ctx, candidates)
     reranker = choose_reranker(engine, config.rerank)
     _rerank(reranker, config, candidates)
     scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
@@ -87,6 +88,26 @@ def _fuse(
     return list(candidates.values())
 
 
+def _measure_cosines(ctx: StrategyContext, candidates: list[Candidate]) -> None:
+    """Give every candidate its cosine with the query when the semantic arm ran: the arm's
+    score, or, for a candidate only other arms returned, one measured on its stored vector
+    (a keyword match outside the semantic arm's pool is not therefore unrelated)."""
+    if "semantic" not in ctx.config.strategies:
+        return
+    unmeasured = []
+    for candidate in candidates:
+        hit = candidate.hits.get("semantic")
+        if hit is None:
+            unmeasured.append(candidate.memory.id)
+        else:
+            candidate.cosine = hit.score
+    if unmeasured:
+        measured = ctx.cosines(unmeasured)
+        for candidate in candidates:
+            if candidate.cosine is None:
+                candidate.cosine = measured.get(candidate.memory.id)
+
+
 def choose_reranker(engine: Engine, rerank: bool | None) -> Reranker:
     """The reranker of one recall: ``rerank=False`` falls back to the offline default,
     ``True`` requires a configured (non-default) one, ``None`` uses whatever is configured.
@@ -147,6 +168,8 @@ def _score(
         }
         details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
         details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
+        if candidate.cosine is not None:
+            details["rerank"]["cosine"] = candidate.cosine
         details["scoring"] = {
             "relevance": s.relevance,
             "recency": s.recency,

@@ -48,6 +48,16 @@ class StrategyContext:
                 self._semantic = _ranked(scored, cosine_relevance)
             return self._semantic
 
+    def cosines(self, memory_ids: list[str]) -> dict[str, float]:
+        """The query's cosine similarity with these memories' stored vectors (the semantic
+        arm's measure, for memories beyond its pool; ids without a vector are absent)."""
+        vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
+        query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
+        return {
+            memory_id: float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12)
+            for memory_id, vector in vectors.items()
+        }
+
     @cached_property
     def query_time(self) -> QueryTime:
         """The period the query names (if any), parsed once per recall."""
