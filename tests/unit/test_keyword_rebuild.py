@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import agentmem
 from agentmem.testing import HashEmbedder
@@ -135,3 +137,42 @@ def test_a_fold_changes_no_score_and_builds_what_a_rebuild_builds(store_path):
 
 
 _BUILT = ("keyword_postings", "keyword_stats")
+
+
+_QUERIES = st.text(
+    alphabet=st.sampled_from(
+        list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        + list(" .,;:'\"!?-_()[]*/\\\t\n")
+    ),
+    max_size=80,
+) | st.sampled_from(
+    [
+        "What did Caroline paint in the running club's 2023 show?",
+        "The QUICK brown foxes were jumping; the Foxes' jumps!",
+        "room 42 and INV-147514 at 9.30am",
+        "café naïve Ümlaut İstanbul straße",  # not ASCII: the SQL tokeniser
+        "记忆 עברית Ωμέγα",
+        "",
+        "the and of",  # stopwords only
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=_QUERIES)
+def test_query_terms_match_the_sql_tokeniser(store, query):
+    """Queries split in Python give the terms the index's own SQL tokeniser gives."""
+    from agentmem.store.keyword import _QUERY_TERMS
+
+    keyword = store._engine.keyword
+    expected = {row[0] for row in store._engine.db.fetchall(_QUERY_TERMS, {"query": query})}
+    first = keyword.query_terms(query)
+    assert len(first) == len(set(first))
+    assert set(first) == expected
+    assert set(keyword.query_terms(query)) == expected  # again, from the stem cache
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    with agentmem.AgentMemory(tmp_path_factory.mktemp("terms"), embedder=HashEmbedder()) as mem:
+        yield mem
