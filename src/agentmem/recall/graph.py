@@ -2,8 +2,9 @@
 
 **graph** is spreading activation as in the seed (Hindsight's TEMPR graph arm):
 
-1. Entry points: the top ``entry_points`` (5) semantic matches with cosine ≥
-   ``entry_similarity`` (0.5), activation = cosine; and the entities named in the query,
+1. Entry points: the top ``entry_points`` (10; the seed's 5) semantic matches with cosine ≥
+   ``entry_similarity`` (0.3; the seed's 0.5, which MiniLM's cosines between a question and
+   its answer often miss), activation = cosine; and the entities named in the query,
    activation = the entity's specificity (an IDF: a name on every other memory, such as the
    user's own, says little).
 2. Best-first: the most activated unexplored node is expanded; a neighbour gets
