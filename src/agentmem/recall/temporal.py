@@ -26,7 +26,7 @@ from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.store.graph import bank_graph
-from agentmem.store.records import json_list, to_db_time, wanted_ids
+from agentmem.store.records import memories_by_id, to_db_time
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.types import TimeRange
 
@@ -223,18 +223,13 @@ class _EventTime(NamedTuple):
     dated: bool  # the fact has an occurrence of its own
 
 
-_EVENT_TIMES = f"""
-WITH wanted AS {wanted_ids()}
-SELECT m.id, coalesce(m.occurred_start, m.mentioned_at),
-       coalesce(m.occurred_end, m.occurred_start, m.mentioned_at), m.mentioned_at,
-       m.occurred_start IS NOT NULL
-FROM wanted JOIN memories AS m ON m.id = wanted.id
-WHERE m.bank_id = $bank
-"""
+_EVENT_TIMES = """m.id, coalesce(m.occurred_start, m.mentioned_at),
+coalesce(m.occurred_end, m.occurred_start, m.mentioned_at), m.mentioned_at,
+m.occurred_start IS NOT NULL"""
 
 
 def _event_times(ctx: StrategyContext, ids: Iterable[str]) -> dict[str, _EventTime]:
-    rows = ctx.engine.db.fetchall(_EVENT_TIMES, {"bank": ctx.bank_id, "ids": json_list(ids)})
+    rows = memories_by_id(ctx.engine.db, ctx.bank_id, ids, _EVENT_TIMES)
     return {r[0]: _EventTime(*r[1:]) for r in rows}
 
 
