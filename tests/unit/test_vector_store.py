@@ -34,3 +34,27 @@ def test_a_collection_made_with_a_narrower_search_is_widened_on_open(store_path)
         hits = mem.bank("b").recall("When are Quixotrix invoices paid?", strategies=["semantic"])
         assert [h.text for h in hits] == ["Quixotrix invoices are paid on Fridays."]
     assert _search_width(store_path, collection) == wanted
+
+
+def test_calls_larger_than_chromas_batch_limit_are_cut_into_batches(tmp_path):
+    """Chroma refuses more than ``get_max_batch_size()`` ids or vectors in one call (5,461
+    embedded): a retain of more facts, a forget of more memories or a journal replay after a
+    crash must still go through, not fail on every later flush."""
+    import numpy as np
+
+    from agentmem.store.vectors import VectorStore
+
+    store = VectorStore(tmp_path)
+    n = store._client.get_max_batch_size() + 500
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(n, 8)).astype(np.float32)
+    ids = [f"m{i}" for i in range(n)]
+    store.upsert("bank-big", ids, vectors, [{"fact_type": "world"}] * n)
+    assert store.ids("bank-big") == set(ids)
+    stored = store.get_vectors("bank-big", ids)
+    assert len(stored) == n
+    assert np.allclose(stored[ids[-1]], vectors[-1], atol=1e-6)
+    nearest = store.query_many("bank-big", vectors, 1)
+    assert len(nearest) == n and nearest[-1][0][0] == ids[-1]
+    store.delete("bank-big", ids[:-1])
+    assert store.ids("bank-big") == {ids[-1]}

@@ -151,6 +151,9 @@ class VectorStore:
                     settings=settings,
                 )
                 self._client.heartbeat()
+            # Chroma refuses larger calls (5,461 in the embedded store): every call that takes
+            # ids or vectors is cut into batches of this size.
+            self._batch = max(1, int(self._client.get_max_batch_size()))
         except Exception as exc:  # chromadb raises many types; all mean the store is unusable
             where = url or path
             raise StorageError(f"cannot open the vector store at {where}: {exc}") from exc
@@ -181,12 +184,16 @@ class VectorStore:
         """Add or replace vectors (idempotent, so a replay after a crash is safe)."""
         if not ids:
             return
+        col = self._collection(collection)
+        embeddings = np.asarray(vectors, dtype=np.float32)
         try:
-            self._collection(collection).upsert(
-                ids=list(ids),
-                embeddings=np.asarray(vectors, dtype=np.float32),
-                metadatas=list(metadatas),
-            )
+            for start in range(0, len(ids), self._batch):
+                end = start + self._batch
+                col.upsert(
+                    ids=list(ids[start:end]),
+                    embeddings=embeddings[start:end],
+                    metadatas=list(metadatas[start:end]),
+                )
         except Exception as exc:
             raise StorageError(f"vector write failed: {exc}") from exc
 
@@ -261,31 +268,40 @@ class VectorStore:
         if len(vectors) == 0:
             return []
         col = self._collection(collection)
+        queries = np.asarray(vectors, dtype=np.float32)
+        found: list[list[tuple[str, float]]] = []
         try:
-            result = col.query(
-                query_embeddings=np.asarray(vectors, dtype=np.float32),
-                n_results=n,
-                include=["distances"],
-            )
+            for start in range(0, len(queries), self._batch):
+                result = col.query(
+                    query_embeddings=queries[start : start + self._batch],
+                    n_results=n,
+                    include=["distances"],
+                )
+                found += [
+                    [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+                    for ids, distances in zip(result["ids"], result["distances"], strict=True)
+                ]
         except Exception as exc:
             raise StorageError(f"vector query failed: {exc}") from exc
-        return [
-            [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
-            for ids, distances in zip(result["ids"], result["distances"], strict=True)
-        ]
+        return found
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
         if not ids:
             return {}
+        col = self._collection(collection)
+        wanted = list(ids)
+        found: dict[str, np.ndarray] = {}
         try:
-            result = self._collection(collection).get(ids=list(ids), include=["embeddings"])
+            for start in range(0, len(wanted), self._batch):
+                result = col.get(ids=wanted[start : start + self._batch], include=["embeddings"])
+                found.update(
+                    (i, np.asarray(v, dtype=np.float32))
+                    for i, v in zip(result["ids"], result["embeddings"], strict=True)
+                )
         except Exception as exc:
             raise StorageError(f"vector read failed: {exc}") from exc
-        return {
-            i: np.asarray(v, dtype=np.float32)
-            for i, v in zip(result["ids"], result["embeddings"], strict=True)
-        }
+        return found
 
     def ids(self, collection: str) -> set[str]:
         """Every id in a collection (used by integrity checks)."""
@@ -298,8 +314,11 @@ class VectorStore:
         """Delete vectors (ids that are absent are ignored)."""
         if not ids:
             return
+        col = self._collection(collection)
+        doomed = list(ids)
         try:
-            self._collection(collection).delete(ids=list(ids))
+            for start in range(0, len(doomed), self._batch):
+                col.delete(ids=doomed[start : start + self._batch])
         except Exception as exc:
             raise StorageError(f"vector delete failed: {exc}") from exc
 
