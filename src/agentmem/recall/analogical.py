@@ -27,8 +27,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from agentmem.models.nlp import coarse_pos
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.retain.entities import LABEL_KINDS
@@ -186,9 +184,7 @@ def analogical_strategy(ctx: StrategyContext) -> list[StrategyHit]:
         found = ctx.engine.keyword.search(
             ctx.bank_id, terms, ctx.pool, filter_sql=clause, filter_params=params
         )
-        extra = [memory_id for memory_id, _ in found if memory_id not in cosine]
-        vectors = ctx.engine.vectors.get_vectors(ctx.collection, extra)
-        cosine.update({i: float(np.dot(v, ctx.query_vector)) for i, v in vectors.items()})
+        cosine.update(ctx.cosines([memory_id for memory_id, _ in found if memory_id not in cosine]))
     if not cosine:
         return []
     ids = list(cosine)

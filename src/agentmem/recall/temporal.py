@@ -223,13 +223,13 @@ class _EventTime(NamedTuple):
     dated: bool  # the fact has an occurrence of its own
 
 
-_EVENT_TIMES = """m.id, coalesce(m.occurred_start, m.mentioned_at),
+_EVENT_TIME_COLUMNS = """m.id, coalesce(m.occurred_start, m.mentioned_at),
 coalesce(m.occurred_end, m.occurred_start, m.mentioned_at), m.mentioned_at,
 m.occurred_start IS NOT NULL"""
 
 
 def _event_times(ctx: StrategyContext, ids: Iterable[str]) -> dict[str, _EventTime]:
-    rows = memories_by_id(ctx.engine.db, ctx.bank_id, ids, _EVENT_TIMES)
+    rows = memories_by_id(ctx.engine.db, ctx.bank_id, ids, _EVENT_TIME_COLUMNS)
     return {r[0]: _EventTime(*r[1:]) for r in rows}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -160,6 +160,11 @@ class VectorStore:
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
 
+    def _batches(self, count: int) -> Iterator[slice]:
+        """Slices of ``count`` items, each small enough for one Chroma call."""
+        for start in range(0, count, self._batch):
+            yield slice(start, start + self._batch)
+
     def _collection(self, name: str) -> Any:
         with self._lock:
             col = self._collections.get(name)
@@ -187,12 +192,11 @@ class VectorStore:
         col = self._collection(collection)
         embeddings = np.asarray(vectors, dtype=np.float32)
         try:
-            for start in range(0, len(ids), self._batch):
-                end = start + self._batch
+            for part in self._batches(len(ids)):
                 col.upsert(
-                    ids=list(ids[start:end]),
-                    embeddings=embeddings[start:end],
-                    metadatas=list(metadatas[start:end]),
+                    ids=list(ids[part]),
+                    embeddings=embeddings[part],
+                    metadatas=list(metadatas[part]),
                 )
         except Exception as exc:
             raise StorageError(f"vector write failed: {exc}") from exc
@@ -271,9 +275,9 @@ class VectorStore:
         queries = np.asarray(vectors, dtype=np.float32)
         found: list[list[tuple[str, float]]] = []
         try:
-            for start in range(0, len(queries), self._batch):
+            for part in self._batches(len(queries)):
                 result = col.query(
-                    query_embeddings=queries[start : start + self._batch],
+                    query_embeddings=queries[part],
                     n_results=n,
                     include=["distances"],
                 )
@@ -293,8 +297,8 @@ class VectorStore:
         wanted = list(ids)
         found: dict[str, np.ndarray] = {}
         try:
-            for start in range(0, len(wanted), self._batch):
-                result = col.get(ids=wanted[start : start + self._batch], include=["embeddings"])
+            for part in self._batches(len(wanted)):
+                result = col.get(ids=wanted[part], include=["embeddings"])
                 found.update(
                     (i, np.asarray(v, dtype=np.float32))
                     for i, v in zip(result["ids"], result["embeddings"], strict=True)
@@ -317,8 +321,8 @@ class VectorStore:
         col = self._collection(collection)
         doomed = list(ids)
         try:
-            for start in range(0, len(doomed), self._batch):
-                col.delete(ids=doomed[start : start + self._batch])
+            for part in self._batches(len(doomed)):
+                col.delete(ids=doomed[part])
         except Exception as exc:
             raise StorageError(f"vector delete failed: {exc}") from exc
 
