@@ -293,3 +293,91 @@ def test_calibrated_reranker_reads_the_candidates_cosine():
         "What did Caroline paint?", [candidate("u", None), candidate("c", 0.7), other]
     )
     assert close > unmeasured
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("Which cities has John been to?", {"place"}),
+        ("Where did Maria go hiking?", {"place"}),
+        ("What books has Tim read?", {"product"}),
+        ("What are the names of Andrew's dogs?", {"person", "org"}),
+        ("Which company does Alice work for?", {"org"}),
+        ("What festivals did Dave attend?", {"event"}),
+        ("What does Melanie do to destress?", set()),
+        ("Did the cityscape showed anything?", set()),  # whole words only
+    ],
+)
+def test_a_question_asks_for_the_entity_kinds_its_wording_names(question, kinds):
+    from agentmem.recall.calibrated import answer_kinds
+
+    assert answer_kinds(question) == kinds
+
+
+def test_calibrated_reranker_prefers_a_memory_naming_what_the_question_asks_for():
+    from agentmem.recall.calibrated import CalibratedReranker, answer_kinds, names_answer_kind
+
+    def candidate(memory_id: str, text: str, kinds: tuple[tuple[str, str], ...]) -> Candidate:
+        names = tuple(name for name, _ in kinds)
+        hits = {
+            "semantic": StrategyHit(memory_id, 1, 0.5, 0.7),
+            "keyword": StrategyHit(memory_id, 1, 2.0, 1.0),
+        }
+        return Candidate(
+            Memory(memory_id, "b", text, "world", None, None, NOW, entities=names),
+            hits,
+            entity_kinds=kinds,
+        )
+
+    lisbon = candidate(
+        "l", "John: I loved my week in Lisbon.", (("John", "person"), ("Lisbon", "place"))
+    )
+    home = candidate("h", "John: I loved my week at home.", (("John", "person"),))
+    question = "Which cities has John been to?"
+    words = frozenset(question.lower().replace("?", "").split())
+    kinds = answer_kinds(question)
+    assert names_answer_kind(kinds, words, lisbon)
+    assert not names_answer_kind(kinds, words, home)  # the speaker is not the answer
+    # Nor is a place the question names itself.
+    assert not names_answer_kind(kinds, words | {"lisbon"}, lisbon)
+    first, second = CalibratedReranker().rerank(question, [lisbon, home])
+    assert first > second
+    same, same_too = CalibratedReranker().rerank("What did John love?", [lisbon, home])
+    assert same == pytest.approx(same_too)  # no kind asked for: the place counts for nothing
+
+
+@pytest.mark.parametrize("tags", [None, ["trip"]])
+def test_fused_candidates_carry_their_entities_kinds(tmp_path, tags):
+    """Both ways of loading candidates (literal ids, and bound ids with hard filters) give the
+    kinds the reranker matches against the question."""
+    with AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        message = {"role": "user", "name": "Alice", "content": "I flew to Paris with Google."}
+        memory = bank.retain([message], tags=["trip"]).memories[0]
+        config = RecallConfig.build("q", tags=tags)
+        (fused,) = _fuse(mem._engine, "b", config, {"semantic": [hit(memory.id, 1)]})
+    assert dict(fused.entity_kinds) == {"Alice": "person", "Paris": "place", "Google": "org"}
+    assert fused.memory.entities == tuple(sorted(("Alice", "Paris", "Google")))
+
+
+def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_path, monkeypatch):
+    """Through the public API: the candidates' entity kinds reach the reranker."""
+    import agentmem.recall.calibrated as calibrated
+
+    def relevance(bank) -> dict[str, float]:  # noqa: ANN001
+        hits = bank.recall("Which cities has Alice been to?", now=NOW).hits
+        return {h.memory.text: h.strategy_details["rerank"]["score"] for h in hits}
+
+    with AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        texts = ("Big cities are too loud for me, I stay home.", "I had a lovely week in Lisbon.")
+        bank.retain(
+            [{"role": "user", "name": "Alice", "content": t} for t in texts], mentioned_at=NOW
+        )
+        with_kind = relevance(bank)
+        monkeypatch.setattr(calibrated, "W_ANSWER_KIND", 0.0)
+        without = relevance(bank)
+    lisbon, home = (f"Alice: {t}" for t in reversed(texts))
+    assert with_kind[lisbon] > without[lisbon] + 0.02
+    # It names no place: only the session support it draws from the other memory moves.
+    assert with_kind[home] == pytest.approx(without[home], abs=1e-3)

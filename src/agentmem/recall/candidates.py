@@ -38,11 +38,13 @@ class Candidate:
 
     ``cosine`` is the query's cosine similarity with the memory's stored vector, also for a
     candidate that only another arm returned (None when the semantic arm did not run).
+    ``entity_kinds`` are the ``(name, kind)`` pairs of the memory's entities.
     """
 
     memory: Memory
     hits: dict[str, StrategyHit] = field(default_factory=dict)
     rrf: float = 0.0
     cosine: float | None = None
+    entity_kinds: tuple[tuple[str, str], ...] = ()
     relevance: float = 0.0
     details: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -13,7 +13,7 @@ from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES, StrategyContext
-from agentmem.store.records import json_list, load_memories, sql_list
+from agentmem.store.records import json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
 
 
@@ -75,11 +75,13 @@ def _fuse(
     while len(loaded) < top_n and start < len(fused):
         chunk = fused[start : start + batch]
         start += batch
-        memories = load_memories(engine.db, bank_id, [memory_id for memory_id, _ in chunk], config)
+        memories = load_memories_with_kinds(
+            engine.db, bank_id, [memory_id for memory_id, _ in chunk], config
+        )
         for memory_id, rrf in chunk:
-            memory = memories.get(memory_id)
-            if memory is not None:  # else filtered out, or deleted since the arm saw it
-                loaded[memory_id] = Candidate(memory=memory, rrf=rrf)
+            if memory_id in memories:  # else filtered out, or deleted since the arm saw it
+                memory, kinds = memories[memory_id]
+                loaded[memory_id] = Candidate(memory=memory, rrf=rrf, entity_kinds=kinds)
     candidates = {memory_id: loaded[memory_id] for memory_id in list(loaded)[:top_n]}
     for name, hits in ranked.items():
         for hit in hits:

@@ -206,13 +206,13 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
 _LOAD_BY_IDS = f"""
 WITH wanted AS {wanted_ids()},
 names AS (
-    SELECT me.memory_id, list(e.name ORDER BY e.name) AS entity_names
+    SELECT me.memory_id, list([e.name, e.kind] ORDER BY e.name, e.kind) AS entity_pairs
     FROM wanted JOIN memory_entities AS me ON me.memory_id = wanted.id
     JOIN entities AS e ON e.id = me.entity_id
     GROUP BY me.memory_id
 )
 SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
-       names.entity_names, m.tags, m.importance, m.access_count, m.document_id, m.context,
+       names.entity_pairs, m.tags, m.importance, m.access_count, m.document_id, m.context,
        m.metadata, m.episode_id
 FROM wanted JOIN memories AS m ON m.id = wanted.id
 LEFT JOIN names ON names.memory_id = m.id
@@ -274,10 +274,22 @@ FROM (SELECT * FROM memories WHERE id IN ({ids})) AS m LEFT JOIN me ON me.memory
 """
 
 
+EntityKinds = tuple[tuple[str, str], ...]
+"""The ``(name, kind)`` pairs of a memory's entities, sorted."""
+
+
 def load_memories(
     db: Database, bank_id: str, ids: Sequence[str], config: RecallConfig | None = None
 ) -> dict[str, Memory]:
     """Memories of a bank by id, optionally through a recall's hard filters."""
+    loaded = load_memories_with_kinds(db, bank_id, ids, config)
+    return {memory_id: memory for memory_id, (memory, _) in loaded.items()}
+
+
+def load_memories_with_kinds(
+    db: Database, bank_id: str, ids: Sequence[str], config: RecallConfig | None = None
+) -> dict[str, tuple[Memory, EntityKinds]]:
+    """As :func:`load_memories`, each memory with the kinds of its entities (same queries)."""
     if not ids:
         return {}
     wanted = list(dict.fromkeys(ids))
@@ -287,24 +299,32 @@ def load_memories(
         rows = db.fetchall(
             _LOAD_BY_IDS + clause, {"bank_id": bank_id, "ids": json_list(wanted), **params}
         )
-        return {row[0]: memory_from_row(row) for row in rows}
+        return {row[0]: _with_kinds(row, [(n, k) for n, k in row[7] or ()]) for row in rows}
     rows = [
         row
         for row in db.fetchall(_LOAD_BY_LITERAL_IDS.replace("{ids}", sql_strings(plain)))
         if row[1] == bank_id
     ]
     entity_ids = sorted({e for row in rows for e in row[7] or ()})
-    names = (
-        dict(db.fetchall(f"SELECT id, name FROM entities WHERE id IN ({sql_strings(entity_ids)})"))
+    entities = (
+        {
+            entity_id: (name, kind)
+            for entity_id, name, kind in db.fetchall(
+                f"SELECT id, name, kind FROM entities WHERE id IN ({sql_strings(entity_ids)})"
+            )
+        }
         if entity_ids
         else {}
     )
     return {
-        row[0]: memory_from_row(
-            (*row[:7], sorted(names[e] for e in row[7] or () if e in names), *row[8:])
-        )
+        row[0]: _with_kinds(row, sorted(entities[e] for e in row[7] or () if e in entities))
         for row in rows
     }
+
+
+def _with_kinds(row: tuple, pairs: list[tuple[str, str]]) -> tuple[Memory, EntityKinds]:
+    """A loaded row (entities as ``(name, kind)`` pairs, sorted) as a memory and its kinds."""
+    return memory_from_row((*row[:7], [name for name, _ in pairs], *row[8:])), tuple(pairs)
 
 
 def filter_clause(config: RecallConfig | None) -> tuple[str, dict[str, Any]]:
