@@ -289,6 +289,7 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
             out_path=args.out,
             queries=args.queries,
             singles=args.singles,
+            imports=args.imports,
             progress=show,
         )
     print(format_report(report))
@@ -434,6 +435,12 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--out", default="bench-reports/scale.json", help="JSON report path")
     scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
     scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
+    scale.add_argument(
+        "--imports",
+        type=int,
+        default=5000,
+        help="messages retained last as an import, one call per conversation of 500 (0: none)",
+    )
     scale.set_defaults(func=cmd_bench_scale)
     rerank = bench_sub.add_parser(
         "rerank", help="recall latency and R@10 without reranking and per reranker × top-n"

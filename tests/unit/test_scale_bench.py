@@ -25,10 +25,12 @@ def test_generator_is_deterministic_and_probes_name_real_messages():
 
 def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     out = tmp_path / "scale.json"
-    report = run_scale([60], tmp_path / "work", out_path=out, queries=5, singles=4)
+    report = run_scale([60], tmp_path / "work", out_path=out, queries=5, singles=4, imports=30)
     (size,) = report["sizes"]
-    assert size["memories_in_bank"] == 64  # 60 in bulk + 4 one at a time
+    assert size["memories_in_bank"] == 64  # 60 in bulk + 4 one at a time, before the import
     assert size["bulk_retain"]["memories"] == 60
+    assert size["import_retain"]["memories"] == 30 and size["import_retain"]["calls"] == 1
+    assert size["ratios"]["import_retain_over_raw_embedder"] > 0
     assert set(size["recall"]) == {"semantic", "keyword", "tempr"}
     assert size["keyword_index"]["pending_rows"] > 0
     assert size["ratios"]["bulk_retain_over_raw_embedder"] > 0
@@ -36,6 +38,7 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     table = format_report(report)
     assert "TEMPR p50 / Chroma p50" in table and "60" in table
 
-    again = run_scale([60], tmp_path / "work", queries=3, singles=2)["sizes"][0]
+    again = run_scale([60], tmp_path / "work", queries=3, singles=2, imports=0)["sizes"][0]
     assert again["bulk_retain"]["reused_store"] is True
-    assert again["memories_in_bank"] == 66
+    assert again["memories_in_bank"] == 96  # and the first run's import
+    assert again["import_retain"] is None and "None" in format_report({"sizes": [again]})

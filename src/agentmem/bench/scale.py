@@ -2,9 +2,11 @@
 
 For each bank size it measures, in one process and on the same vectors:
 
-* **retain**: bulk (one ``retain`` per synthetic session of 20 messages) and one message per
-  call, in memories per second; the raw embedder's throughput on the same texts, so retain is
-  also a ratio of what the embedding model alone allows;
+* **retain**: bulk (one ``retain`` per synthetic session of 20 messages), an import of long
+  conversations (one ``retain`` per conversation of 500 messages, after the bank is built) and
+  one message per call, in memories per second; the raw embedder's throughput on the same
+  kind of texts, so retain is also a ratio of what the embedding model alone allows (it embeds
+  one text per run, so the size of a call does not change its throughput);
 * **recall**: p50/p95 latency of ``strategies=["semantic"]``, ``["keyword"]`` and full TEMPR
   (``strategies=None``), read-only (``reinforce=False``), on probe questions whose answer is a
   known memory (the hit rate at 10 is reported as a sanity check, not as a quality figure);
@@ -59,6 +61,8 @@ RECALL_RUNS: dict[str, list[str] | None] = {
 }
 BANK = "scale"
 TOP_K = 10
+#: Messages per conversation of the import (one ``retain`` each).
+IMPORT_CALL = 500
 _BUILD_FILE = "build.json"
 
 
@@ -142,6 +146,33 @@ def _bulk_retain(
         "memories_per_s": round(count / elapsed, 1),
         "keyword_folds": len(folds),
         "keyword_fold_seconds_total": round(sum(folds), 2),
+    }
+
+
+def _import_retain(mem: AgentMemory, messages: int, seed: int) -> dict[str, Any]:
+    """Retain ``messages`` in long conversations, one call each, as an import of chat history
+    would."""
+    bank = mem.bank(BANK)
+    conversations = list(
+        ConversationGenerator(seed, turns_per_session=IMPORT_CALL).sessions(messages)
+    )
+    count = 0
+    started = time.perf_counter()
+    for conversation in conversations:
+        count += len(
+            bank.retain(
+                conversation.messages,
+                mentioned_at=conversation.mentioned_at,
+                document_id=f"import-{conversation.document_id}",
+            )
+        )
+    elapsed = time.perf_counter() - started
+    return {
+        "calls": len(conversations),
+        "messages_per_call": IMPORT_CALL,
+        "memories": count,
+        "seconds": round(elapsed, 1),
+        "memories_per_s": round(count / elapsed, 1),
     }
 
 
@@ -242,10 +273,15 @@ def run_size(
     *,
     queries: int = 200,
     singles: int = 300,
+    imports: int = 5000,
     seed: int = 7,
     progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
-    """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it."""
+    """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it.
+
+    ``imports`` messages are retained last, in conversations of :data:`IMPORT_CALL` (the
+    store keeps them: a reused store grows by them and the one-at-a-time messages).
+    """
     sessions = list(ConversationGenerator(seed).sessions(size))
     store = workdir / f"scale-{size}"
     build_file = store / _BUILD_FILE
@@ -270,6 +306,8 @@ def run_size(
         single = _single_retains(mem, sessions, singles)
         keyword = _keyword_costs(mem, probes)
         memories = mem.bank(BANK).stats()["memories"]
+        # Last, so the figures above are those of a bank of this size.
+        imported = _import_retain(mem, imports, seed + 1) if imports else None
         rss = _peak_rss_mib()
     disk = _disk_bytes(store)
     tempr_p50 = recall["tempr"]["p50_ms"]
@@ -279,12 +317,16 @@ def run_size(
         "raw_embedder_per_s": round(raw, 1),
         "bulk_retain": bulk,
         "single_retain": single,
+        "import_retain": imported,
         "recall": recall,
         "bare_chroma": chroma,
         "keyword_index": keyword,
         "ratios": {
             "bulk_retain_over_raw_embedder": round(
                 bulk["memories_per_s"] / bulk.get("raw_embedder_per_s", raw), 3
+            ),
+            "import_retain_over_raw_embedder": (
+                round(imported["memories_per_s"] / raw, 3) if imported else None
             ),
             "tempr_p50_over_chroma_p50": round(tempr_p50 / chroma["p50_ms"], 2),
             "semantic_p50_over_chroma_p50": round(
@@ -303,6 +345,7 @@ def run_scale(
     out_path: str | Path | None = None,
     queries: int = 200,
     singles: int = 300,
+    imports: int = 5000,
     progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run :func:`run_size` for each size (ascending) and write the JSON report."""
@@ -316,7 +359,14 @@ def run_scale(
     }
     for size in sorted(sizes):
         report["sizes"].append(
-            run_size(size, workdir, queries=queries, singles=singles, progress=progress)
+            run_size(
+                size,
+                workdir,
+                queries=queries,
+                singles=singles,
+                imports=imports,
+                progress=progress,
+            )
         )
         if out_path is not None:  # write after each size: a long run keeps what it measured
             Path(out_path).parent.mkdir(parents=True, exist_ok=True)
@@ -329,9 +379,14 @@ def format_report(report: dict[str, Any]) -> str:
     sizes = report["sizes"]
     rows: list[tuple[str, Callable[[dict[str, Any]], object]]] = [
         ("bulk retain (memories/s)", lambda s: s["bulk_retain"]["memories_per_s"]),
+        (
+            f"import, {IMPORT_CALL} a call (memories/s)",
+            lambda s: (s["import_retain"] or {}).get("memories_per_s"),
+        ),
         ("one-at-a-time retain (memories/s)", lambda s: s["single_retain"]["memories_per_s"]),
         ("raw embedder (texts/s)", lambda s: s["raw_embedder_per_s"]),
         ("bulk retain / raw embedder", lambda s: s["ratios"]["bulk_retain_over_raw_embedder"]),
+        ("import / raw embedder", lambda s: s["ratios"]["import_retain_over_raw_embedder"]),
         *(
             (f"recall {name} p50 / p95 (ms)", _p50_p95(name))
             for name in ("semantic", "keyword", "tempr")
