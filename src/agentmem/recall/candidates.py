@@ -47,4 +47,3 @@ class Candidate:
     cosine: float | None = None
     entity_kinds: tuple[tuple[str, str], ...] = ()
     relevance: float = 0.0
-    details: dict[str, dict[str, Any]] = field(default_factory=dict)
