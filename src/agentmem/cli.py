@@ -43,13 +43,15 @@ TOKEN_ENV = "AGENTMEM_TOKEN"
 
 
 def explain(hit: RecallHit) -> str:
-    """Why a hit came back, in words: each strategy's rank and raw score."""
+    """Why a hit came back, in words: each strategy's rank and raw score, and what the
+    reranker saw in it."""
     labels = {"semantic": "cosine", "keyword": "bm25"}
     parts = [
         f"{name} #{detail['rank']} ({labels.get(name, 'score')} {detail['score']:.2f})"
         for name, detail in hit.strategy_details.items()
         if "rank" in detail and "score" in detail and name != "fusion"
     ]
+    parts += hit.strategy_details.get("rerank", {}).get("reasons", [])
     if hit.strategy_details.get("budget", {}).get("truncated"):
         parts.append("truncated to fit the budget")
     return " + ".join(parts)

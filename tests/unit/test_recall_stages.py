@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from agentmem import AgentMemory
+from agentmem.cli import explain
 from agentmem.config import EngineConfig, RecallConfig, ScoringWeights
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import Candidate, StrategyHit
@@ -16,7 +17,7 @@ from agentmem.recall.pipeline import _fuse
 from agentmem.recall.rerank import ScoreFusionReranker
 from agentmem.recall.scoring import recency, reinforcement
 from agentmem.testing import HashEmbedder
-from agentmem.types import Memory
+from agentmem.types import Memory, RecallHit
 
 NOW = datetime(2025, 1, 31, tzinfo=UTC)
 
@@ -315,17 +316,20 @@ def test_a_question_asks_for_the_entity_kinds_its_wording_names(question, kinds)
 
 
 def test_calibrated_reranker_prefers_a_memory_naming_what_the_question_asks_for():
-    from agentmem.recall.calibrated import CalibratedReranker, answer_kinds, names_answer_kind
+    from agentmem.recall.calibrated import CalibratedReranker, answer_entity, answer_kinds
 
-    def candidate(memory_id: str, text: str, kinds: tuple[tuple[str, str], ...]) -> Candidate:
+    def candidate(
+        memory_id: str, text: str, kinds: tuple[tuple[str, str], ...], cosine: float = 0.5
+    ) -> Candidate:
         names = tuple(name for name, _ in kinds)
         hits = {
-            "semantic": StrategyHit(memory_id, 1, 0.5, 0.7),
+            "semantic": StrategyHit(memory_id, 1, cosine, 0.7),
             "keyword": StrategyHit(memory_id, 1, 2.0, 1.0),
         }
         return Candidate(
             Memory(memory_id, "b", text, "world", None, None, NOW, entities=names),
             hits,
+            cosine=cosine,
             entity_kinds=kinds,
         )
 
@@ -336,14 +340,24 @@ def test_calibrated_reranker_prefers_a_memory_naming_what_the_question_asks_for(
     question = "Which cities has John been to?"
     words = frozenset(question.lower().replace("?", "").split())
     kinds = answer_kinds(question)
-    assert names_answer_kind(kinds, words, lisbon)
-    assert not names_answer_kind(kinds, words, home)  # the speaker is not the answer
+    assert answer_entity(kinds, words, lisbon) == ("Lisbon", "place")
+    assert answer_entity(kinds, words, home) is None  # the speaker is not the answer
     # Nor is a place the question names itself.
-    assert not names_answer_kind(kinds, words | {"lisbon"}, lisbon)
+    assert answer_entity(kinds, words | {"lisbon"}, lisbon) is None
     first, second = CalibratedReranker().rerank(question, [lisbon, home])
     assert first > second
+    assert lisbon.reasons == [
+        "said by the person the query names",
+        "a first-person statement",
+        "names the place asked for: Lisbon",
+    ]
+    assert home.reasons == ["said by the person the query names", "a first-person statement"]
     same, same_too = CalibratedReranker().rerank("What did John love?", [lisbon, home])
     assert same == pytest.approx(same_too)  # no kind asked for: the place counts for nothing
+    # A turn unrelated to the question (MiniLM's unrelated cosine) answers no "Which cities".
+    unrelated = candidate("u", lisbon.memory.text, lisbon.entity_kinds, cosine=0.08)
+    CalibratedReranker().rerank(question, [unrelated, home])
+    assert not any("asked for" in reason for reason in unrelated.reasons)
 
 
 @pytest.mark.parametrize("tags", [None, ["trip"]])
@@ -364,9 +378,12 @@ def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_pa
     """Through the public API: the candidates' entity kinds reach the reranker."""
     import agentmem.recall.calibrated as calibrated
 
-    def relevance(bank) -> dict[str, float]:  # noqa: ANN001
+    def recall(bank) -> dict[str, RecallHit]:  # noqa: ANN001
         hits = bank.recall("Which cities has Alice been to?", now=NOW).hits
-        return {h.memory.text: h.strategy_details["rerank"]["score"] for h in hits}
+        return {h.memory.text: h for h in hits}
+
+    def relevance(bank) -> dict[str, float]:  # noqa: ANN001
+        return {text: h.strategy_details["rerank"]["score"] for text, h in recall(bank).items()}
 
     with AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
         bank = mem.bank("b")
@@ -375,9 +392,12 @@ def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_pa
             [{"role": "user", "name": "Alice", "content": t} for t in texts], mentioned_at=NOW
         )
         with_kind = relevance(bank)
+        hits = recall(bank)
         monkeypatch.setattr(calibrated, "W_ANSWER_KIND", 0.0)
         without = relevance(bank)
     lisbon, home = (f"Alice: {t}" for t in reversed(texts))
     assert with_kind[lisbon] > without[lisbon] + 0.02
+    assert "names the place asked for: Lisbon" in hits[lisbon].strategy_details["rerank"]["reasons"]
+    assert "names the place asked for: Lisbon" in explain(hits[lisbon])
     # It names no place: only the session support it draws from the other memory moves.
     assert with_kind[home] == pytest.approx(without[home], abs=1e-3)

@@ -38,7 +38,8 @@ class Candidate:
 
     ``cosine`` is the query's cosine similarity with the memory's stored vector, also for a
     candidate that only another arm returned (None when the semantic arm did not run).
-    ``entity_kinds`` are the ``(name, kind)`` pairs of the memory's entities.
+    ``entity_kinds`` are the ``(name, kind)`` pairs of the memory's entities. ``reasons`` are
+    what the reranker saw in the memory, in words (shown in ``strategy_details["rerank"]``).
     """
 
     memory: Memory
@@ -47,3 +48,4 @@ class Candidate:
     cosine: float | None = None
     entity_kinds: tuple[tuple[str, str], ...] = ()
     relevance: float = 0.0
+    reasons: list[str] = field(default_factory=list)

@@ -172,6 +172,8 @@ def _score(
         details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
         if candidate.cosine is not None:
             details["rerank"]["cosine"] = candidate.cosine
+        if candidate.reasons:
+            details["rerank"]["reasons"] = list(candidate.reasons)
         details["scoring"] = {
             "relevance": s.relevance,
             "recency": s.recency,
