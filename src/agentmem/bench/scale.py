@@ -35,6 +35,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -152,28 +153,11 @@ def _bulk_retain(
 def _import_retain(mem: AgentMemory, messages: int, seed: int) -> dict[str, Any]:
     """Retain ``messages`` in long conversations, one call each, as an import of chat history
     would."""
-    bank = mem.bank(BANK)
-    conversations = list(
-        ConversationGenerator(seed, turns_per_session=IMPORT_CALL).sessions(messages)
-    )
-    count = 0
-    started = time.perf_counter()
-    for conversation in conversations:
-        count += len(
-            bank.retain(
-                conversation.messages,
-                mentioned_at=conversation.mentioned_at,
-                document_id=f"import-{conversation.document_id}",
-            )
-        )
-    elapsed = time.perf_counter() - started
-    return {
-        "calls": len(conversations),
-        "messages_per_call": IMPORT_CALL,
-        "memories": count,
-        "seconds": round(elapsed, 1),
-        "memories_per_s": round(count / elapsed, 1),
-    }
+    conversations = [
+        replace(c, document_id=f"import-{c.document_id}")  # not the bulk sessions' documents
+        for c in ConversationGenerator(seed, turns_per_session=IMPORT_CALL).sessions(messages)
+    ]
+    return {**_bulk_retain(mem, conversations, None, "import"), "messages_per_call": IMPORT_CALL}
 
 
 def _single_retains(mem: AgentMemory, sessions: Sequence[Session], n: int) -> dict[str, Any]:
