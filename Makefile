@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   install agentmem into .venv and run the offline demo
 #   make test   install agentmem, its servers, the LangChain and LlamaIndex integrations and the
-#               test tools into .venv, and run the whole test suite
+#               test tools into .venv, build the docs (strict) and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -31,6 +31,7 @@ demo: install
 
 test: dev
 	$(if $(OFFLINE),,@echo "note: cannot cut the network here (no user namespaces); running online")
+	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
 	$(RUN_OFFLINE) $(BIN)/python -m pytest
 
 lint: dev

@@ -42,21 +42,6 @@ from agentmem.types import RecallHit, RecallResult
 TOKEN_ENV = "AGENTMEM_TOKEN"
 
 
-def explain(hit: RecallHit) -> str:
-    """Why a hit came back, in words: each strategy's rank and raw score, and what the
-    reranker saw in it."""
-    labels = {"semantic": "cosine", "keyword": "bm25"}
-    parts = [
-        f"{name} #{detail['rank']} ({labels.get(name, 'score')} {detail['score']:.2f})"
-        for name, detail in hit.strategy_details.items()
-        if "rank" in detail and "score" in detail and name != "fusion"
-    ]
-    parts += hit.strategy_details.get("rerank", {}).get("reasons", [])
-    if hit.strategy_details.get("budget", {}).get("truncated"):
-        parts.append("truncated to fit the budget")
-    return " + ".join(parts)
-
-
 def recall_table(title: str, result: RecallResult) -> Table:
     """A readable table of recall hits."""
     table = Table(title=title, title_justify="left", show_lines=False, expand=True)
@@ -65,7 +50,7 @@ def recall_table(title: str, result: RecallResult) -> Table:
     table.add_column("memory", ratio=3)
     table.add_column("why", ratio=2, style="dim")
     for rank, hit in enumerate(result, start=1):
-        table.add_row(str(rank), f"{hit.score:.2f}", hit.memory.text, explain(hit))
+        table.add_row(str(rank), f"{hit.score:.2f}", hit.memory.text, hit.why)
     return table
 
 

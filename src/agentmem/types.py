@@ -130,6 +130,21 @@ class RecallHit:
         """The memory's text (shortcut for ``hit.memory.text``)."""
         return self.memory.text
 
+    @property
+    def why(self) -> str:
+        """Why the memory came back, in words: each strategy's rank and raw score, then what
+        the reranker saw in it ("keyword #1 (bm25 4.97) + semantic #2 (cosine 0.59)")."""
+        labels = {"semantic": "cosine", "keyword": "bm25"}
+        parts = [
+            f"{name} #{detail['rank']} ({labels.get(name, 'score')} {detail['score']:.2f})"
+            for name, detail in self.strategy_details.items()
+            if "rank" in detail and "score" in detail and name != "fusion"
+        ]
+        parts += self.strategy_details.get("rerank", {}).get("reasons", [])
+        if self.strategy_details.get("budget", {}).get("truncated"):
+            parts.append("truncated to fit the budget")
+        return " + ".join(parts)
+
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:

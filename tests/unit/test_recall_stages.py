@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from agentmem import AgentMemory
-from agentmem.cli import explain
 from agentmem.config import EngineConfig, RecallConfig, ScoringWeights
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import Candidate, StrategyHit
@@ -398,6 +397,6 @@ def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_pa
     lisbon, home = (f"Alice: {t}" for t in reversed(texts))
     assert with_kind[lisbon] > without[lisbon] + 0.02
     assert "names the place asked for: Lisbon" in hits[lisbon].strategy_details["rerank"]["reasons"]
-    assert "names the place asked for: Lisbon" in explain(hits[lisbon])
+    assert "names the place asked for: Lisbon" in hits[lisbon].why
     # It names no place: only the session support it draws from the other memory moves.
     assert with_kind[home] == pytest.approx(without[home], abs=1e-3)

@@ -139,7 +139,11 @@ class VectorStore:
 
             settings = Settings(anonymized_telemetry=False, allow_reset=False)
             if url is None:
-                self._client = chromadb.PersistentClient(path=str(path), settings=settings)
+                # Chroma shares one client per path string in a process: a relative path
+                # would reach another store's client once the working directory changed.
+                self._client = chromadb.PersistentClient(
+                    path=str(path.resolve()), settings=settings
+                )
             else:
                 parts = urlsplit(url)
                 if parts.scheme not in ("http", "https") or not parts.hostname:
