@@ -96,8 +96,11 @@ class RetainMemoryArgs(BaseModel):
 
 
 class ReflectMemoryArgs(BaseModel):
-    """Think over long-term memory: gather the memories and observations that bear on a
-    question and summarise what they say."""
+    """Gather the memories and observations that bear on a question.
+
+    Returns them as evidence; "answer" is a summary citing them when the memory has a
+    language model of its own, and null otherwise (then answer from the evidence yourself).
+    """
 
     model_config = ConfigDict(extra="forbid", title="reflect_memory")
 
@@ -157,6 +160,9 @@ def _reflect(bank: Any, args: ReflectMemoryArgs) -> dict[str, Any]:
 
 
 def _forget(bank: Any, args: ForgetMemoryArgs) -> dict[str, Any]:
+    # An id the bank does not hold is the model's mistake to fix, not a silent no-op.
+    for memory_id in args.memory_ids:
+        bank.get(memory_id)
     return {"deleted": bank.forget(args.memory_ids)}
 
 

@@ -134,6 +134,16 @@ def test_forget_through_dispatch_deletes_the_memory(notes):
         notes.get(memory.id)
 
 
+def test_forget_of_an_unknown_id_is_an_error_for_the_model_and_deletes_nothing(notes):
+    memory = notes.retain("Keep this note.", mentioned_at="2025-01-01T00:00:00Z").memories[0]
+    call = {"type": "function_call", "call_id": "c", "name": "forget_memory"}
+    arguments = json.dumps({"memory_ids": [memory.id, "no-such-memory"]})
+    reply = json.loads(dispatch(notes, {**call, "arguments": arguments})["output"])
+    assert reply["error"]["type"] == "NotFoundError"
+    assert "no-such-memory" in reply["error"]["message"]
+    assert notes.get(memory.id).text == memory.text
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

@@ -16,11 +16,15 @@ a query by the namespace's tag, in DuckDB; listing namespaces still reads every 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from enum import Enum
 from typing import Any
+from uuid import UUID
 
 from langgraph.store.base import (
     BaseStore,
@@ -35,6 +39,7 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
 )
+from pydantic import BaseModel
 
 from agentmem.errors import InvalidInputError
 from agentmem.memory import AgentMemory, validate_bank_id
@@ -65,6 +70,35 @@ def _get_path(value: Any, path: str) -> Any:
             return None
         value = value[part]
     return value
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, UUID | Decimal):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def json_value(value: Mapping[str, Any]) -> dict[str, Any]:
+    """An item's value as JSON, as LangGraph's own stores keep it: datetimes, dates, UUIDs,
+    enums, sets, pydantic models and dataclasses become their JSON forms.
+
+    Raises:
+        InvalidInputError: A part of the value has no JSON form.
+    """
+    try:
+        return json.loads(json.dumps(dict(value), default=_json_default, ensure_ascii=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"the item's value cannot be stored as JSON: {exc}") from None
 
 
 def item_text(value: Mapping[str, Any], index: list[str] | None) -> str:
@@ -197,13 +231,15 @@ class AgentMemStore(BaseStore):
                 self.memory.bank(bank_id).forget(old_ids)
             return
         now = datetime.now(UTC)
-        value = dict(op.value)
+        value = json_value(op.value)
         item = {
             "namespace": list(namespace),
             "key": key,
             "value": value,
             "created_at": old["created_at"] if old else now.isoformat(),
             "updated_at": now.isoformat(),
+            # LangGraph's index=False: kept and listed, but not found by a query.
+            "indexed": op.index is not False,
         }
         bank = self.memory.bank(bank_id)
         # Retain the new version before forgetting the old, so a refused value loses nothing.
@@ -234,6 +270,8 @@ class AgentMemStore(BaseStore):
         for memory, score in candidates:
             item = _item_from(memory)
             if item is None or tuple(item["namespace"][: len(prefix)]) != prefix:
+                continue
+            if op.query and not item.get("indexed", True):
                 continue
             ident = (tuple(item["namespace"]), item["key"])
             if ident in found or not _matches(item["value"], op.filter):

@@ -46,3 +46,33 @@ def test_async_recall_runs_concurrently_and_agrees_with_sync(bank):
 def test_bad_queries_raise_agentmem_errors(bank):
     with pytest.raises(agentmem.InvalidInputError):
         AgentMemRetriever(bank=bank).invoke("   ")
+
+
+def test_documents_say_why_they_came_back_and_keep_their_metadata_flat(bank):
+    bank.retain(
+        "The espresso machine is on the second floor.",
+        mentioned_at="2025-03-02T09:00:00Z",
+        metadata={"source": "wiki", "tags": "collides with a field"},
+    )
+    docs = AgentMemRetriever(bank=bank, k=5).invoke("where is the espresso machine?")
+    doc = next(d for d in docs if "second floor" in d.page_content)
+    assert doc.metadata["source"] == "wiki"
+    assert doc.metadata["metadata.tags"] == "collides with a field"
+    assert doc.metadata["tags"] == []
+    assert "metadata" not in doc.metadata
+    assert 0.0 <= doc.metadata["relevance"] <= 1.0
+    assert "semantic" in doc.metadata["strategy_details"]
+    assert "semantic #" in doc.metadata["why"]
+
+
+def test_top_k_is_accepted_as_k_and_a_disagreement_is_refused(bank):
+    retriever = AgentMemRetriever(bank=bank, k=4)
+    assert len(retriever.invoke("Which invoice is unpaid?", top_k=2)) == 2
+    assert len(retriever.invoke("Which invoice is unpaid?", k=2, top_k=2)) == 2
+    with pytest.raises(agentmem.InvalidInputError, match="disagree"):
+        retriever.invoke("Which invoice is unpaid?", k=1, top_k=3)
+
+
+def test_the_store_given_as_the_bank_is_refused_at_construction(bank, memory):
+    with pytest.raises(ValueError, match="not the store"):
+        AgentMemRetriever(bank=memory)

@@ -133,3 +133,29 @@ def test_a_langgraph_graph_reads_and_writes_through_the_store(store):
     out = app.invoke({"user": "user-9", "message": "I moved to Berlin", "recalled": []})
     assert out["recalled"] == ["I moved to Berlin"]
     assert store.get(("memories", "user-9"), "last").value == {"content": "I moved to Berlin"}
+
+
+def test_an_item_put_with_index_false_is_kept_but_not_found_by_a_query(store):
+    store.put(USER, "secret", {"content": "The door code is 4471"}, index=False)
+    store.put(USER, "visible", {"content": "The door is painted blue"})
+    assert store.get(USER, "secret").value == {"content": "The door code is 4471"}
+    assert {i.key for i in store.search(USER)} == {"secret", "visible"}
+    assert [i.key for i in store.search(USER, query="door code")] == ["visible"]
+
+
+def test_values_with_datetimes_and_uuids_are_stored_as_langgraph_stores_them(store):
+    from datetime import UTC, datetime
+    from uuid import UUID
+
+    when = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
+    ident = UUID("12345678-1234-5678-1234-567812345678")
+    store.put(USER, "meeting", {"content": "Standup", "at": when, "id": ident, "tags": {"a"}})
+    assert store.get(USER, "meeting").value == {
+        "content": "Standup",
+        "at": "2025-03-01T09:30:00+00:00",
+        "id": "12345678-1234-5678-1234-567812345678",
+        "tags": ["a"],
+    }
+    with pytest.raises(agentmem.InvalidInputError, match="JSON"):
+        store.put(USER, "bad", {"content": "x", "handle": object()})
+    assert store.get(USER, "bad") is None
