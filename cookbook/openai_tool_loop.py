@@ -1,8 +1,8 @@
 """An OpenAI tool-calling agent with agentmem tools, offline.
 
-The real ``openai`` client talks to a fake model through an HTTP mock transport (the same
-HTTP library the client uses), so the loop below is exactly what runs against the real API:
-swap ``fake_openai_client()`` for ``OpenAI()``.
+The real ``openai`` client talks to a rule-based fake model (``agentmem.testing.
+FakeOpenAIServer``, an HTTP mock transport), so the loop below is exactly what runs against the
+real API: swap ``fake_openai_client()`` for ``OpenAI()``.
 
     python cookbook/openai_tool_loop.py [--path ./memdata]
 """
@@ -13,15 +13,16 @@ import argparse
 import json
 from typing import Any
 
-import httpx2
 from openai import OpenAI
 
 from agentmem import AgentMemory, MemoryBank
+from agentmem.testing import FakeOpenAIServer
 from agentmem.tools import dispatch, openai_tools
 
 
 def fake_model(request: dict[str, Any]) -> dict[str, Any]:
     """A scripted stand-in for the model: retain on "Remember", recall on a question."""
+    assert all(tool["function"]["strict"] for tool in request["tools"])
     last = request["messages"][-1]
     if last["role"] == "tool":
         result = json.loads(last["content"])
@@ -41,26 +42,8 @@ def fake_model(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def fake_openai_client() -> OpenAI:
-    def handle(request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        assert all(tool["function"]["strict"] for tool in body["tools"])
-        completion = {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": fake_model(body),
-                    "finish_reason": "stop",
-                }
-            ],
-        }
-        return httpx2.Response(200, json=completion)
-
-    transport = httpx2.MockTransport(handle)
-    return OpenAI(api_key="offline", http_client=httpx2.Client(transport=transport))
+    """The real ``openai`` client, answered in process by ``fake_model``."""
+    return FakeOpenAIServer(chat=fake_model).client()
 
 
 def ask(client: OpenAI, bank: MemoryBank, user_text: str) -> str:

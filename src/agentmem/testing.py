@@ -21,6 +21,9 @@ Available fakes:
 
       server = FakeOpenAIServer({"extract": [{"facts": [...]}]})
       memory = AgentMemory(tmp_path, embedder=HashEmbedder(), llm=server.client())
+
+  It also answers the ordinary turns of a tool-calling loop, from scripted or rule-based
+  replies (``FakeOpenAIServer(chat=...)``), sync or async (``server.async_client()``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from pydantic import BaseModel
 from agentmem.errors import InvalidInputError, LLMError
 from agentmem.protocols import LLMReply
 
-__all__ = ["FakeLLM", "FakeOpenAIServer", "HashEmbedder", "LLMCall"]
+__all__ = ["ChatReplies", "FakeLLM", "FakeOpenAIServer", "HashEmbedder", "LLMCall"]
 
 #: Which step a response model belongs to, for scripts keyed by step.
 _STEP_OF_MODEL = {
@@ -223,28 +226,49 @@ class FakeLLM:
         return LLMReply(value, 1, *self._tokens)
 
 
-class FakeOpenAIServer:
-    """An OpenAI chat-completions endpoint in process, replying with recorded tool calls.
+#: Replies of an ordinary chat loop: a callable of the request's JSON body, or a list used in
+#: order. A reply is a text (the assistant's answer) or a dict ``{"content": ...}`` and/or
+#: ``{"tool_calls": [{"name": ..., "arguments": {...}}]}`` (or the API's own message shape).
+ChatReplies = Callable[[dict[str, Any]], Any] | Sequence[Any]
 
-    Instructor (``Mode.TOOLS``) asks for one forced tool call; each scripted reply is the
-    JSON arguments of that call (a dict), an HTTP status code to fail with (an int), or a
-    raw string (e.g. invalid JSON, to exercise Instructor's retries). The step of a request
-    is read from the tool it forces. Usage is reported as ~4 characters per token.
+
+class FakeOpenAIServer:
+    """An OpenAI chat-completions endpoint in process, for the real ``openai`` client.
+
+    Two kinds of request are answered:
+
+    * a **forced tool call** (Instructor's ``Mode.TOOLS``, agentmem's LLM path): the reply is
+      the next of ``script`` for the step of the forced tool — the call's JSON arguments (a
+      dict), an HTTP status code to fail with (an int), or a raw string (e.g. invalid JSON);
+    * an **ordinary turn** of a tool-calling loop (``tools=...`` without ``tool_choice``): the
+      reply comes from ``chat``, scripted or rule-based.
+
+    A request it cannot answer gets HTTP 400 with the reason, so the client raises
+    ``openai.BadRequestError`` saying what is missing. Usage is ~4 characters per token.
 
     Args:
         script: Replies per step, as for :class:`FakeLLM`.
+        chat: Replies of ordinary turns (see ``ChatReplies``).
 
     Attributes:
         requests: The JSON bodies received, in order.
+
+    Example:
+        >>> server = FakeOpenAIServer(chat=[{"tool_calls": [{"name": "recall_memory",
+        ...     "arguments": {"query": "invoice", "top_k": 3, "tags": None}}]}, "It is due."])
+        >>> client = server.client()   # or server.async_client() for AsyncOpenAI
     """
 
-    def __init__(self, script: Script) -> None:
-        self._script = _Script(script)
+    def __init__(self, script: Script | None = None, *, chat: ChatReplies | None = None) -> None:
+        self._script = _Script(script or {})
+        self._chat = chat
+        self._chat_turns = 0
+        self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
 
     @property
     def calls(self) -> list[LLMCall]:
-        """Every request, as step and messages."""
+        """Every forced-tool request, as step and messages."""
         return self._script.calls
 
     def calls_for(self, purpose: str) -> list[LLMCall]:
@@ -264,43 +288,108 @@ class FakeOpenAIServer:
             http_client=httpx2.Client(transport=transport),
         )
 
+    def async_client(self) -> Any:
+        """An ``openai.AsyncOpenAI`` client wired to this server (needs the openai extra)."""
+        import httpx2
+        from openai import AsyncOpenAI
+
+        async def handle(request: Any) -> Any:
+            return self._handle(request)
+
+        return AsyncOpenAI(
+            api_key="fake-key",
+            base_url="http://fake-openai.invalid/v1",
+            max_retries=0,
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
+        )
+
     def _handle(self, request: Any) -> Any:
         import httpx2
 
-        body = json.loads(request.content)
-        self.requests.append(body)
-        tool = body["tool_choice"]["function"]["name"]
-        reply = self._script.next(_STEP_OF_MODEL.get(tool, tool), body["messages"])
-        if isinstance(reply, int):
-            return httpx2.Response(reply, json={"error": {"message": f"status {reply}"}})
-        arguments = reply if isinstance(reply, str) else json.dumps(reply)
-        prompt_tokens = len(json.dumps(body["messages"])) // 4
+        try:
+            body = json.loads(request.content)
+            with self._lock:
+                self.requests.append(body)
+                number = len(self.requests)
+                choice = body.get("tool_choice")
+                if isinstance(choice, dict) and "function" in choice:
+                    message, status = self._forced_reply(body, choice["function"]["name"], number)
+                else:
+                    message, status = self._chat_reply(body, number), 200
+        except (LLMError, KeyError, TypeError, ValueError) as exc:
+            detail = f"FakeOpenAIServer cannot answer this request: {type(exc).__name__}: {exc}"
+            return httpx2.Response(400, json={"error": {"message": detail, "type": "fake"}})
+        if status != 200:
+            return httpx2.Response(status, json={"error": {"message": f"status {status}"}})
+        said = message.get("content") or ""
+        said += "".join(c["function"]["arguments"] for c in message.get("tool_calls", ()))
+        completion_tokens = len(said) // 4
+        prompt_tokens = len(json.dumps(body.get("messages", []))) // 4
         completion = {
-            "id": f"chatcmpl-{len(self.requests)}",
+            "id": f"chatcmpl-{number}",
             "object": "chat.completion",
             "created": 0,
-            "model": body["model"],
+            "model": body.get("model", "fake"),
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": f"call_{len(self.requests)}",
-                                "type": "function",
-                                "function": {"name": tool, "arguments": arguments},
-                            }
-                        ],
-                    },
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "message": message,
                 }
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
-                "completion_tokens": len(arguments) // 4,
-                "total_tokens": prompt_tokens + len(arguments) // 4,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
             },
         }
         return httpx2.Response(200, json=completion)
+
+    def _forced_reply(self, body: dict[str, Any], tool: str, number: int) -> tuple[dict, int]:
+        reply = self._script.next(_STEP_OF_MODEL.get(tool, tool), body["messages"])
+        if isinstance(reply, int):
+            return {}, reply
+        arguments = reply if isinstance(reply, str) else json.dumps(reply)
+        return _assistant_message([{"name": tool, "arguments": arguments}], None, number), 200
+
+    def _chat_reply(self, body: dict[str, Any], number: int) -> dict[str, Any]:
+        if self._chat is None:
+            raise LLMError("no chat replies given: FakeOpenAIServer(chat=...) answers such turns")
+        if callable(self._chat):
+            reply = self._chat(body)
+        else:
+            if self._chat_turns >= len(self._chat):
+                raise LLMError(f"no scripted chat reply left after {self._chat_turns}")
+            reply = self._chat[self._chat_turns]
+        self._chat_turns += 1
+        if isinstance(reply, str):
+            return _assistant_message([], reply, number)
+        if not isinstance(reply, Mapping):
+            raise TypeError(f"a chat reply is a text or a dict, not {type(reply).__name__}")
+        offered = {t.get("function", {}).get("name") for t in body.get("tools", [])}
+        # Either {"name", "arguments"} or the API's own {"type": "function", "function": {...}}.
+        calls = [call.get("function", call) for call in reply.get("tool_calls") or ()]
+        for call in calls:
+            if call["name"] not in offered:
+                raise ValueError(f"the reply calls {call['name']!r}, a tool the request lacks")
+        return _assistant_message(calls, reply.get("content"), number)
+
+
+def _assistant_message(calls: Sequence[Mapping[str, Any]], content: str | None, number: int):
+    """An assistant message in the chat-completions shape, with its tool calls."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{number}_{index}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call["arguments"], str)
+                    else json.dumps(call["arguments"]),
+                },
+            }
+            for index, call in enumerate(calls)
+        ]
+    return message

@@ -23,6 +23,7 @@ out, so a model is never offered a tool that cannot run.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
 import json
@@ -44,6 +45,7 @@ __all__ = [
     "RecallMemoryArgs",
     "ReflectMemoryArgs",
     "RetainMemoryArgs",
+    "adispatch",
     "available_tools",
     "dispatch",
     "openai_tools",
@@ -400,3 +402,9 @@ def dispatch(bank: Any, tool_call: Any) -> dict[str, Any]:
     if shape == "chat":
         return {"role": "tool", "tool_call_id": call_id, "content": output}
     return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+async def adispatch(bank: Any, tool_call: Any) -> dict[str, Any]:
+    """:func:`dispatch` for ``AsyncOpenAI`` loops: the tool runs in a worker thread, so the
+    event loop keeps serving while the bank works."""
+    return await asyncio.to_thread(dispatch, bank, tool_call)

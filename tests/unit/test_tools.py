@@ -171,3 +171,75 @@ def test_calls_that_are_not_memory_tool_calls_are_refused(notes):
         dispatch(notes, {"type": "message", "content": "hi"})
     with pytest.raises(agentmem.InvalidInputError, match="no id"):
         dispatch(notes, {"function": {"name": "recall_memory", "arguments": "{}"}})
+
+
+RECALL_CALL = {
+    "tool_calls": [{"name": "recall_memory", "arguments": {"query": "invoice", "top_k": 3}}]
+}
+
+
+def _loop(client, bank, question):
+    """The README's loop: call the model, run its memory tool calls, until it answers."""
+    messages = [{"role": "user", "content": question}]
+    while True:
+        message = (
+            client.chat.completions.create(
+                model="gpt-4.1-mini", messages=messages, tools=openai_tools(bank)
+            )
+            .choices[0]
+            .message
+        )
+        if not message.tool_calls:
+            return message.content, messages
+        messages.append(message.model_dump(exclude_none=True))
+        messages += [dispatch(bank, call) for call in message.tool_calls]
+
+
+def test_the_fake_openai_server_drives_an_ordinary_tool_loop(notes):
+    from agentmem.testing import FakeOpenAIServer
+
+    notes.retain("Invoice INV-20931 is still unpaid.", mentioned_at="2025-01-01T00:00:00Z")
+    server = FakeOpenAIServer(chat=[RECALL_CALL, "It is unpaid."])
+    answer, messages = _loop(server.client(), notes, "Which invoice is unpaid?")
+    assert answer == "It is unpaid."
+    tool_reply = json.loads(messages[-1]["content"])
+    assert "INV-20931" in tool_reply["memories"][0]["text"]
+    assert len(server.requests) == 2 and "tool_choice" not in server.requests[0]
+
+
+def test_the_fake_openai_server_says_what_it_cannot_answer(notes):
+    import openai
+
+    from agentmem.testing import FakeOpenAIServer
+
+    with pytest.raises(openai.BadRequestError, match="chat="):
+        _loop(FakeOpenAIServer().client(), notes, "Which invoice is unpaid?")
+    unknown = {"tool_calls": [{"name": "delete_everything", "arguments": {}}]}
+    with pytest.raises(openai.BadRequestError, match="delete_everything"):
+        _loop(FakeOpenAIServer(chat=[unknown]).client(), notes, "hello")
+    with pytest.raises(openai.BadRequestError, match="no scripted chat reply left"):
+        _loop(FakeOpenAIServer(chat=[RECALL_CALL]).client(), notes, "Which invoice?")
+
+
+async def test_adispatch_runs_an_async_openai_loop(notes):
+    from agentmem.testing import FakeOpenAIServer
+    from agentmem.tools import adispatch
+
+    notes.retain("Invoice INV-20931 is still unpaid.", mentioned_at="2025-01-01T00:00:00Z")
+    client = FakeOpenAIServer(chat=[RECALL_CALL, "Done."]).async_client()
+    messages = [{"role": "user", "content": "Which invoice is unpaid?"}]
+    first = (
+        (
+            await client.chat.completions.create(
+                model="m", messages=messages, tools=openai_tools(notes)
+            )
+        )
+        .choices[0]
+        .message
+    )
+    replies = [await adispatch(notes, call) for call in first.tool_calls]
+    assert replies[0]["role"] == "tool"
+    assert "INV-20931" in json.loads(replies[0]["content"])["memories"][0]["text"]
+    messages += [first.model_dump(exclude_none=True), *replies]
+    final = await client.chat.completions.create(model="m", messages=messages, tools=[])
+    assert final.choices[0].message.content == "Done."
