@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -21,6 +22,8 @@ from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.llm.client import language_model
 from agentmem.models.embedder import MINILM_NAME, MiniLMEmbedder
+from agentmem.models.nlp import load_nlp
+from agentmem.models.tokens import count_tokens
 from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
@@ -323,8 +326,35 @@ class AgentMemory:
         if self._temporary:
             shutil.rmtree(self.path, ignore_errors=True)
 
+    def warm_up(self) -> None:
+        """Load the models now (the embedder, spaCy, the token counter) rather than in the
+        first retain or recall, so a server answers its first request at full speed."""
+        self._check_open()
+        self._engine.embedder.embed_query("warm up")
+        load_nlp()
+        count_tokens("warm up")
+
+    async def awarm_up(self) -> None:
+        """:meth:`warm_up` in a worker thread, so the event loop keeps running."""
+        await asyncio.to_thread(self.warm_up)
+
+    async def aclose(self) -> None:
+        """:meth:`close` in a worker thread (it waits for background work to stop)."""
+        await asyncio.to_thread(self.close)
+
     def __enter__(self) -> AgentMemory:
         return self
+
+    async def __aenter__(self) -> AgentMemory:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     def __exit__(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -175,3 +176,22 @@ def test_async_twins_run_the_same_implementation(mem):
     a, b = asyncio.run(scenario())
     assert [(h.memory.id, h.score) for h in a] == [(h.memory.id, h.score) for h in b]
     assert texts(a)[0] == "Alice: My office is room 42 and my manager is Bob."
+
+
+def test_async_with_warms_up_closes_and_the_store_reopens_cleanly(tmp_path, caplog):
+    async def scenario() -> agentmem.AgentMemory:
+        async with agentmem.AgentMemory(tmp_path / "store") as mem:
+            await mem.awarm_up()
+            bank = mem.bank("async")
+            await bank.aretain(CONVERSATION, mentioned_at=T0)
+            hits = await bank.arecall("Where is Alice's office?", reinforce=False, now=T1)
+            assert texts(hits)[0] == "Alice: My office is room 42 and my manager is Bob."
+        return mem
+
+    closed = asyncio.run(scenario())
+    with pytest.raises(agentmem.StorageError, match="closed"):
+        closed.banks()
+    with caplog.at_level("WARNING"), agentmem.AgentMemory(tmp_path / "store") as again:
+        assert again.bank("async").stats()["memories"] == len(CONVERSATION)
+        assert again.check_integrity().ok
+    assert "did not close cleanly" not in caplog.text
