@@ -141,9 +141,13 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     with AgentMemory(args.path) as mem:
         if args.bank not in mem.banks():
             raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
-        graph = mem.bank(args.bank).graph()
-    path = write_picture(graph, args.out, title=args.bank, max_memories=args.max_memories)
-    console.print(f"wrote {path}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges")
+        bank = mem.bank(args.bank)
+        graph = bank.graph()
+        times = {memory.id: memory.mentioned_at for memory in bank.memories()}
+    picture = write_picture(
+        graph, args.out, title=args.bank, max_memories=args.max_memories, times=times
+    )
+    console.print(picture.summary())
     return 0
 
 
