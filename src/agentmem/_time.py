@@ -23,7 +23,10 @@ def to_utc(value: object, *, field: str) -> datetime:
     Naive datetimes mean UTC (as SPEC.md says). Anything else raises InvalidInputError.
     """
     if isinstance(value, datetime):
-        result = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        try:
+            result = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        except OverflowError:  # an aware time near year 1 or 9999 that UTC cannot hold
+            raise InvalidInputError(f"{field}: datetime out of range in UTC: {value!r}") from None
     elif isinstance(value, date):
         result = datetime.combine(value, time(), tzinfo=UTC)
     elif isinstance(value, str):

@@ -30,11 +30,12 @@ from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows
+from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.reconcile import begin_session, end_session
 from agentmem.store.staged_vectors import StagedVectorStore
-from agentmem.store.transfer import import_bank, read_header
+from agentmem.store.transfer import import_bank
 from agentmem.store.vectors import VectorStore, collection_name
 
 # Letters, digits and . _ : @ - ; no path separators, no leading dot, at most 128 characters.
@@ -287,14 +288,27 @@ class AgentMemory:
             The bank, holding everything the file holds.
 
         Raises:
-            InvalidInputError: Not an export file, a bad bank id, or the bank already holds
-                memories.
+            InvalidInputError: Not an export file, any line or field of it outside the
+                contract of retain, link and configure (the message names the line and
+                field), a bad bank id, or the bank already holds memories. Nothing is
+                written then, and no bank is created.
         """
         self._check_open()
-        header = read_header(path)
-        bank = self.bank(bank_id if bank_id is not None else header["bank_id"])
-        import_bank(self._engine, path, bank.id, bank._collection, progress=progress)
-        return bank
+        if bank_id is not None:
+            validate_bank_id(bank_id)
+        checked = check_export(path, self.embedder.name, self.embedder.dimension)
+        target = validate_bank_id(checked.header["bank_id"] if bank_id is None else bank_id)
+        created = target not in self.banks()
+        bank = self.bank(target)
+        try:
+            import_bank(self._engine, checked, target, bank._collection, progress=progress)
+        except BaseException:
+            if created:
+                self.delete_bank(target)  # a refused or failed import leaves no bank behind
+            raise
+        with self._lock:
+            self._banks.pop(target, None)  # its settings came with the file
+        return self.bank(target)
 
     def check_integrity(self) -> IntegrityReport:
         """Check that DuckDB, Chroma and the keyword index agree on every bank.
