@@ -8,6 +8,7 @@ Examples::
     agentmem graph notes --path ./memdata --out graph.html
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
+    agentmem repair ./memdata          # re-embed vectors lost from chroma/, then check the store
     agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
     agentmem bench locomo --data ../shared/data/locomo10.json
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -35,7 +37,7 @@ from rich.table import Table
 
 from agentmem._time import to_utc
 from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
-from agentmem.memory import AgentMemory
+from agentmem.memory import DB_FILE, AgentMemory
 from agentmem.schemas import RecallHitOut
 from agentmem.types import RecallHit, RecallResult
 
@@ -176,6 +178,35 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
         count = bank.stats()["memories"]
     console.print(f"imported {count} memories into bank {bank.id!r}")
     return 0
+
+
+def cmd_repair(args: argparse.Namespace, console: Console) -> int:
+    if not (Path(args.store) / DB_FILE).is_file():
+        raise NotFoundError(f"no agentmem store at {args.store}")
+    with _progress(console) as progress:
+        task = progress.add_task("re-embedding vectors missing from Chroma", total=None)
+
+        rebuilt = {"on open": 0}
+
+        def show(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        def show_on_open(done: int, total: int) -> None:
+            rebuilt["on open"] = done  # the open repairs banks whose vector count is off
+            show(done, total)
+
+        with AgentMemory(args.store, repair_progress=show_on_open) as mem:
+            repair = mem.repair(progress=show)
+            report = mem.check_integrity()
+    console.print(
+        f"re-embedded {rebuilt['on open'] + repair.reembedded} vectors from DuckDB, "
+        f"removed {repair.removed} vectors of no memory; {report.memories} memories in "
+        f"{len(report.banks)} banks"
+    )
+    for problem in report.problems:
+        console.print(f"[red]problem:[/red] {escape(problem)}")
+    console.print("[green]the store is whole[/green]" if report.ok else "[red]not repaired[/red]")
+    return 0 if report.ok else 1
 
 
 def _import_extra(module: str, extra: str) -> None:
@@ -364,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--no-vectors", action="store_true", help="leave vectors out")
     export.add_argument("file", help="the .jsonl file to write")
     export.set_defaults(func=cmd_export)
+
+    repair = sub.add_parser(
+        "repair", help="re-embed vectors missing from Chroma (e.g. a deleted chroma/ folder)"
+    )
+    repair.add_argument("store", help="store directory")
+    repair.set_defaults(func=cmd_repair)
 
     import_ = sub.add_parser("import", help="load a bank from an export file")
     import_.add_argument("--path", required=True, help="store directory")

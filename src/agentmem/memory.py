@@ -33,7 +33,7 @@ from agentmem.store.forget import delete_bank_rows
 from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
-from agentmem.store.reconcile import begin_session, end_session
+from agentmem.store.reconcile import VectorRepair, begin_session, end_session, repair_vectors
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank
 from agentmem.store.vectors import VectorStore, collection_name
@@ -109,10 +109,14 @@ class AgentMemory:
         chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
             vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
             record, stays in ``path``. A store keeps the mode it was created with.
+        repair_progress: Called as ``repair_progress(done, total)`` while opening re-embeds
+            vectors missing from Chroma (its folder deleted or restored from an older backup:
+            each bank's vector count is compared with its memories on every open).
 
     Raises:
         StoreLockedError: Another process has this store open.
-        StorageError: The store cannot be opened.
+        StorageError: The store cannot be opened: its directory cannot be created, or its
+            DuckDB file is corrupt (the message says so).
 
     Example:
         >>> with AgentMemory("./memdata") as mem:
@@ -131,6 +135,7 @@ class AgentMemory:
         llm: Any = None,
         config: EngineConfig | None = None,
         chroma_url: str | None = None,
+        repair_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         language = language_model(llm)
         if config is not None and not isinstance(config, EngineConfig):
@@ -139,7 +144,10 @@ class AgentMemory:
         self.path = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
         if self.path.exists() and not self.path.is_dir():
             raise InvalidInputError(f"{self.path} exists and is not a directory")
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file on the way, no permission, a read-only disk
+            raise StorageError(f"cannot create the store at {self.path}: {exc.strerror}") from exc
         self._config = config or EngineConfig()
         self._lock = threading.Lock()
         self._banks: dict[str, MemoryBank] = {}
@@ -176,7 +184,7 @@ class AgentMemory:
             self._engine.consolidator = ConsolidationWorker()
         self._closed = False
         try:
-            begin_session(db, vectors, self._engine.embedder)
+            begin_session(db, vectors, self._engine.embedder, progress=repair_progress)
         except BaseException:
             self._engine.close()
             raise
@@ -309,6 +317,20 @@ class AgentMemory:
         with self._lock:
             self._banks.pop(target, None)  # its settings came with the file
         return self.bank(target)
+
+    def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:
+        """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of
+        no memory. Opening a store already does this for banks whose vector count is off;
+        this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding."""
+        self._check_open()
+        with self._engine.db.write_lock:
+            return repair_vectors(
+                self._engine.db,
+                self._engine.vectors,
+                self._engine.embedder,
+                thorough=True,
+                progress=progress,
+            )
 
     def check_integrity(self) -> IntegrityReport:
         """Check that DuckDB, Chroma and the keyword index agree on every bank.

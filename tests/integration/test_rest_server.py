@@ -254,7 +254,7 @@ def test_export_and_import_routes_use_the_engine_once_it_has_them(client, monkey
         lines = [f'{{"id": "{m.id}", "text": "{m.text}"}}' for m in bank.memories()]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    def import_(memory, path):
+    def import_(memory, path, bank_id=None):
         written.append(path.read_text(encoding="utf-8"))
         return {"memories": 1}
 

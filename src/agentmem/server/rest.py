@@ -378,15 +378,29 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
             }
         },
     )
-    async def import_(request: Request) -> dict[str, Any]:
-        """Import JSON Lines written by export. Answers 501 until the store has ``import_``."""
+    async def import_(
+        request: Request,
+        bank_id: str | None = Query(
+            default=None, description="Import under this id instead of the exported bank's."
+        ),
+    ) -> dict[str, Any]:
+        """Import JSON Lines written by export into a new (or empty) bank.
+
+        The whole file is checked first; a line outside the contract of retain, link or
+        configure is a 400 naming the line and field, and nothing is written.
+        """
         if not callable(getattr(memory, "import_", None)):
             raise NotAvailableError("import is not available in this version")
+        if bank_id is not None:
+            validate_bank_id(bank_id)
         body = await request.body()
         with tempfile.TemporaryDirectory(prefix="agentmem-import-") as tmp:
             path = Path(tmp) / "import.jsonl"
             path.write_bytes(body)
-            result = await asyncio.to_thread(memory.import_, path)
+            result = await asyncio.to_thread(memory.import_, path, bank_id=bank_id)
+        if isinstance(result, MemoryBank):
+            stats = await asyncio.to_thread(result.stats)
+            return {"result": {"bank_id": result.id, "memories": stats["memories"]}}
         return {"result": result if isinstance(result, dict | list | int | str) else str(result)}
 
     if token is None:

@@ -9,6 +9,7 @@ downloaded.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -20,6 +21,14 @@ import duckdb
 from agentmem.errors import ModelError, StorageError, StoreLockedError
 
 SCHEMA_VERSION = "1"
+# DuckDB's message when another process holds the file ("Could not set lock on file ...:
+# Conflicting lock is held in ..."); other messages holding "lock" (a corrupt "block") are not.
+_LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
+# Messages of a damaged file: a checksum failure, a truncated or overwritten file.
+_CORRUPT = re.compile(
+    r"corrupt|checksum|not a valid DuckDB database|Could not read enough bytes|invalidated",
+    re.IGNORECASE,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -153,16 +162,14 @@ class Database:
                 str(path),
                 config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
             )
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
+        except duckdb.Error as exc:
+            if _LOCKED.search(str(exc)):
                 raise StoreLockedError(
                     f"{path} is open in another process. DuckDB allows one writer per file: "
                     "share one agentmem process between agents (agentmem serve) instead of "
                     "opening the store twice."
                 ) from exc
-            raise StorageError(f"cannot open {path}: {exc}") from exc
-        except duckdb.Error as exc:
-            raise StorageError(f"cannot open {path}: {exc}") from exc
+            raise self._error("cannot open", exc) from exc
         try:
             self._con.execute(f"LOAD '{fts_extension_path()}'")
             self._con.execute(_SCHEMA)
@@ -172,9 +179,19 @@ class Database:
             )
         except duckdb.Error as exc:
             self._con.close()
-            raise StorageError(f"cannot initialise {path}: {exc}") from exc
+            raise self._error("cannot initialise", exc) from exc
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._closed = False
+
+    def _error(self, doing: str, exc: duckdb.Error) -> StorageError:
+        """A StorageError for a DuckDB failure, saying so when the file is damaged."""
+        if _CORRUPT.search(str(exc)):
+            return StorageError(
+                f"{self.path} is corrupt ({exc}); agentmem cannot repair a damaged DuckDB "
+                "file: restore the store from a backup, or import the banks' exports into a "
+                "new store"
+            )
+        return StorageError(f"{doing} {self.path}: {exc}")
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's cursor (created on first use)."""
@@ -193,28 +210,39 @@ class Database:
         try:
             return self.cursor().execute(sql, params or [])
         except duckdb.Error as exc:
-            raise StorageError(f"query failed: {exc}") from exc
+            raise self._error("query failed on", exc) from exc
 
     def fetchall(self, sql: str, params: list[Any] | tuple[Any, ...] | None = None) -> list[Any]:
         """Run a query and return all rows."""
         return self.execute(sql, params).fetchall()
 
     @contextmanager
+    def storage_errors(self) -> Iterator[None]:
+        """Raise the DuckDB errors of the block (run on a cursor directly) as StorageError."""
+        try:
+            yield
+        except duckdb.Error as exc:
+            raise self._error("query failed on", exc) from exc
+
+    @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Hold the write lock and run the block in one transaction (rolled back on error)."""
+        """Hold the write lock and run the block in one transaction (rolled back on error;
+        DuckDB's errors are raised as StorageError)."""
         with self.write_lock:
             cur = self.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                yield cur
+                with self.storage_errors():
+                    yield cur
             except BaseException:
-                cur.execute("ROLLBACK")
+                with suppress(duckdb.Error):  # a failed ROLLBACK must not hide the cause
+                    cur.execute("ROLLBACK")
                 raise
             else:
                 try:
                     cur.execute("COMMIT")
                 except duckdb.Error as exc:
-                    raise StorageError(f"commit failed: {exc}") from exc
+                    raise self._error("commit failed on", exc) from exc
 
     def get_meta(self, key: str) -> str | None:
         """A value of the meta table."""

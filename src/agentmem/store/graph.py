@@ -392,7 +392,8 @@ def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:
         with engine.db.write_lock:
             graph = engine.graphs.get(bank_id)
             if graph is None:
-                graph = MemoryGraph.load(engine.db.cursor(), bank_id)
+                with engine.db.storage_errors():
+                    graph = MemoryGraph.load(engine.db.cursor(), bank_id)
                 engine.graphs[bank_id] = graph
     return graph
 

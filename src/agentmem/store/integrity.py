@@ -2,9 +2,9 @@
 
 What "whole" means, per bank:
 
-* every memory has its vector in the bank's Chroma collection, and Chroma holds no vector of a
-  memory the bank does not have (vectors still in the journal, written by a call that has not
-  finished, are in flight and not counted);
+* every memory has its vector in the bank's Chroma collection, of the bank's dimension, and
+  Chroma holds no vector of a memory the bank does not have (vectors still in the journal,
+  written by a call that has not finished, are in flight and not counted);
 * every memory is keyword-searchable: in the built full-text index or in the pending postings;
 * every memory's episode exists; every memory–entity row names an existing memory and entity
   of the same bank; every link joins two memories of the bank; no entity is left without facts.
@@ -127,8 +127,10 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
     problems: list[str] = []
     with db.write_lock:
         engine.vectors.flush()  # staged vectors are in flight only until the next read
-        rows = db.fetchall("SELECT bank_id, collection FROM banks ORDER BY bank_id")
-        collections = dict(rows) if bank_ids is None else {b: c for b, c in rows if b in bank_ids}
+        rows = db.fetchall("SELECT bank_id, collection, dimension FROM banks ORDER BY bank_id")
+        wanted = [r for r in rows if bank_ids is None or r[0] in bank_ids]
+        collections = {bank_id: collection for bank_id, collection, _ in wanted}
+        dimensions = {bank_id: dimension for bank_id, _, dimension in wanted}
         memory_ids: dict[str, set[str]] = {}
         in_flight: dict[str, set[str]] = {}
         for bank_id in collections:
@@ -165,6 +167,12 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
                 problems.append(f"bank {bank_id!r}: {_problem('memory without a vector', missing)}")
             if orphans:
                 problems.append(f"bank {bank_id!r}: {_problem('vector of no memory', orphans)}")
+            dimension = engine.vectors.dimension(collection) if stored else None
+            if dimension not in (None, dimensions[bank_id]):
+                problems.append(
+                    f"bank {bank_id!r}: its vectors have {dimension} dimensions, not the "
+                    f"{dimensions[bank_id]} of its embedder"
+                )
     return IntegrityReport(
         banks=tuple(collections),
         memories=sum(len(ids) for ids in memory_ids.values()),

@@ -14,11 +14,19 @@ close the marker is cleared and the highest memory ``seq`` written so far is rec
 durable. An open that finds the marker still set (the last session died) re-embeds and
 re-upserts every memory written after that mark. A Chroma server is not affected: our process
 dying does not take the server's index with it.
+
+Vectors can also be lost outside any session: the ``chroma/`` folder deleted, or restored from
+an older backup than the DuckDB file. Every open compares each bank's vector count with its
+memory count; a bank that differs has its missing vectors re-embedded from the stored text
+(and vectors of no memory removed), with a warning. :func:`repair_vectors` with
+``thorough=True`` (``AgentMemory.repair``, ``agentmem repair``) compares the ids themselves.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,16 +54,7 @@ def replay_vector_journal(
         deletes = [e[0] for e in entries if e[3] == collection and e[2] == "delete"]
         vectors.delete(collection, deletes)
         adds = [e[0] for e in entries if e[3] == collection and e[2] == "add"]
-        rows = db.fetchall(
-            "SELECT id, text, fact_type, occurred_start, occurred_end, mentioned_at "
-            f"FROM memories WHERE list_contains({sql_list('ids')}, id)",
-            {"ids": json_list(adds)},
-        )
-        if rows:
-            embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
-            vectors.upsert(
-                collection, [r[0] for r in rows], embedded, [vector_metadata(*r[2:]) for r in rows]
-            )
+        _reembed(db, vectors, embedder, collection, adds)
     with db.transaction() as cur:
         cur.execute(
             f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
@@ -71,9 +70,14 @@ _CHUNK = 1000
 
 
 def begin_session(
-    db: Database, vectors: VectorStore | StagedVectorStore, embedder: Embedder
+    db: Database,
+    vectors: VectorStore | StagedVectorStore,
+    embedder: Embedder,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Replay the journal, repair Chroma after a crashed session, and mark the store in use.
+    """Replay the journal, repair Chroma after a crashed session or a lost vector folder
+    (``progress`` follows the re-embedding), and mark the store in use.
 
     Returns:
         How many memories were re-upserted because the previous session did not close.
@@ -83,32 +87,106 @@ def begin_session(
     if vectors.embedded and db.get_meta(SESSION_KEY) == "1":
         mark = int(db.get_meta(DURABLE_KEY) or 0)
         rows = db.fetchall(
-            "SELECT m.id, m.text, m.fact_type, m.occurred_start, m.occurred_end, "
-            "m.mentioned_at, b.collection FROM memories AS m "
-            "JOIN banks AS b ON b.bank_id = m.bank_id WHERE m.seq > ? ORDER BY m.seq",
+            "SELECT b.collection, list(m.id ORDER BY m.seq) FROM memories AS m "
+            "JOIN banks AS b ON b.bank_id = m.bank_id WHERE m.seq > ? GROUP BY b.collection",
             [mark],
         )
-        for start in range(0, len(rows), _CHUNK):
-            chunk = rows[start : start + _CHUNK]
-            embedded = np.asarray(embedder.embed([r[1] for r in chunk]), dtype=np.float32)
-            for collection in {r[6] for r in chunk}:
-                picked = [i for i, r in enumerate(chunk) if r[6] == collection]
-                vectors.upsert(
-                    collection,
-                    [chunk[i][0] for i in picked],
-                    embedded[picked],
-                    [vector_metadata(*chunk[i][2:6]) for i in picked],
-                )
-        repaired = len(rows)
+        for collection, ids in rows:
+            _reembed(db, vectors, embedder, collection, ids)
+        repaired = sum(len(ids) for _, ids in rows)
         if repaired:
             log.warning(
                 "the last session did not close cleanly: re-upserted %d vectors written "
                 "since its last clean close",
                 repaired,
             )
+    repair_vectors(db, vectors, embedder, progress=progress)
     with db.transaction() as cur:
         _set_meta(cur, SESSION_KEY, "1")
     return repaired
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRepair:
+    """What :func:`repair_vectors` did: vectors re-embedded from DuckDB, vectors of no memory
+    removed from Chroma."""
+
+    reembedded: int = 0
+    removed: int = 0
+
+
+def repair_vectors(
+    db: Database,
+    vectors: VectorStore | StagedVectorStore,
+    embedder: Embedder,
+    *,
+    thorough: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> VectorRepair:
+    """Give every memory its vector again, and drop vectors of no memory.
+
+    A bank is looked at when its vector count differs from its memory count, or always when
+    ``thorough``. ``progress(done, total)`` follows the re-embedding.
+    """
+    banks = db.fetchall(
+        "SELECT b.bank_id, b.collection, count(m.id) FROM banks AS b "
+        "LEFT JOIN memories AS m ON m.bank_id = b.bank_id GROUP BY ALL ORDER BY 1"
+    )
+    plan: list[tuple[str, list[str]]] = []
+    removed = 0
+    for bank_id, collection, count in banks:
+        if not thorough and vectors.count(collection) == count:
+            continue
+        stored = vectors.ids(collection)
+        memory_ids = {
+            r[0] for r in db.fetchall("SELECT id FROM memories WHERE bank_id = ?", [bank_id])
+        }
+        orphans = sorted(stored - memory_ids)
+        vectors.delete(collection, orphans)
+        removed += len(orphans)
+        missing = sorted(memory_ids - stored)
+        if missing:
+            log.warning(
+                "bank %r: %d of its %d memories have no vector (was the chroma folder deleted "
+                "or restored from an older backup?); re-embedding them from the stored text",
+                bank_id,
+                len(missing),
+                len(memory_ids),
+            )
+            plan.append((collection, missing))
+    total = sum(len(ids) for _, ids in plan)
+    done = 0
+    for collection, ids in plan:
+        for start in range(0, len(ids), _CHUNK):
+            done += _reembed(db, vectors, embedder, collection, ids[start : start + _CHUNK])
+            if progress:
+                progress(done, total)
+    return VectorRepair(reembedded=done, removed=removed)
+
+
+def _reembed(
+    db: Database,
+    vectors: VectorStore | StagedVectorStore,
+    embedder: Embedder,
+    collection: str,
+    ids: list[str],
+) -> int:
+    """Embed the stored text of these memories (those that still exist) and upsert it, in
+    chunks; returns how many were upserted."""
+    done = 0
+    for start in range(0, len(ids), _CHUNK):
+        rows = db.fetchall(
+            "SELECT id, text, fact_type, occurred_start, occurred_end, mentioned_at "
+            f"FROM memories WHERE list_contains({sql_list('ids')}, id)",
+            {"ids": json_list(ids[start : start + _CHUNK])},
+        )
+        if rows:
+            embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
+            vectors.upsert(
+                collection, [r[0] for r in rows], embedded, [vector_metadata(*r[2:]) for r in rows]
+            )
+        done += len(rows)
+    return done
 
 
 def end_session(db: Database) -> None:

@@ -182,6 +182,16 @@ class StagedVectorStore:
         self.flush()
         return self._store.ids(collection)
 
+    def count(self, collection: str) -> int:
+        """See :meth:`VectorStore.count`."""
+        self.flush()
+        return self._store.count(collection)
+
+    def dimension(self, collection: str) -> int | None:
+        """See :meth:`VectorStore.dimension`."""
+        self.flush()
+        return self._store.dimension(collection)
+
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """See :meth:`VectorStore.delete`."""
         self.flush()

@@ -30,7 +30,6 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 
 from agentmem.errors import InvalidInputError, StorageError
@@ -263,8 +262,6 @@ def import_bank(
                     [json.dumps(checked.config.to_mapping()), bank_id],
                 )
                 _insert_rows(engine, cur, checked, bank_id, new_id)
-        except duckdb.Error as exc:
-            raise StorageError(f"import failed: {exc}") from exc
         finally:
             engine.entity_indexes.pop(bank_id, None)
             engine.resolvers.pop(bank_id, None)

@@ -318,6 +318,23 @@ class VectorStore:
         except Exception as exc:
             raise StorageError(f"vector read failed: {exc}") from exc
 
+    def count(self, collection: str) -> int:
+        """How many vectors a collection holds."""
+        try:
+            return int(self._collection(collection).count())
+        except Exception as exc:
+            raise StorageError(f"vector read failed: {exc}") from exc
+
+    def dimension(self, collection: str) -> int | None:
+        """The length of a collection's vectors (Chroma holds one per collection); None when
+        it is empty."""
+        try:
+            found = self._collection(collection).get(limit=1, include=["embeddings"])
+        except Exception as exc:
+            raise StorageError(f"vector read failed: {exc}") from exc
+        embeddings = found["embeddings"]
+        return None if embeddings is None or not len(embeddings) else len(embeddings[0])
+
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete vectors (ids that are absent are ignored)."""
         if not ids:
