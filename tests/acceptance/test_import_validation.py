@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentmem
+from agentmem.cli import main
 from agentmem.retain.messages import MAX_CONTENT_CHARS
 from agentmem.testing import HashEmbedder
 from tests.conftest import CONVERSATION, T0, T1
@@ -257,3 +258,27 @@ def test_an_import_into_a_bank_with_memories_keeps_the_bank(exported, tmp_path):
     with pytest.raises(agentmem.InvalidInputError, match="import needs it empty"):
         mem.import_(_write(tmp_path / "a.jsonl", lines))
     assert _state(mem) == before
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "value"),
+    [
+        ("memory", "importance", float("nan")),
+        ("memory", "vector", _vector([0.5] * 10)),
+        ("agentmem-export", "config", {"bogus": 1}),
+        ("link", "kind", "bogus"),
+    ],
+)
+def test_cli_import_refuses_a_bad_file_in_one_line_and_creates_nothing(
+    exported, tmp_path, capsys, kind, name, value
+):
+    _, lines = exported
+    changed, number = _mutated(lines, kind, name, value, 0)
+    path = _write(tmp_path / "bad.jsonl", changed)
+    target = tmp_path / "target"
+    assert main(["import", "--path", str(target), "--bank", "copy", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"line {number} " in err and f"'{name}'" in err and "Traceback" not in err
+    with agentmem.AgentMemory(target) as mem:
+        assert mem.banks() == []
+        assert mem.check_integrity().ok

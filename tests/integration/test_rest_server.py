@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 import schemathesis
@@ -269,3 +271,30 @@ def test_export_and_import_routes_use_the_engine_once_it_has_them(client, monkey
     )
     assert imported.json() == {"result": {"memories": 1}}
     assert written == [exported.text]
+
+
+def test_import_honours_bank_id_and_refuses_a_bad_file_without_creating_a_bank(client, memory):
+    client.post("/banks/b/retain", json={"content": "Alice likes tea.", "mentioned_at": T0})
+    exported = client.get("/banks/b/export").text
+    taken = client.post("/import", params={"bank_id": "copy"}, content=exported)
+    assert taken.status_code == 200
+    assert taken.json() == {"result": {"bank_id": "copy", "memories": 1}}
+    assert [m.text for m in memory.bank("copy").memories()] == ["Alice likes tea."]
+    lines = [json.loads(line) for line in exported.splitlines()]
+    memory_line = next(i for i, o in enumerate(lines) if o["type"] == "memory")
+    for index, name, value in [
+        (memory_line, "importance", 7),
+        (memory_line, "access_count", 2**31 - 1),
+        (memory_line, "text", "a\x00b"),
+        (0, "config", {"bogus": 1}),
+    ]:
+        bad = [dict(o) for o in lines]
+        bad[index][name] = value
+        body = "".join(json.dumps(o) + "\n" for o in bad)
+        refused = client.post("/import", params={"bank_id": "bad"}, content=body)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"] == "InvalidInputError"
+        assert f"line {index + 1} " in refused.json()["detail"] and name in refused.json()["detail"]
+    assert client.post("/import", params={"bank_id": "../x"}, content=exported).status_code == 400
+    assert sorted(memory.banks()) == ["b", "copy"]
+    assert memory.check_integrity().ok
