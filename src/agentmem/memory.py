@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -19,7 +20,7 @@ from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
 from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
-from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError
 from agentmem.llm.client import language_model
 from agentmem.models.embedder import MINILM_NAME, MiniLMEmbedder
 from agentmem.models.nlp import load_nlp
@@ -311,8 +312,9 @@ class AgentMemory:
         try:
             import_bank(self._engine, checked, target, bank._collection, progress=progress)
         except BaseException:
-            if created:
-                self.delete_bank(target)  # a refused or failed import leaves no bank behind
+            if created:  # a refused or failed import leaves no bank behind
+                with suppress(AgentMemError):  # nor hides why it failed
+                    self.delete_bank(target)
             raise
         with self._lock:
             self._banks.pop(target, None)  # its settings came with the file
