@@ -142,6 +142,21 @@ def test_allowed_hosts_add_names(memory, serve):
         assert httpx.get(f"{url}/health", headers={"Host": "other.example.com"}).is_success
 
 
+def test_a_browser_page_of_another_origin_is_refused(url, memory):
+    port = urlsplit(url).port
+    for origin in ("https://evil.example", "null", "http://127.0.0.1.nip.io:8888"):
+        body = '{"type": "agentmem-export"}\n'  # a "simple" request: no CORS preflight
+        response = httpx.post(
+            f"{url}/import", content=body, headers={"Origin": origin, "Content-Type": "text/plain"}
+        )
+        assert response.status_code == 403, origin
+        assert response.json()["error"] == "Forbidden"
+    for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):  # the /docs page
+        response = httpx.get(f"{url}/banks", headers={"Origin": origin})
+        assert response.status_code == 200, origin
+    assert memory.banks() == []
+
+
 def test_a_request_without_a_host_header_is_refused(url):
     status, _, body = _raw_exchange(url, b"GET /banks HTTP/1.0\r\n\r\n")
     assert status == 400 and "Host" in json.loads(body)["detail"]

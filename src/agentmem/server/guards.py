@@ -1,5 +1,6 @@
-"""ASGI middleware that refuses a request before the application sees it: a ``Host`` the server
-does not answer to (DNS rebinding), and a body over the size limit.
+"""ASGI middleware that refuses a request before the application sees it: a ``Host`` or
+``Origin`` the server does not answer to (DNS rebinding, cross-site requests from a browser),
+and a body over the size limit.
 
 Both answer in the servers' JSON error shape ``{"error": <type>, "detail": <message>}``.
 """
@@ -11,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.exceptions import HTTPException
 
@@ -111,7 +113,9 @@ class HostGuard:
     browser. Accepted are the address the client connected to (``127.0.0.1``, ``[::1]``, a LAN
     address when bound to it or to every interface), ``localhost`` on a loopback connection,
     and the names in ``allowed_hosts`` (for a reverse proxy or a DNS name; ``"*"`` accepts
-    any). Others get ``421 Misdirected Request``; a request without ``Host``, ``400``.
+    any). Others get ``421 Misdirected Request``; a request without ``Host``, ``400``. A
+    browser's ``Origin``, when sent, must name an accepted host too (else ``403``): a page of
+    another site cannot post to the server even where no preflight stops it.
     """
 
     def __init__(self, app: Any, allowed_hosts: Iterable[str] | None = None) -> None:
@@ -126,16 +130,27 @@ class HostGuard:
         if raw is None:
             await send_error(send, 400, "the request has no Host header")
             return
+        server = scope.get("server")
         name = host_name(raw.decode("latin-1"))
-        if self._answers_to(name, scope.get("server")):
-            await self.app(scope, receive, send)
+        if not self._answers_to(name, server):
+            await send_error(
+                send,
+                421,
+                f"this server does not answer to Host {name!r}; start it with --allowed-host "
+                f"{name} (allowed_hosts=[...]) if that name is meant to reach it",
+            )
             return
-        await send_error(
-            send,
-            421,
-            f"this server does not answer to Host {name!r}; start it with --allowed-host "
-            f"{name} (create_app(allowed_hosts=[...])) if that name is meant to reach it",
-        )
+        origin = _header(scope, b"origin")
+        if origin is not None:
+            origin_host = urlsplit(origin.decode("latin-1").strip()).hostname
+            if origin_host is None or not self._answers_to(origin_host, server):
+                await send_error(
+                    send,
+                    403,
+                    f"requests from the web origin {origin.decode('latin-1')!r} are not accepted",
+                )
+                return
+        await self.app(scope, receive, send)
 
     def _answers_to(self, name: str, server: tuple[str, int] | None) -> bool:
         if name in self.allowed:
