@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 import agentmem
 from agentmem.cli import main
@@ -17,6 +25,67 @@ from .conftest import SLOW_MACHINE
 
 SRC = str(Path(agentmem.__file__).resolve().parents[1])
 LISTENING = re.compile(r"running on (http://127\.0\.0\.1:\d+)")
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+ENV.pop("AGENTMEM_TOKEN", None)
+
+
+@contextmanager
+def running(*arguments: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``agentmem ARGUMENTS --port 0`` as a subprocess, and the URL it says it listens on."""
+    command = [sys.executable, "-m", "agentmem.cli", *arguments, "--port", "0"]
+    with subprocess.Popen(command, env=ENV, stderr=subprocess.PIPE, text=True) as server:
+        try:
+            for line in server.stderr:  # uvicorn logs the port it bound, then serves
+                match = LISTENING.search(line)
+                if match:
+                    yield server, match.group(1)
+                    break
+            else:
+                raise AssertionError("the server never said where it listens")
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+
+
+def _reopens_cleanly(path: Path, caplog: pytest.LogCaptureFixture) -> agentmem.AgentMemory:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        mem = agentmem.AgentMemory(path)
+    assert "did not close cleanly" not in caplog.text
+    return mem
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_serve_closes_the_store_on_a_signal(tmp_path, caplog, signum):
+    with running("serve", "--path", str(tmp_path / "s")) as (server, url):
+        body = {"content": "Bob's desk is in room 42.", "mentioned_at": "2025-01-01"}
+        response = httpx.post(f"{url}/banks/office/retain", json=body, timeout=SLOW_MACHINE)
+        assert response.status_code == 201
+        server.send_signal(signum)
+        assert server.wait(timeout=SLOW_MACHINE) == 0
+        said = server.stderr.read()
+    assert f"stopped by {signum.name}; the store is closed" in said and "Traceback" not in said
+    with _reopens_cleanly(tmp_path / "s", caplog) as mem:
+        assert [m.text for m in mem.bank("office").memories()] == ["Bob's desk is in room 42."]
+        assert mem.check_integrity().ok
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_mcp_over_http_closes_the_store_on_a_signal(tmp_path, caplog, signum):
+    arguments = ["mcp", "--path", str(tmp_path / "s"), "--bank", "b"]
+    with running(*arguments, "--transport", "streamable-http") as (server, url):
+        async with (
+            httpx2.AsyncClient(timeout=SLOW_MACHINE) as http,
+            Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+        ):
+            await client.call_tool("retain_memory", {"content": "Alice drinks green tea."})
+        server.send_signal(signum)
+        assert server.wait(timeout=SLOW_MACHINE) == 0
+        said = server.stderr.read()
+    assert f"stopped by {signum.name}; the store is closed" in said and "Traceback" not in said
+    with _reopens_cleanly(tmp_path / "s", caplog) as mem:
+        assert [m.text for m in mem.bank("b").memories()] == ["Alice drinks green tea."]
 
 
 def test_serve_requires_the_token_from_the_environment(tmp_path):

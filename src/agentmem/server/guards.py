@@ -17,14 +17,9 @@ from urllib.parse import urlsplit
 from starlette.exceptions import HTTPException
 
 from agentmem.errors import InvalidInputError
+from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "127.0.0.1", "::1"})
-#: Far above any retain or recall body (the content limit is in characters, JSON escapes
-#: take up to six bytes each), far below what would strain the server's memory.
-DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
-#: An export file streamed to disk, vectors included, of a bank of a few hundred thousand
-#: memories.
-DEFAULT_MAX_IMPORT_BYTES = 2 * 1024 * 1024 * 1024
 
 
 # Reason phrases that changed between Python versions (RFC 9110 renamed them).
