@@ -109,6 +109,7 @@ def test_import_has_its_own_limit_and_streams_a_chunked_file(url, memory):
         f"{url}/import", params={"bank_id": "copy"}, content=chunks(), timeout=SLOW_MACHINE
     )
     assert response.status_code == 200, response.text
+    assert response.json() == {"result": {"bank_id": "copy", "memories": 3}}
     assert memory.banks() == ["b", "copy"]
     assert [m.text for m in memory.bank("copy").memories()] == facts
     bad = httpx.post(f"{url}/import", params={"bank_id": "..x"}, content=exported)

@@ -463,7 +463,12 @@ def create_app(
             default=None, description="Import under this id instead of the exported bank's."
         ),
     ) -> dict[str, Any]:
-        """Import JSON Lines written by export; the body streams to a temporary file."""
+        """Import JSON Lines written by export into a new (or empty) bank.
+
+        The body streams to a temporary file (up to the import size limit). The whole file is
+        checked first; a line outside the contract of retain, link or configure is a 400
+        naming the line and field, and nothing is written.
+        """
         if not callable(getattr(memory, "import_", None)):
             raise NotAvailableError("import is not available in this version")
         options = {} if bank_id is None else {"bank_id": validate_bank_id(bank_id)}
@@ -473,6 +478,9 @@ def create_app(
                 async for chunk in request.stream():
                     file.write(chunk)
             result = await asyncio.to_thread(memory.import_, path, **options)
+        if isinstance(result, MemoryBank):
+            stats = await asyncio.to_thread(result.stats)
+            return {"result": {"bank_id": result.id, "memories": stats["memories"]}}
         return {"result": result if isinstance(result, dict | list | int | str) else str(result)}
 
     # Added innermost first: a request meets the Host check, then the token, then the limit.
