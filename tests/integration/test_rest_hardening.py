@@ -13,21 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import agentmem
 from agentmem.errors import InvalidInputError
 from agentmem.server.rest import STRATEGY_ARGUMENTS, create_app
-from agentmem.testing import HashEmbedder
 
 from .conftest import SLOW_MACHINE, TOKEN
 
 T0 = "2025-03-04T09:00:00Z"
 LIMIT = 4096
-
-
-@pytest.fixture
-def memory(tmp_path):
-    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
-        yield mem
 
 
 @pytest.fixture

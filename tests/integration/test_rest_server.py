@@ -15,18 +15,11 @@ from schemathesis.checks import (
 
 import agentmem
 from agentmem.server.rest import create_app
-from agentmem.testing import HashEmbedder
 
 from .conftest import SLOW_MACHINE, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 T0 = "2025-03-04T09:00:00Z"
-
-
-@pytest.fixture
-def memory(tmp_path):
-    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
-        yield mem
 
 
 @pytest.fixture
