@@ -40,8 +40,8 @@ async def send_error(
     *,
     headers: Iterable[tuple[bytes, bytes]] = (),
 ) -> None:
-    """Answer with ``status`` and a JSON error body, closing the connection when the request
-    body was not read."""
+    """Answer with ``status`` and a JSON error body (and ``headers``, e.g. ``Connection:
+    close`` when the request body is left unread)."""
     body = json.dumps({"error": error_name(status), "detail": detail}).encode()
     await send(
         {

@@ -11,11 +11,12 @@ The interactive documentation is at ``/docs`` and the schema at ``/openapi.json`
 
 Errors come back as JSON ``{"error": <type>, "detail": <message>}`` with these codes: 400 for
 values agentmem refuses (:class:`~agentmem.InvalidInputError`), 401 for a missing or wrong
-token, 404 for an unknown bank, memory or entity, 413 for a body over the size limit, 421 for
-a ``Host`` the server does not answer to (DNS rebinding), 422 for a body that does not match
-the schema (with the failing fields under ``errors``), 501 for a verb this version does not
-have (:class:`~agentmem.NotAvailableError`), 503 when another process holds the store
-(:class:`~agentmem.StoreLockedError`), 500 for any other storage or internal failure.
+token, 403 for a browser page of another origin, 404 for an unknown bank, memory or entity,
+413 for a body over the size limit, 421 for a ``Host`` the server does not answer to (DNS
+rebinding), 422 for a body that does not match the schema (with the failing fields under
+``errors``), 501 for a verb this version does not have (:class:`~agentmem.NotAvailableError`),
+503 when another process holds the store (:class:`~agentmem.StoreLockedError`), 500 for any
+other storage or internal failure.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
 )
 _DOCUMENTED_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "agentmem refused a value"},
+    403: {"model": ErrorOut, "description": "A browser page of another origin"},
     404: {"model": ErrorOut, "description": "No such bank, memory or entity"},
     413: {"model": ErrorOut, "description": "The body is over the size limit"},
     421: {"model": ErrorOut, "description": "The server does not answer to this Host"},
