@@ -1,11 +1,15 @@
-"""The ``agentmem`` command: demo, retain, recall, serve, mcp and bench.
+"""The ``agentmem`` command: demo, retain, recall, graph, export, import, serve, mcp, bench and
+models.
+
+Read commands (recall, graph, export) refuse a missing store or bank (exit code 2) instead of
+creating it; only writes create. Every agentmem or system error is one line on stderr.
 
 Examples::
 
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
-    agentmem graph notes --path ./memdata --out graph.html
+    agentmem graph --path ./memdata --bank notes --out graph.html
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
     agentmem repair ./memdata          # re-embed vectors lost from chroma/, then check the store
@@ -22,12 +26,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import signal
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from rich.console import Console
@@ -36,12 +44,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentmem._time import to_utc
+from agentmem.bank import MemoryBank
 from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
-from agentmem.memory import DB_FILE, AgentMemory
+from agentmem.memory import DB_FILE, AgentMemory, validate_bank_id
 from agentmem.schemas import RecallHitOut
+from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
 from agentmem.types import RecallHit, RecallResult
 
 TOKEN_ENV = "AGENTMEM_TOKEN"
+DEMO_BANK = "demo"
 
 
 def recall_table(title: str, result: RecallResult) -> Table:
@@ -78,7 +89,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
         resources.files("agentmem.data").joinpath("sample_conversation.json").read_text("utf-8")
     )
     with AgentMemory(args.path) as mem:
-        bank = mem.bank("demo")
+        bank = mem.bank(DEMO_BANK)
         console.print(f"[bold]{sample['title']}[/bold]")
         console.print(f"store: {mem.path}")
         sessions = sample["sessions"]
@@ -99,19 +110,68 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
             result = bank.recall(question["question"], top_k=args.top_k, now=now)
             console.print(recall_table(f"Q: {question['question']}", result))
             console.print(f"[dim]exercises: {question['why']}[/dim]\n")
+    if args.path is not None:
+        console.print(
+            f"the memories stay in bank {DEMO_BANK!r} of {args.path}; ask your own question:\n"
+            f'  agentmem recall --path {args.path} --bank {DEMO_BANK} "Who is Bob?"',
+            soft_wrap=True,
+        )
     return 0
+
+
+@contextmanager
+def _existing_bank(path: str, bank_id: str) -> Iterator[MemoryBank]:
+    """Bank ``bank_id`` of the store at ``path``, for a read: neither is created if missing.
+
+    Raises:
+        InvalidInputError: Not a valid bank id.
+        NotFoundError: ``path`` holds no agentmem store, or the store no such bank.
+    """
+    bank_id = validate_bank_id(bank_id)
+    if not (Path(path) / DB_FILE).is_file():
+        raise NotFoundError(f"no agentmem store at {path}")
+    with AgentMemory(path) as mem:
+        if bank_id not in mem.banks():
+            raise NotFoundError(f"no bank {bank_id!r} in {path}")
+        yield mem.bank(bank_id)
+
+
+def _refuse_overwrite(path: str, force: bool) -> None:
+    if not force and os.path.lexists(path):
+        raise InvalidInputError(f"{path} exists; pass --force to overwrite it")
+
+
+@contextmanager
+def _store_for_write(path: str) -> Iterator[AgentMemory]:
+    """The store at ``path``, created if missing, and removed again when the write that
+    created it is refused: a refusal leaves nothing behind."""
+    created = not os.path.lexists(path)
+    try:
+        with AgentMemory(path) as mem:
+            yield mem
+    except AgentMemError:
+        if created:
+            shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 def cmd_retain(args: argparse.Namespace, console: Console) -> int:
     text = sys.stdin.read() if args.content == "-" else args.content
-    with AgentMemory(args.path) as mem:
-        result = mem.bank(args.bank).retain(
-            text,
-            mentioned_at=args.mentioned_at,
-            tags=args.tag or (),
-            document_id=args.document_id,
-            importance=args.importance,
-        )
+    with _store_for_write(args.path) as mem:
+        new_bank = validate_bank_id(args.bank) not in mem.banks()
+        bank = mem.bank(args.bank)
+        try:
+            result = bank.retain(
+                text,
+                mentioned_at=args.mentioned_at,
+                tags=args.tag or (),
+                document_id=args.document_id,
+                importance=args.importance,
+            )
+        except InvalidInputError:
+            if new_bank:  # the refused retain created it
+                mem.delete_bank(bank.id)
+            raise
     if args.json:
         print(json.dumps({"episode_id": result.episode_id, "memories": [m.id for m in result]}))
     else:
@@ -121,8 +181,8 @@ def cmd_retain(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_recall(args: argparse.Namespace, console: Console) -> int:
-    with AgentMemory(args.path) as mem:
-        result = mem.bank(args.bank).recall(
+    with _existing_bank(args.path, args.bank) as bank:
+        result = bank.recall(
             args.query,
             top_k=args.top_k,
             max_tokens=args.max_tokens,
@@ -137,28 +197,42 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _graph_bank(args: argparse.Namespace) -> str:
+    """``--bank``, or the positional bank id older versions took (with a note)."""
+    if args.bank_positional is None:
+        if args.bank is None:
+            raise InvalidInputError("agentmem graph needs --bank BANK")
+        return args.bank
+    if args.bank is not None and args.bank != args.bank_positional:
+        raise InvalidInputError(f"two banks given: {args.bank_positional!r} and --bank {args.bank}")
+    Console(stderr=True).print(
+        f"note: 'agentmem graph {escape(args.bank_positional)}' is deprecated; use "
+        f"--bank {escape(args.bank_positional)}",
+        soft_wrap=True,
+    )
+    return args.bank_positional
+
+
 def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     from agentmem.picture import write_picture
 
-    with AgentMemory(args.path) as mem:
-        if args.bank not in mem.banks():
-            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
-        bank = mem.bank(args.bank)
+    bank_id = _graph_bank(args)
+    _refuse_overwrite(args.out, args.force)
+    with _existing_bank(args.path, bank_id) as bank:
         graph = bank.graph()
         times = {memory.id: memory.mentioned_at for memory in bank.memories()}
     picture = write_picture(
-        graph, args.out, title=args.bank, max_memories=args.max_memories, times=times
+        graph, args.out, title=bank_id, max_memories=args.max_memories, times=times
     )
     console.print(picture.summary())
     return 0
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    with AgentMemory(args.path) as mem, _progress(console) as progress:
-        if args.bank not in mem.banks():
-            raise NotFoundError(f"no bank {args.bank!r} in {args.path}")
+    _refuse_overwrite(args.file, args.force)
+    with _existing_bank(args.path, args.bank) as bank, _progress(console) as progress:
         task = progress.add_task(f"exporting {args.bank}", total=None)
-        count = mem.bank(args.bank).export(
+        count = bank.export(
             args.file,
             vectors=not args.no_vectors,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
@@ -168,7 +242,9 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
-    with AgentMemory(args.path) as mem, _progress(console) as progress:
+    if not os.path.isfile(args.file):  # before the store is created for it
+        raise NotFoundError(f"no file {args.file}")
+    with _store_for_write(args.path) as mem, _progress(console) as progress:
         task = progress.add_task(f"importing {args.file}", total=None)
         bank = mem.import_(
             args.file,
@@ -219,7 +295,55 @@ def _import_extra(module: str, extra: str) -> None:
 
 
 def _token(args: argparse.Namespace) -> str | None:
-    return args.token or os.environ.get(TOKEN_ENV) or None
+    """The bearer token of ``--token`` or ``$AGENTMEM_TOKEN``; an empty one is refused (it
+    would serve unauthenticated while looking protected)."""
+    from agentmem.server.auth import check_token
+
+    token, source = args.token, "--token"
+    if token is None:
+        token, source = os.environ.get(TOKEN_ENV), f"${TOKEN_ENV}"
+    if token is None:
+        return None
+    try:
+        return check_token(token)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{source}: {exc}; leave it out to serve without one") from None
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGINT asked a server to stop."""
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGINT into :class:`_Stopped`, so the store's ``with`` block closes it.
+
+    uvicorn shuts down gracefully on both and then raises the signal again; without this,
+    Python's default SIGTERM action would end the process before the store is closed. Later
+    signals are ignored while the store closes.
+    """
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        raise _Stopped(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _serving(serve: Callable[[], None]) -> int:
+    """Run ``serve`` (which opens and closes the store) until it ends or a signal stops it."""
+    try:
+        with _stop_on_signals():
+            serve()
+    except* _Stopped as group:
+        Console(stderr=True).print(f"stopped by {group.exceptions[0]}; the store is closed")
+    return 0
 
 
 def _serve_http(app: Any, host: str, port: int) -> None:
@@ -231,30 +355,46 @@ def _serve_http(app: Any, host: str, port: int) -> None:
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     _import_extra("fastapi", "server")
     from agentmem.server.auth import check_bind
+    from agentmem.server.guards import check_body_limit, normalize_allowed_hosts
     from agentmem.server.rest import create_app
 
     token = _token(args)
     check_bind(args.host, token)
-    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
-        _serve_http(create_app(mem, token=token), args.host, args.port)
-    return 0
+    settings = {  # checked before the store opens
+        "token": token,
+        "allowed_hosts": normalize_allowed_hosts(args.allowed_host),
+        "max_body_bytes": check_body_limit(args.max_body_bytes),
+        "max_import_bytes": check_body_limit(args.max_import_bytes),
+    }
+
+    def serve() -> None:
+        with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+            _serve_http(create_app(mem, **settings), args.host, args.port)
+
+    return _serving(serve)
 
 
 def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     _import_extra("mcp.server", "mcp")
     from agentmem.server.auth import check_bind
+    from agentmem.server.guards import normalize_allowed_hosts
     from agentmem.server.mcp_server import create_mcp_server, streamable_http_app
 
     token = _token(args)
     if args.transport == "streamable-http":
         check_bind(args.host, token)
-    with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
-        server = create_mcp_server(mem.bank(args.bank))
-        if args.transport == "stdio":
-            server.run("stdio")  # stdout carries the protocol; logs go to stderr
-        else:
-            _serve_http(streamable_http_app(server, token=token), args.host, args.port)
-    return 0
+    allowed_hosts = normalize_allowed_hosts(args.allowed_host)
+
+    def serve() -> None:
+        with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+            server = create_mcp_server(mem.bank(args.bank))
+            if args.transport == "stdio":
+                server.run("stdio")  # stdout carries the protocol; logs go to stderr
+            else:
+                app = streamable_http_app(server, token=token, allowed_hosts=allowed_hosts)
+                _serve_http(app, args.host, args.port)
+
+    return _serving(serve)
 
 
 def _bench_reranker(args: argparse.Namespace) -> Any:
@@ -279,9 +419,22 @@ def _stage_progress(console: Console, label: str) -> Iterator[Callable[[str, int
         yield show
 
 
+LOCOMO_SOURCE = (
+    "LoCoMo is at https://github.com/snap-research/locomo (data/locomo10.json); "
+    "pass its path with --data"
+)
+
+
+def _locomo_data(path: str) -> str:
+    if not os.path.isfile(path):
+        raise NotFoundError(f"no LoCoMo data at {path}. {LOCOMO_SOURCE}")
+    return path
+
+
 def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
     from agentmem.bench.locomo import format_report, run_locomo
 
+    _locomo_data(args.data)
     with _stage_progress(console, "LoCoMo") as show:
         report = run_locomo(
             args.data,
@@ -322,8 +475,7 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
 def cmd_bench_rerank(args: argparse.Namespace, console: Console) -> int:
     from agentmem.bench.rerank import format_report, run_rerank
 
-    if not os.path.isfile(args.data):
-        raise NotFoundError(f"no LoCoMo data at {args.data} (pass --data path/to/locomo10.json)")
+    _locomo_data(args.data)
     with _stage_progress(console, "rerank") as show:
         report = run_rerank(
             args.data,
@@ -350,69 +502,121 @@ def cmd_models_export_cross_encoder(args: argparse.Namespace, console: Console) 
     return 0
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that keeps the examples' layout and shows each option's default (not for flags
+    and options without one)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and "%(default)" not in text
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _examples() -> str:
+    """The examples of the module docstring, for ``agentmem --help``."""
+    lines = textwrap.dedent(__doc__.split("Examples::", 1)[1]).strip("\n")
+    return "examples:\n" + textwrap.indent(lines, "  ")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``agentmem`` command."""
-    parser = argparse.ArgumentParser(prog="agentmem", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="agentmem",
+        description="agentmem: long-term memory for LLM agents (retain, recall, reflect).",
+        epilog=_examples(),
+        formatter_class=_HelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of")
 
-    demo = sub.add_parser("demo", help="offline end-to-end run on a bundled sample conversation")
-    demo.add_argument("--path", default=None, help="store directory (default: a temporary one)")
-    demo.add_argument("--top-k", type=int, default=3)
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
+
+    demo = command("demo", "offline end-to-end run on a bundled sample conversation")
+    demo.add_argument(
+        "--path", default=None, help="store directory to keep (default: a temporary one)"
+    )
+    demo.add_argument("--top-k", type=int, default=3, help="hits shown per question")
     demo.set_defaults(func=cmd_demo)
 
-    def store_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--path", required=True, help="store directory")
-        p.add_argument("--bank", required=True, help="bank id")
+    def store_args(p: argparse.ArgumentParser, *, created: bool) -> None:
+        store = "store directory (created if missing)" if created else "store directory"
+        p.add_argument("--path", required=True, help=store)
+        p.add_argument(
+            "--bank", required=True, help="bank id" + (" (created if missing)" * created)
+        )
         p.add_argument("--tag", action="append", help="a tag (repeatable)")
         p.add_argument("--json", action="store_true", help="print JSON")
 
-    retain = sub.add_parser("retain", help="retain text into a bank")
-    store_args(retain)
+    retain = command("retain", "retain text into a bank")
+    store_args(retain, created=True)
     retain.add_argument("content", help="the text to retain, or - to read stdin")
-    retain.add_argument("--mentioned-at", default=None, help="ISO time it was learned")
-    retain.add_argument("--document-id", default=None)
-    retain.add_argument("--importance", type=float, default=None)
+    retain.add_argument(
+        "--mentioned-at", default=None, help="ISO time it was learned (default: now)"
+    )
+    retain.add_argument("--document-id", default=None, help="the source document's id")
+    retain.add_argument("--importance", type=float, default=None, help="importance in [0, 1]")
     retain.set_defaults(func=cmd_retain)
 
-    recall = sub.add_parser("recall", help="recall memories from a bank")
-    store_args(recall)
-    recall.add_argument("query")
-    recall.add_argument("--top-k", type=int, default=10)
-    recall.add_argument("--max-tokens", type=int, default=4096)
-    recall.add_argument("--strategy", action="append", help="a strategy (repeatable)")
-    recall.add_argument("--now", default=None, help="ISO time recency is measured from")
+    recall = command("recall", "recall memories from a bank")
+    store_args(recall, created=False)
+    recall.add_argument("query", help="what to recall")
+    recall.add_argument("--top-k", type=int, default=10, help="most hits returned")
+    recall.add_argument("--max-tokens", type=int, default=4096, help="token budget of the hits")
+    recall.add_argument(
+        "--strategy", action="append", help="a strategy (repeatable; default: all, fused)"
+    )
+    recall.add_argument(
+        "--now", default=None, help="ISO time recency is measured from (default: now)"
+    )
     recall.set_defaults(func=cmd_recall)
 
-    graph = sub.add_parser("graph", help="draw a bank's entity/memory graph (self-contained HTML)")
-    graph.add_argument("bank", help="bank id")
+    graph = command("graph", "draw a bank's entity/memory graph (self-contained HTML)")
+    graph.add_argument("bank_positional", nargs="?", metavar="BANK", help=argparse.SUPPRESS)
     graph.add_argument("--path", required=True, help="store directory")
+    graph.add_argument("--bank", default=None, help="bank id (required)")
     graph.add_argument("--out", default="graph.html", help="output .html or .svg")
+    graph.add_argument("--force", action="store_true", help="overwrite an existing --out")
     graph.add_argument("--max-memories", type=int, default=200, help="most memories drawn")
     graph.set_defaults(func=cmd_graph)
-    export = sub.add_parser("export", help="write a bank to a JSON Lines file")
+
+    export = command("export", "write a bank to a JSON Lines file")
     export.add_argument("--path", required=True, help="store directory")
     export.add_argument("--bank", required=True, help="bank id")
     export.add_argument("--no-vectors", action="store_true", help="leave vectors out")
+    export.add_argument("--force", action="store_true", help="overwrite an existing file")
     export.add_argument("file", help="the .jsonl file to write")
     export.set_defaults(func=cmd_export)
 
-    repair = sub.add_parser(
-        "repair", help="re-embed vectors missing from Chroma (e.g. a deleted chroma/ folder)"
-    )
+    repair = command("repair", "re-embed vectors missing from Chroma (e.g. a deleted chroma/)")
     repair.add_argument("store", help="store directory")
     repair.set_defaults(func=cmd_repair)
 
-    import_ = sub.add_parser("import", help="load a bank from an export file")
-    import_.add_argument("--path", required=True, help="store directory")
+    import_ = command("import", "load a bank from an export file")
+    import_.add_argument("--path", required=True, help="store directory (created if missing)")
     import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
     import_.add_argument("file", help="the .jsonl file to read")
     import_.set_defaults(func=cmd_import)
 
     def server_args(p: argparse.ArgumentParser, port: int) -> None:
-        p.add_argument("--host", default="127.0.0.1", help="interface (default: loopback only)")
-        p.add_argument("--port", type=int, default=port, help="0 picks a free port")
+        p.add_argument("--path", required=True, help="store directory (created if missing)")
+        p.add_argument("--host", default="127.0.0.1", help="interface to bind")
+        p.add_argument("--port", type=int, default=port, help="port; 0 picks a free one")
         p.add_argument(
-            "--token", default=None, help=f"require this bearer token (or set ${TOKEN_ENV})"
+            "--token",
+            default=None,
+            help=f"require this bearer token (default: ${TOKEN_ENV}, else none on loopback)",
+        )
+        p.add_argument(
+            "--allowed-host",
+            action="append",
+            metavar="NAME",
+            help="a Host name to answer to besides the bound address and localhost, e.g. "
+            "behind a reverse proxy (repeatable; * for any)",
         )
         p.add_argument(
             "--chroma-url",
@@ -420,25 +624,53 @@ def build_parser() -> argparse.ArgumentParser:
             help="keep vectors on this Chroma server (http://host:port) instead of embedded",
         )
 
-    serve = sub.add_parser("serve", help="REST server (OpenAPI at /docs)")
-    serve.add_argument("--path", required=True, help="store directory")
+    serve = command("serve", "REST server (OpenAPI at /docs)")
     server_args(serve, 8888)
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help="largest request body; larger ones get 413 before they are read",
+    )
+    serve.add_argument(
+        "--max-import-bytes",
+        type=int,
+        default=DEFAULT_MAX_IMPORT_BYTES,
+        help="largest POST /import file (streamed to a temporary file)",
+    )
     serve.set_defaults(func=cmd_serve)
 
-    mcp = sub.add_parser("mcp", help="MCP server with a bank's memory tools")
-    mcp.add_argument("--path", required=True, help="store directory")
+    mcp = command("mcp", "MCP server with a bank's memory tools")
     mcp.add_argument("--bank", required=True, help="bank id the tools act on")
-    mcp.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
+    mcp.add_argument(
+        "--transport",
+        choices=("stdio", "streamable-http"),
+        default="stdio",
+        help="stdio for desktop clients, or HTTP at /mcp",
+    )
     server_args(mcp, 8765)
     mcp.set_defaults(func=cmd_mcp)
 
-    bench = sub.add_parser("bench", help="benchmarks (print figures, write a JSON report)")
-    bench_sub = bench.add_subparsers(dest="bench", required=True)
-    locomo = bench_sub.add_parser("locomo", help="LoCoMo evidence recall (BENCH.md protocol)")
-    locomo.add_argument("--data", required=True, help="path to locomo10.json")
+    bench = command("bench", "benchmarks (print figures, write a JSON report)")
+    bench_sub = bench.add_subparsers(
+        dest="bench", required=True, metavar="BENCHMARK", help="one of"
+    )
+
+    def benchmark(name: str, help: str) -> argparse.ArgumentParser:
+        return bench_sub.add_parser(
+            name, help=help, description=help, formatter_class=_HelpFormatter
+        )
+
+    locomo = benchmark("locomo", "LoCoMo evidence recall (BENCH.md protocol)")
+    locomo.add_argument("--data", required=True, help="path to locomo10.json. " + LOCOMO_SOURCE)
     locomo.add_argument("--out", default="bench-reports/locomo.json", help="JSON report path")
     locomo.add_argument("--limit", type=int, default=None, help="first N conversations only")
-    locomo.add_argument("--weights", choices=("relevance", "default", "both"), default="both")
+    locomo.add_argument(
+        "--weights",
+        choices=("relevance", "default", "both"),
+        default="both",
+        help="scoring weights: relevance only, the default composite, or a row of each",
+    )
     locomo.add_argument("--questions", action="store_true", help="per-question figures in JSON")
     locomo.add_argument(
         "--rerank",
@@ -455,11 +687,13 @@ def build_parser() -> argparse.ArgumentParser:
         "or all (repeatable)",
     )
     locomo.set_defaults(func=cmd_bench_locomo)
-    scale = bench_sub.add_parser(
-        "scale", help="throughput, latency, RSS and disk at 10k/100k synthetic memories"
+    scale = benchmark("scale", "throughput, latency, RSS and disk at 10k/100k synthetic memories")
+    scale.add_argument(
+        "--sizes", type=int, nargs="+", default=[10_000, 100_000], help="store sizes to build"
     )
-    scale.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    scale.add_argument("--workdir", default=None, help="where stores are built (kept, reused)")
+    scale.add_argument(
+        "--workdir", default=None, help="where stores are built, kept and reused (default: temp)"
+    )
     scale.add_argument("--out", default="bench-reports/scale.json", help="JSON report path")
     scale.add_argument("--queries", type=int, default=200, help="recall probes per strategy")
     scale.add_argument("--singles", type=int, default=300, help="one-message retain calls")
@@ -470,8 +704,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages retained last as an import, one call per conversation of 500 (0: none)",
     )
     scale.set_defaults(func=cmd_bench_scale)
-    rerank = bench_sub.add_parser(
-        "rerank", help="recall latency and R@10 without reranking and per reranker × top-n"
+    rerank = benchmark(
+        "rerank", "recall latency and R@10 without reranking and per reranker x top-n"
     )
     rerank.add_argument(
         "--data", default="../shared/data/locomo10.json", help="path to locomo10.json"
@@ -486,11 +720,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rerank.set_defaults(func=cmd_bench_rerank)
 
-    models = sub.add_parser("models", help="obtain optional models (needs network once)")
-    models_sub = models.add_subparsers(dest="models", required=True)
+    models = command("models", "obtain optional models (needs network once)")
+    models_sub = models.add_subparsers(
+        dest="models", required=True, metavar="ACTION", help="one of"
+    )
     export_ce = models_sub.add_parser(
         "export-cross-encoder",
         help="export a Hugging Face cross-encoder to ONNX with optimum (not installed by agentmem)",
+        formatter_class=_HelpFormatter,
     )
     export_ce.add_argument("--out", required=True, help="folder to write model.onnx + tokenizer")
     export_ce.add_argument(
@@ -502,16 +739,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``agentmem`` console script."""
+    """Entry point of the ``agentmem`` console script.
+
+    Returns:
+        0; 2 for an agentmem error (a missing store or bank, a refused value, ...); 1 for a
+        system error (a file that cannot be read or written); 130 on Ctrl-C.
+    """
     args = build_parser().parse_args(argv)
     console = Console()
+    errors = Console(stderr=True, soft_wrap=True)
     try:
         return args.func(args, console)
     except AgentMemError as exc:
         # Escaped: messages hold text such as 'pip install "optimum[onnxruntime]"'.
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
+        errors.print(f"[red]error:[/red] {escape(_one_line(str(exc)))}")
         return 2
+    except OSError as exc:
+        errors.print(f"[red]error:[/red] {escape(_one_line(str(exc)))}")
+        return 1
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 import uvicorn
 
+import agentmem
+from agentmem.testing import HashEmbedder
+
 TOKEN = "test-token-4f1c"
 STARTUP_POLLS = 2400  # x 25 ms: a bounded wait for the server, not a timed assertion
 # Client timeout: the first retain loads the models, slow on a loaded 2-core machine.
@@ -44,3 +47,10 @@ def _serve(app: Any) -> Iterator[str]:
 def serve() -> Callable[[Any], AbstractContextManager[str]]:
     """``with serve(app) as base_url:`` runs ``app`` on a free loopback port."""
     return _serve
+
+
+@pytest.fixture
+def memory(tmp_path) -> Iterator[agentmem.AgentMemory]:
+    """A fresh store with the deterministic test embedder."""
+    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
+        yield mem

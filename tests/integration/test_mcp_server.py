@@ -91,6 +91,21 @@ async def test_streamable_http_on_loopback_with_a_bearer_token(bank, serve):
     assert found.structured_content["memories"][0]["text"] == "Alice drinks green tea."
 
 
+async def test_streamable_http_refuses_foreign_hosts_and_origins(bank, serve):
+    app = streamable_http_app(create_mcp_server(bank), allowed_hosts=["mcp.example.com"])
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with serve(app) as url:
+        async with httpx2.AsyncClient(timeout=SLOW_MACHINE) as http:
+            foreign = await http.post(f"{url}/mcp", json=ping, headers={"Host": "evil.example"})
+            cross_site = await http.post(
+                f"{url}/mcp", json=ping, headers={"Origin": "https://evil.example"}
+            )
+            named = await http.post(f"{url}/mcp", json=ping, headers={"Host": "mcp.example.com:80"})
+    assert foreign.status_code == 421 and foreign.json()["error"] == "MisdirectedRequest"
+    assert cross_site.status_code == 403 and cross_site.json()["error"] == "Forbidden"
+    assert named.status_code not in (403, 421)  # past the guard: the SDK answers
+
+
 async def test_agentmem_mcp_command_serves_stdio(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
     params = StdioServerParameters(

@@ -17,18 +17,11 @@ from schemathesis.checks import (
 
 import agentmem
 from agentmem.server.rest import create_app
-from agentmem.testing import HashEmbedder
 
 from .conftest import SLOW_MACHINE, TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 T0 = "2025-03-04T09:00:00Z"
-
-
-@pytest.fixture
-def memory(tmp_path):
-    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
-        yield mem
 
 
 @pytest.fixture
@@ -160,7 +153,10 @@ def test_engine_refusals_after_the_bank_exists(client):
 def test_a_body_that_breaks_the_schema_is_422(client):
     response = client.post("/banks/b/recall", json={"query": "x", "top_k": "many"})
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "top_k"]
+    body = response.json()
+    assert body["error"] == "ValidationError"
+    assert body["detail"].startswith("body.top_k: ")
+    assert [e["loc"] for e in body["errors"]] == [["body", "top_k"]]
 
 
 def test_reflect_offline_answers_with_the_evidence(client):

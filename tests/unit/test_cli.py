@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import shlex
 
-from agentmem.cli import main
+from agentmem.cli import build_parser, main
 
 
 def test_demo_prints_recall_tables_with_scores_and_reasons(tmp_path, capsys):
@@ -14,6 +16,12 @@ def test_demo_prints_recall_tables_with_scores_and_reasons(tmp_path, capsys):
     assert "INV-20931" in out
     assert "keyword #" in out and "semantic #" in out
     assert "memories" in out and "entities" in out
+    # It says which bank to use next, with a command that works.
+    assert "bank 'demo'" in out
+    next_command = shlex.split(out.split("ask your own question:")[1].strip().splitlines()[0])
+    assert next_command[:2] == ["agentmem", "recall"] and "--bank" in next_command
+    assert main([*next_command[1:], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
 
 
 def test_retain_then_recall_json(tmp_path, capsys):
@@ -47,3 +55,24 @@ def test_errors_are_reported_without_a_traceback(tmp_path, capsys):
     code = main(["recall", "--path", str(tmp_path / "s"), "--bank", "../bad", "anything"])
     assert code == 2
     assert "invalid bank id" in capsys.readouterr().err
+
+
+def _parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield from _parsers(child)
+
+
+def test_every_option_has_help_and_shows_its_default(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per option
+    for parser in _parsers(build_parser()):
+        text = " ".join(parser.format_help().split())
+        for action in parser._actions:
+            if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+                continue
+            name = f"{parser.prog} {(action.option_strings or [action.dest])[0]}"
+            assert action.help, f"{name} has no help"
+            if action.option_strings and action.default not in (None, False):
+                assert f"(default: {action.default})" in text, name

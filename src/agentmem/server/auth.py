@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hmac
-import json
 from typing import Any
 
 from agentmem.errors import InvalidInputError
+from agentmem.server.guards import send_error
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -24,48 +24,55 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+def check_token(token: str) -> str:
+    """A bearer token as servers take it: non-empty printable ASCII without spaces (what an
+    ``Authorization`` header can carry unchanged).
+
+    Raises:
+        InvalidInputError: The token is empty or holds spaces or other characters.
+    """
+    if not isinstance(token, str) or not token:
+        raise InvalidInputError("the bearer token must not be empty")
+    if not (token.isascii() and token.isprintable()) or " " in token:
+        raise InvalidInputError("the bearer token must be printable ASCII without spaces")
+    return token
+
+
 class BearerAuth:
     """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``.
 
+    The scheme is case-insensitive (RFC 7235); the token is compared in constant time.
     Requests without it, or with another token, get ``401`` with a JSON body and a
-    ``WWW-Authenticate: Bearer`` header. The comparison takes constant time.
+    ``WWW-Authenticate: Bearer`` header.
 
     Args:
         app: The ASGI application to protect.
         token: The token clients must present.
 
     Raises:
-        InvalidInputError: ``token`` is empty.
+        InvalidInputError: ``token`` is empty or not printable ASCII without spaces.
     """
 
     def __init__(self, app: Any, token: str) -> None:
-        if not token:
-            raise InvalidInputError("the bearer token must not be empty")
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = check_token(token).encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or self._authorized(scope):
             await self.app(scope, receive, send)
             return
-        body = json.dumps(
-            {"error": "Unauthorized", "detail": "missing or wrong bearer token"}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="agentmem"'),
-                ],
-            }
+        await send_error(
+            send,
+            401,
+            "missing or wrong bearer token",
+            headers=[(b"www-authenticate", b'Bearer realm="agentmem"')],
         )
-        await send({"type": "http.response.body", "body": body})
 
     def _authorized(self, scope: dict[str, Any]) -> bool:
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
-                return hmac.compare_digest(value, self._expected)
+                scheme, _, credentials = value.strip().partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    credentials.strip(), self._expected
+                )
         return False

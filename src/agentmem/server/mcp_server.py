@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -31,6 +32,7 @@ from agentmem import __version__
 from agentmem.bank import MemoryBank
 from agentmem.errors import InvalidInputError, NotAvailableError, NotFoundError
 from agentmem.server.auth import BearerAuth
+from agentmem.server.guards import HostGuard
 from agentmem.tools import MemoryTool, available_tools
 
 _INSTRUCTIONS = (
@@ -94,15 +96,27 @@ def create_mcp_server(bank: MemoryBank, *, name: str = "agentmem") -> MCPServer:
     return server
 
 
-def streamable_http_app(server: MCPServer, *, token: str | None = None) -> Any:
+def streamable_http_app(
+    server: MCPServer, *, token: str | None = None, allowed_hosts: Iterable[str] | None = None
+) -> Any:
     """The server's streamable-HTTP ASGI app (path ``/mcp``), behind a bearer token if given.
+
+    ``Host`` and ``Origin`` are checked as the REST server checks them
+    (:class:`~agentmem.server.guards.HostGuard`), on any interface it is bound to.
 
     Args:
         server: From :func:`create_mcp_server`.
         token: When set, every request must carry ``Authorization: Bearer <token>``.
+        allowed_hosts: ``Host`` names to answer to besides the address a client connected to
+            (and ``localhost`` on loopback); ``["*"]`` turns the check off.
     """
-    app = server.streamable_http_app()
-    return app if token is None else BearerAuth(app, token)
+    # The SDK's own check knows only loopback names, so a server bound to a LAN address
+    # would refuse its clients; HostGuard replaces it.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(transport_security=unchecked)
+    if token is not None:
+        app = BearerAuth(app, token)
+    return HostGuard(app, allowed_hosts)
 
 
 __all__ = ["create_mcp_server", "streamable_http_app"]

@@ -11,10 +11,12 @@ The interactive documentation is at ``/docs`` and the schema at ``/openapi.json`
 
 Errors come back as JSON ``{"error": <type>, "detail": <message>}`` with these codes: 400 for
 values agentmem refuses (:class:`~agentmem.InvalidInputError`), 401 for a missing or wrong
-token, 404 for an unknown bank, memory or entity, 422 for a body that does not match the
-schema, 501 for a verb this version does not have (:class:`~agentmem.NotAvailableError`), 503
-when another process holds the store (:class:`~agentmem.StoreLockedError`), 500 for any other
-storage or internal failure.
+token, 403 for a browser page of another origin, 404 for an unknown bank, memory or entity,
+413 for a body over the size limit, 421 for a ``Host`` the server does not answer to (DNS
+rebinding), 422 for a body that does not match the schema (with the failing fields under
+``errors``), 501 for a verb this version does not have (:class:`~agentmem.NotAvailableError`),
+503 when another process holds the store (:class:`~agentmem.StoreLockedError`), 500 for any
+other storage or internal failure.
 """
 
 from __future__ import annotations
@@ -22,18 +24,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
+from collections.abc import Iterable
 from datetime import datetime
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agentmem import __version__
 from agentmem.bank import MemoryBank
+from agentmem.config import STRATEGY_PARAMS
 from agentmem.errors import (
     AgentMemError,
     InvalidInputError,
@@ -43,12 +47,23 @@ from agentmem.errors import (
 )
 from agentmem.memory import AgentMemory, validate_bank_id
 from agentmem.schemas import EntityOut, MemoryOut, RecallOut, RetainOut
-from agentmem.server.auth import BearerAuth
+from agentmem.server.auth import BearerAuth, check_token
+from agentmem.server.guards import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_IMPORT_BYTES,
+    BodyLimit,
+    HostGuard,
+    check_body_limit,
+    error_name,
+    normalize_allowed_hosts,
+)
 from agentmem.tools import run_tool
 
 logger = logging.getLogger(__name__)
 
 NDJSON = "application/x-ndjson"
+#: Every keyword a recall strategy takes; ``strategy_params`` may hold only these.
+STRATEGY_ARGUMENTS: frozenset[str] = frozenset().union(*STRATEGY_PARAMS.values())
 
 
 class ErrorOut(BaseModel):
@@ -60,6 +75,24 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+class FieldErrorOut(BaseModel):
+    """Where a request broke the schema, and how."""
+
+    model_config = ConfigDict(title="FieldError")
+
+    loc: list[str | int] = Field(description='E.g. ["body", "top_k"].')
+    msg: str
+    type: str
+
+
+class ValidationErrorOut(ErrorOut):
+    """A request that does not match the schema: every failing field."""
+
+    model_config = ConfigDict(title="ValidationError")
+
+    errors: list[FieldErrorOut]
+
+
 _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
     (InvalidInputError, 400),
     (NotFoundError, 404),
@@ -69,7 +102,11 @@ _ERROR_STATUS: tuple[tuple[type[Exception], int], ...] = (
 )
 _DOCUMENTED_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "agentmem refused a value"},
+    403: {"model": ErrorOut, "description": "A browser page of another origin"},
     404: {"model": ErrorOut, "description": "No such bank, memory or entity"},
+    413: {"model": ErrorOut, "description": "The body is over the size limit"},
+    421: {"model": ErrorOut, "description": "The server does not answer to this Host"},
+    422: {"model": ValidationErrorOut, "description": "The request does not match the schema"},
     500: {"model": ErrorOut, "description": "The store failed"},
     501: {"model": ErrorOut, "description": "Not available in this version"},
     503: {"model": ErrorOut, "description": "Another process holds the store"},
@@ -212,9 +249,23 @@ async def _agentmem_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     """Starlette's own errors (unknown route, unparsable body, ...) in the same JSON shape."""
-    name = HTTPStatus(exc.status_code).phrase.title().replace(" ", "")
-    body = ErrorOut(error=name, detail=str(exc.detail))
+    body = ErrorOut(error=error_name(exc.status_code), detail=str(exc.detail))
     return JSONResponse(body.model_dump(), status_code=exc.status_code, headers=exc.headers)
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """A request that breaks the schema: a readable summary and the failing fields."""
+    errors = [
+        FieldErrorOut(
+            loc=[p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+            msg=str(e.get("msg", "")),
+            type=str(e.get("type", "")),
+        )
+        for e in exc.errors()
+    ]
+    detail = "; ".join(f"{'.'.join(map(str, e.loc))}: {e.msg}" for e in errors)
+    body = ValidationErrorOut(error="ValidationError", detail=detail, errors=errors)
+    return JSONResponse(body.model_dump(), status_code=422)
 
 
 async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -223,17 +274,41 @@ async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body.model_dump(), status_code=500)
 
 
-def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
+def create_app(
+    memory: AgentMemory,
+    *,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES,
+) -> FastAPI:
     """The REST application over ``memory`` (an ASGI app; FastAPI underneath).
 
     Args:
         memory: The store to serve. The app does not close it.
         token: When set, every request (the docs and schema too) must carry
             ``Authorization: Bearer <token>``; others get 401.
+        allowed_hosts: ``Host`` names the server answers to besides the address a client
+            connected to (and ``localhost`` on loopback): the public name behind a reverse
+            proxy or a DNS name; ``["*"]`` turns the check off. Others get 421.
+        max_body_bytes: The largest request body (16 MiB by default); larger ones get 413
+            before they are read.
+        max_import_bytes: The largest ``POST /import`` file (2 GiB by default), streamed to
+            a temporary file.
 
     Returns:
         The FastAPI application; ``app.state.memory`` is ``memory``.
+
+    Raises:
+        InvalidInputError: An empty token, a bad allowed host or a limit that is not a
+            positive number of bytes.
     """
+    # Checked here: Starlette builds the middleware only on the first request.
+    if token is not None:
+        check_token(token)
+    allowed_hosts = normalize_allowed_hosts(allowed_hosts)
+    check_body_limit(max_body_bytes)
+    check_body_limit(max_import_bytes)
     errors = dict(_DOCUMENTED_ERRORS)
     if token is not None:
         errors[401] = {"model": ErrorOut, "description": "Missing or wrong bearer token"}
@@ -246,6 +321,7 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
     app.state.memory = memory
     app.add_exception_handler(AgentMemError, _agentmem_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(Exception, _internal_error)
 
     def existing_bank(bank_id: str) -> MemoryBank:
@@ -289,9 +365,14 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
     def recall(bank_id: str, body: RecallIn) -> RecallOut:
         """Recall the memories that answer a query, best first, within a token budget."""
         params = body.strategy_params or {}
-        clashes = sorted(params.keys() & (RecallIn.model_fields.keys() | {"thinking_budget"}))
+        clashes = sorted(params.keys() & RecallIn.model_fields.keys())
         if clashes:
             raise InvalidInputError(f"strategy_params must not repeat recall arguments {clashes}")
+        unknown = sorted(params.keys() - STRATEGY_ARGUMENTS)
+        if unknown:
+            raise InvalidInputError(
+                f"unknown strategy_params {unknown}; strategies take {sorted(STRATEGY_ARGUMENTS)}"
+            )
         options = {
             name: getattr(body, name)
             for name in RecallIn.model_fields
@@ -386,26 +467,31 @@ def create_app(memory: AgentMemory, *, token: str | None = None) -> FastAPI:
     ) -> dict[str, Any]:
         """Import JSON Lines written by export into a new (or empty) bank.
 
-        The whole file is checked first; a line outside the contract of retain, link or
-        configure is a 400 naming the line and field, and nothing is written.
+        The body streams to a temporary file (up to the import size limit). The whole file is
+        checked first; a line outside the contract of retain, link or configure is a 400
+        naming the line and field, and nothing is written.
         """
         if not callable(getattr(memory, "import_", None)):
             raise NotAvailableError("import is not available in this version")
-        if bank_id is not None:
-            validate_bank_id(bank_id)
-        body = await request.body()
+        options = {} if bank_id is None else {"bank_id": validate_bank_id(bank_id)}
         with tempfile.TemporaryDirectory(prefix="agentmem-import-") as tmp:
             path = Path(tmp) / "import.jsonl"
-            path.write_bytes(body)
-            result = await asyncio.to_thread(memory.import_, path, bank_id=bank_id)
+            with path.open("wb") as file:
+                async for chunk in request.stream():
+                    file.write(chunk)
+            result = await asyncio.to_thread(memory.import_, path, **options)
         if isinstance(result, MemoryBank):
             stats = await asyncio.to_thread(result.stats)
             return {"result": {"bank_id": result.id, "memories": stats["memories"]}}
         return {"result": result if isinstance(result, dict | list | int | str) else str(result)}
 
+    # Added innermost first: a request meets the Host check, then the token, then the limit.
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, per_path={"/import": max_import_bytes})
+    if token is not None:
+        app.add_middleware(BearerAuth, token=token)
+    app.add_middleware(HostGuard, allowed_hosts=allowed_hosts)
     if token is None:
         return app
-    app.add_middleware(BearerAuth, token=token)
     original_openapi = app.openapi
 
     def openapi_with_bearer() -> dict[str, Any]:
