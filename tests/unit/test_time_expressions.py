@@ -278,6 +278,7 @@ def test_seed_example_query_in_june_2024() -> None:
         text="June 2024",
         span=(26, 35),
         relative=False,
+        named=True,
     )
     assert question[found.span[0] : found.span[1]] == "June 2024"
 

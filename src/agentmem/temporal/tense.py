@@ -1,0 +1,128 @@
+"""Which way a clause points in time: the tense around a date that names no year.
+
+"The invoice is due on March 3" said in February is about the coming March 3; "I paid it on
+March 3" about the last one. :func:`clause_direction` reads the clause holding a date with
+the fine-grained tags of the shared spaCy pipeline (``VBD`` past, ``MD`` modal, ``VBZ``
+present, ``VBG`` progressive, ...) and tells the resolver which occurrence is meant:
+
+- past: a past-tense verb ("went", "was planning", "had booked"), a perfect ("I've been to
+  Kyoto in April"), a modal perfect ("would have gone"), a participle alone ("born in May");
+- forward: a modal ("will", "'ll", "can", "should"), a progressive ("we're flying on March
+  3", "I've been planning a trip for April"), a passive ("is scheduled for Q2"), the present of
+  *be* or *have* ("my birthday is on May 12", "I have a meeting on the 28th"), an infinitive
+  or imperative ("I want to visit in April", "call me on the 28th");
+- otherwise (another present verb such as "I love the photos from June", or no verb at all)
+  the clause does not say, unless it holds a plan word ("due", "planning", "scheduled",
+  "upcoming", "going to", "next", ...): then forward.
+
+The verb that decides is the one nearest before the date in its comma-delimited part of the
+sentence ("I love the painting I did in May": *did*), else the first one after it ("On March
+3, we will launch": *will launch*), else the same in the whole sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+Direction = Literal["past", "forward"]
+
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
+_FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
+_VERB = _FINITE | {"VB", "VBG", "VBN"}
+_HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
+_BE_OR_HAVE = frozenset(
+    {"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "have", "has", "'ve", "’ve"}
+)
+# Words that put a clause in the future whatever its verb ("Invoice due March 3").
+_PLAN_CUE = re.compile(
+    r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
+    r"|can['’]?t\s+wait|cannot\s+wait|looking\s+forward|hop(?:e|es|ing)\s+to|about\s+to"
+    r"|excited\s+(?:for|about)|booked|will|shall)\b|\w['’]ll\b",
+    re.IGNORECASE,
+)
+
+Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
+
+
+@lru_cache(maxsize=512)
+def _tagged(text: str) -> tuple[Token, ...]:
+    from agentmem.models.nlp import load_nlp  # spaCy loads on first use, never at import
+
+    doc = load_nlp()(text, disable=["ner"])
+    return tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
+
+
+def clause_direction(text: str, start: int, end: int) -> Direction | None:
+    """Whether the clause around ``text[start:end]`` (a date) speaks of the past or forward.
+
+    None when it does not say; the caller then keeps its default reading.
+    """
+    sentence = _bounds(text, start, end, _SENTENCE_END)
+    part = _bounds(text, start, end, _PART_END)
+    tokens = _tagged(text)
+    for lo, hi in (part, sentence):
+        before = [t for t in tokens if lo <= t[0] and t[1] <= start]
+        after = [t for t in tokens if end <= t[0] and t[1] <= hi]
+        direction = _nearest_before(before) or _first_after(after)
+        if direction is not None:
+            return direction
+    if _PLAN_CUE.search(text, sentence[0], sentence[1]):
+        return "forward"
+    return None
+
+
+def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
+    """The span of text around ``start:end`` between two boundaries."""
+    starts = [b.end() for b in boundary.finditer(text, 0, start)]
+    stop = boundary.search(text, end)
+    return (starts[-1] if starts else 0, stop.start() if stop else len(text))
+
+
+def _nearest_before(tokens: list[Token]) -> Direction | None:
+    verbs = [t for t in tokens if t[2] in _VERB]
+    if not verbs:
+        return None
+    main = verbs[-1]
+    finite = next((t for t in reversed(verbs) if t[2] in _FINITE), None)
+    chain = verbs[verbs.index(finite) :] if finite is not None else [main]
+    return _direction(chain, " ".join(t[3] for t in tokens))
+
+
+def _first_after(tokens: list[Token]) -> Direction | None:
+    verbs = [i for i, t in enumerate(tokens) if t[2] in _VERB]
+    if not verbs:
+        return None
+    chain = [tokens[verbs[0]]]
+    for token in tokens[verbs[0] + 1 :]:
+        if token[2] in _VERB:
+            chain.append(token)
+        elif token[2] not in ("RB", "TO", "PRP", "NNP", "NN"):
+            break
+    return _direction(chain, " ".join(t[3] for t in tokens))
+
+
+def _direction(chain: list[Token], words: str) -> Direction | None:
+    """The direction of a verb chain: its finite verb (if any) first, its main verb last."""
+    first, main = chain[0], chain[-1]
+    tag, word = first[2], first[3]
+    perfect = any(t[3] in ("have", "'ve", "’ve") for t in chain[1:]) and main[2] == "VBN"
+    if tag == "MD":
+        return "past" if perfect else "forward"
+    if tag == "VBD":
+        return "past"
+    if main[2] == "VBG":
+        return "forward"
+    if tag in ("VBZ", "VBP"):
+        if main is not first and main[2] == "VBN":
+            if word in _HAVE and not _PLAN_CUE.search(words):
+                return "past"
+            return "forward"
+        if main is not first or word in _BE_OR_HAVE:
+            return "forward"
+        return "forward" if _PLAN_CUE.search(words) else None
+    if tag == "VBN":
+        return "forward" if _PLAN_CUE.search(words) else "past"
+    return "forward"  # an infinitive or imperative: "to visit in April", "call me on the 28th"
