@@ -291,6 +291,7 @@ class AgentMemory:
         header = read_header(path)
         bank = self.bank(bank_id if bank_id is not None else header["bank_id"])
         import_bank(self._engine, path, bank.id, bank._collection, progress=progress)
+        bank._config = BankConfig.from_mapping(header["config"])  # the settings it now has
         return bank
 
     def check_integrity(self) -> IntegrityReport:

@@ -30,6 +30,7 @@ import duckdb
 import numpy as np
 
 from agentmem._time import optional_utc
+from agentmem.config import BankConfig
 from agentmem.errors import InvalidInputError, StorageError
 from agentmem.store.records import (
     from_db_time,
@@ -231,6 +232,14 @@ def read_header(path: str | Path) -> dict[str, Any]:
         raise InvalidInputError(f"{path} has export format {header.get('format')!r}, not 1")
     if not isinstance(header.get("bank_id"), str) or not isinstance(header.get("counts"), dict):
         raise InvalidInputError(f"{path} has a malformed header line")
+    settings = header.get("config") or {}
+    try:
+        if not isinstance(settings, dict):
+            raise InvalidInputError("expected an object")
+        # Validated before anything is written; settings the export predates get defaults.
+        header["config"] = BankConfig.from_mapping(settings).to_mapping()
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{path} has bad bank settings: {exc}") from exc
     return header
 
 

@@ -81,8 +81,18 @@ def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple
     return (starts[-1] if starts else 0, stop.start() if stop else len(text))
 
 
+def _verbs(tokens: list[Token]) -> list[Token]:
+    """The verbs, less participles used as adjectives ("the signed forms")."""
+    return [
+        t
+        for t, following in zip(tokens, [*tokens[1:], None], strict=True)
+        if t[2] in _VERB
+        and not (t[2] == "VBN" and following is not None and following[2].startswith("NN"))
+    ]
+
+
 def _nearest_before(tokens: list[Token]) -> Direction | None:
-    verbs = [t for t in tokens if t[2] in _VERB]
+    verbs = _verbs(tokens)
     if not verbs:
         return None
     main = verbs[-1]
@@ -92,11 +102,12 @@ def _nearest_before(tokens: list[Token]) -> Direction | None:
 
 
 def _first_after(tokens: list[Token]) -> Direction | None:
-    verbs = [i for i, t in enumerate(tokens) if t[2] in _VERB]
+    verbs = _verbs(tokens)
     if not verbs:
         return None
-    chain = [tokens[verbs[0]]]
-    for token in tokens[verbs[0] + 1 :]:
+    first = tokens.index(verbs[0])
+    chain = [verbs[0]]
+    for token in tokens[first + 1 :]:
         if token[2] in _VERB:
             chain.append(token)
         elif token[2] not in ("RB", "TO", "PRP", "NNP", "NN"):
