@@ -20,16 +20,23 @@ Conventions, where English leaves the choice open:
 - Seasons are meteorological, northern hemisphere: spring Mar-May, summer Jun-Aug, autumn/fall
   Sep-Nov, winter Dec-Feb. "winter 2024" is the winter holding January 2024 (Dec 2023-Feb 2024),
   as in "the 2026 Winter Olympics".
-- A calendar name without a year (month, season, holiday, "June 5th", "Q3") means its most
-  recent occurrence that has started by the reference: "in June" said on 2025-01-15 is June
-  2024, said on 2025-06-10 or 2025-07-10 it is June 2025. "last <name>" is the most recent
+- A calendar name without a year (month, season, holiday, "June 5th", "Q3", "the 28th") is
+  read by the tense of its clause (``agentmem.temporal.tense``). Where the clause points
+  forward ("we will launch in April", "the invoice is due on March 3", "I'm flying to Kyoto
+  on March 3") it is the coming occurrence, the first not yet over: "in April" said on
+  2025-02-20 is April 2025, and so is "in February" said that day. A day in a timeless
+  present ("my birthday is on May 12") is the coming one too. Otherwise (past tense, or a
+  clause that does not say) it is the most recent occurrence that has started by the
+  reference: "in June" said on 2025-01-15 is June 2024, said on 2025-06-10 or 2025-07-10 it
+  is June 2025. "the 28th" is the 28th of a month, the coming or the latest one likewise
+  (months without that day skipped). "last <name>" is the most recent
   occurrence that is entirely over: "last spring" said in January 2025 or in April 2025 is
   spring 2024, said in July 2025 spring 2025; "last June" said in June 2025 is June 2024.
   "this <name>" is the occurrence holding the reference, else the coming one if it starts this
   calendar year, else the one just past. "next <name>" is the first that starts after it.
-- A bare weekday ("Friday", "on Friday", "last Friday") is the most recent such day before the
-  reference day, unless its clause speaks of the future ("we'll meet on Friday", "I can't wait
-  for the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
+- A bare weekday ("Friday", "on Friday") is the most recent such day before the reference
+  day, unless its clause points forward as above ("we'll meet on Friday", "I can't wait for
+  the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
   of the reference's week, "next Friday" the Friday of the following week.
 - "N days/weeks/months/years ago" (and "in N ..." / "N ... from now") is the whole calendar
   unit (day, ISO week, month, year) holding the reference shifted by N units. "the past/last N
@@ -47,7 +54,8 @@ Conventions, where English leaves the choice open:
   reference: last week and next week. Followed by a date they count from that date instead,
   as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
   "two days after May 5" is May 7, "the Sunday before October 25, 2022" is October 23.
-- "05/06/2024" is US month/day/year, unless the first number cannot be a month (> 12).
+- "05/06/2024", "05.06.2024" and "05-06-2024" are month/day/year, or day/month/year with
+  ``date_order="DMY"``, unless one of the numbers cannot be a month (> 12).
 - "the 90s" is the 1990s; two-digit decades 30-90 and 20 are 19xx, 00 and 10 are 20xx.
 - Holidays are the US/Western ones: Thanksgiving is the fourth Thursday of November, Easter
   the Western (Gregorian) date; "Christmas" alone is Dec 24-26, "Christmas Day" Dec 25.
@@ -65,8 +73,10 @@ What is deliberately *not* matched, to keep false positives out of retain and re
   and "a Christmas tree" are no dates.
 - Bare seasons, "the weekend" and "the third quarter" only after a preposition; a season
   followed by "of" only with a year: "a spring in her step", "the fall of Rome" are no dates.
-- Slash dates need a four-digit year ("3/4" is a fraction), and dotted dates ("05.06.2024")
-  are left to dateparser.
+- Numeric dates need a four-digit year ("3/4" is a fraction) and are no part of a version
+  or a longer run of numbers ("v1.2.2025", "release 1.2.2025", "10.3.2025.1").
+- "the 28th" only after "on", "by", "until", "before", "after", "since", "from" or
+  "through", and not before a noun: "the 5th floor", "in the 4th" (quarter) are no dates.
 """
 
 from __future__ import annotations
@@ -340,12 +350,21 @@ def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
     return clause_direction(match.string, match.start(), match.end())
 
 
-def _which_for(match: re.Match[str], at: _Reading, rel: str | None = None) -> Which:
+def _points_forward(match: re.Match[str], at: _Reading, *, daily: bool) -> bool:
+    """Whether a name without a year means its coming occurrence: in a clause that points
+    forward, or for a day (``daily``) in a timeless present ("my birthday is on May 12")."""
+    direction = _tense_of(match, at)
+    return direction == "forward" or (daily and direction == "present")
+
+
+def _which_for(
+    match: re.Match[str], at: _Reading, rel: str | None = None, *, daily: bool = False
+) -> Which:
     """The occurrence a calendar name means: as "last/this/next" say, else by the clause's
-    tense: the coming one (not yet over) in a clause that points forward, else the latest."""
+    tense: the coming one (not yet over) when it points forward, else the latest."""
     if rel:
         return _which(rel)
-    return "coming" if _tense_of(match, at) == "forward" else "latest"
+    return "coming" if _points_forward(match, at, daily=daily) else "latest"
 
 
 def _yearly(
@@ -360,7 +379,8 @@ def _yearly(
     if year is not None:
         first, last = occurrence(year)
         return _days(first, last, granularity, False)
-    span = _annual(occurrence, at.ref.date(), _which_for(match, at, rel))
+    daily = granularity in ("day", "holiday")
+    span = _annual(occurrence, at.ref.date(), _which_for(match, at, rel, daily=daily))
     return None if span is None else _days(*span, granularity, True)
 
 
@@ -516,6 +536,17 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
     )
 
 
+# "on the 28th", "by the 28th"; "in the 4th" is rather a quarter of a game, a grade, a round.
+_DAY_PREPOSITION_BEFORE = re.compile(
+    r"\b(?:on|by|until|till|before|after|since|from|through)\s+$", re.IGNORECASE
+)
+
+
+def _ordinal_day_in_context(text: str, match: re.Match[str]) -> bool:
+    start = match.start()
+    return _DAY_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+
+
 def _year_in_context(text: str, match: re.Match[str]) -> bool:
     start = match.start()
     return _YEAR_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
@@ -609,7 +640,7 @@ def _monthly_day(day: int, today: date, which: Which) -> tuple[date, date] | Non
 
 
 def _resolve_ordinal_day(match: re.Match[str], at: _Reading) -> _Interval | None:
-    span = _monthly_day(int(match["day"]), at.ref.date(), _which_for(match, at))
+    span = _monthly_day(int(match["day"]), at.ref.date(), _which_for(match, at, daily=True))
     return None if span is None else _days(*span, "day", True)
 
 
@@ -697,7 +728,7 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     weekday = _WEEKDAYS[match["weekday"].lower()]
     today = at.ref.date()
     rel = _which(match["rel"])
-    if rel == "latest" and _tense_of(match, at) == "forward":
+    if rel == "latest" and _points_forward(match, at, daily=True):
         day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
     elif rel in ("latest", "last"):
         day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
@@ -709,7 +740,7 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
 def _resolve_weekend(match: re.Match[str], at: _Reading) -> _Interval:
     # The weekend that has most recently started (this one from Saturday on, else last
     # week's), unless the clause points forward: then the coming one.
-    if _tense_of(match, at) == "forward":
+    if _points_forward(match, at, daily=True):
         return _period("weekend", at.ref, 0 if at.ref.weekday() < 5 else 1)
     return _period("weekend", at.ref, 0 if at.ref.weekday() >= 5 else -1)
 
@@ -978,7 +1009,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
         r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])",
         _resolve_ordinal_day,
-        _after_preposition,
+        _ordinal_day_in_context,
     ),
     _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
     _rule("month", _MONTH, _resolve_month, _after_preposition, anchorable=True),

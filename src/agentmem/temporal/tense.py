@@ -8,12 +8,16 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
 - past: a past-tense verb ("went", "was planning", "had booked"), a perfect ("I've been to
   Kyoto in April"), a modal perfect ("would have gone"), a participle alone ("born in May");
 - forward: a modal ("will", "'ll", "can", "should"), a progressive ("we're flying on March
-  3", "I've been planning a trip for April"), a passive ("is scheduled for Q2"), the present of
-  *be* or *have* ("my birthday is on May 12", "I have a meeting on the 28th"), an infinitive
-  or imperative ("I want to visit in April", "call me on the 28th");
+  3", "I've been planning a trip for April"), a passive ("is scheduled for Q2"), an
+  infinitive or imperative ("I want to visit in April", "call me on the 28th"), or a plan
+  word anywhere in the clause ("due", "planning", "scheduled", "upcoming", "next", ...) with
+  a verb that is not in the past;
+- present: the simple present of *be* or *have* ("my birthday is on May 12", "I have a
+  meeting on the 28th", "the parks are lovely in spring"): timeless, so the resolver takes
+  the next occurrence of a day and keeps the latest of a month or season, which such
+  clauses name generically;
 - otherwise (another present verb such as "I love the photos from June", or no verb at all)
-  the clause does not say, unless it holds a plan word ("due", "planning", "scheduled",
-  "upcoming", "going to", "next", ...): then forward.
+  the clause does not say.
 
 The verb that decides is the one nearest before the date in its comma-delimited part of the
 sentence ("I love the painting I did in May": *did*), else the first one after it ("On March
@@ -26,16 +30,15 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-Direction = Literal["past", "forward"]
+Direction = Literal["past", "forward", "present"]
 
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
 _FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
 _VERB = _FINITE | {"VB", "VBG", "VBN"}
 _HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
-_BE_OR_HAVE = frozenset(
-    {"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "have", "has", "'ve", "’ve"}
-)
+_BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
+_BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
 # Words that put a clause in the future whatever its verb ("Invoice due March 3").
 _PLAN_CUE = re.compile(
     r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
@@ -85,7 +88,7 @@ def _verbs(tokens: list[Token]) -> list[Token]:
     """The verbs, less participles used as adjectives ("the signed forms")."""
     return [
         t
-        for t, following in zip(tokens, [*tokens[1:], None], strict=True)
+        for t, following in zip(tokens, [*tokens[1:], None], strict=False)
         if t[2] in _VERB
         and not (t[2] == "VBN" and following is not None and following[2].startswith("NN"))
     ]
@@ -119,21 +122,22 @@ def _direction(chain: list[Token], words: str) -> Direction | None:
     """The direction of a verb chain: its finite verb (if any) first, its main verb last."""
     first, main = chain[0], chain[-1]
     tag, word = first[2], first[3]
+    planned = _PLAN_CUE.search(words) is not None
     perfect = any(t[3] in ("have", "'ve", "’ve") for t in chain[1:]) and main[2] == "VBN"
     if tag == "MD":
         return "past" if perfect else "forward"
     if tag == "VBD":
         return "past"
-    if main[2] == "VBG":
-        return "forward"
+    if main[2] == "VBG" and (tag == "VBG" or any(t[3] in _BE for t in chain)):
+        return "forward"  # a progressive ("we're flying"), or a bare one ("Flying on May 3")
     if tag in ("VBZ", "VBP"):
-        if main is not first and main[2] == "VBN":
-            if word in _HAVE and not _PLAN_CUE.search(words):
-                return "past"
-            return "forward"
-        if main is not first or word in _BE_OR_HAVE:
-            return "forward"
-        return "forward" if _PLAN_CUE.search(words) else None
+        if main is first or main[2] == "VBG":  # "is", "have", "love", "enjoy watching"
+            if planned:
+                return "forward"
+            return "present" if word in _BE_OR_HAVE and main is first else None
+        if main[2] == "VBN":
+            return "past" if word in _HAVE and not planned else "forward"
+        return "forward"  # "want to visit", "do you meet"
     if tag == "VBN":
-        return "forward" if _PLAN_CUE.search(words) else "past"
+        return "forward" if planned else "past"
     return "forward"  # an infinitive or imperative: "to visit in April", "call me on the 28th"
