@@ -17,7 +17,7 @@ from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError
 from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
-from agentmem.temporal import checked_date_order
+from agentmem.temporal.expressions import checked_date_order
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.

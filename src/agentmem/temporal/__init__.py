@@ -5,17 +5,9 @@ temporal recall strategy uses it to read the time range of a query relative to `
 """
 
 from agentmem.temporal.expressions import (
-    DATE_ORDERS,
     ParsedTime,
-    checked_date_order,
     find_time_expressions,
     parse_time_expression,
 )
 
-__all__ = [
-    "DATE_ORDERS",
-    "ParsedTime",
-    "checked_date_order",
-    "find_time_expressions",
-    "parse_time_expression",
-]
+__all__ = ["ParsedTime", "find_time_expressions", "parse_time_expression"]
