@@ -230,7 +230,14 @@ class MemoryBank:
         Raises:
             InvalidInputError: Empty query.
         """
-        return reflecting.prepare(self._engine, self.id, self._collection, query, top_k=top_k)
+        return reflecting.prepare(
+            self._engine,
+            self.id,
+            self._collection,
+            query,
+            top_k=top_k,
+            date_order=self._config.date_order,
+        )
 
     def reflect_commit(
         self,
@@ -339,6 +346,7 @@ class MemoryBank:
             rerank=self._config.rerank if rerank is None else rerank,
             reinforce=reinforce,
             strategy_params=strategy_params,
+            date_order=self._config.date_order,
         )
         return run_recall(self._engine, self.id, self._collection, config)
 

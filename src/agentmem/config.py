@@ -17,6 +17,7 @@ from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError
 from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
+from agentmem.temporal.expressions import checked_date_order
 from agentmem.types import FACT_TYPES, TimeRange
 
 #: The arms TEMPR fuses when ``strategies=None`` and that exist in this version.
@@ -195,6 +196,9 @@ class BankConfig:
         rerank: The bank's default for ``recall(rerank=None)``: None uses the reranker the
             ``AgentMemory`` was given, False the offline default, True requires a configured
             reranker.
+        date_order: How retain and recall read a numeric date whose first two numbers could
+            both be a month ("03/04/2025", "03.04.2025"): "MDY" (March 4, the default) or
+            "DMY" (3 April). A date with a number over 12 reads one way only.
     """
 
     temporal_sigma_days: float = 14.0
@@ -206,6 +210,7 @@ class BankConfig:
     llm_chunk_chars: int = 3000
     consolidate: bool = True
     rerank: bool | None = None
+    date_order: str = "MDY"
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> BankConfig:
@@ -241,6 +246,7 @@ class BankConfig:
         return cls(
             temporal_sigma_days=float(sigma),
             rerank=rerank,
+            date_order=checked_date_order(values["date_order"]),
             retain_mission=_optional_text(values.get("retain_mission"), "retain_mission"),
             extraction_mode=mode,
             extraction_rules=rules,
@@ -261,6 +267,7 @@ class BankConfig:
             "llm_chunk_chars": self.llm_chunk_chars,
             "consolidate": self.consolidate,
             "rerank": self.rerank,
+            "date_order": self.date_order,
         }
 
 
@@ -379,6 +386,7 @@ class RecallConfig:
     rerank: bool | None
     reinforce: bool
     strategy_params: Mapping[str, Any]
+    date_order: str = "MDY"
 
     @classmethod
     def build(
@@ -398,6 +406,7 @@ class RecallConfig:
         rerank: bool | None = None,
         reinforce: bool = True,
         strategy_params: Mapping[str, Any] | None = None,
+        date_order: object = "MDY",
     ) -> RecallConfig:
         """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong."""
         if not isinstance(query, str):
@@ -425,6 +434,7 @@ class RecallConfig:
             rerank=rerank,
             reinforce=bool(reinforce),
             strategy_params=_validate_strategy_params(names, strategy_params or {}),
+            date_order=checked_date_order(date_order),
         )
 
     @property

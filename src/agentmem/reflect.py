@@ -38,12 +38,20 @@ class ReflectionOut(BaseModel):
 
 
 def prepare(
-    engine: Engine, bank_id: str, collection: str, query: str, *, top_k: int = 10
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    query: str,
+    *,
+    top_k: int = 10,
+    date_order: str = "MDY",
 ) -> ReflectPrompt:
     """Recall observations and facts for ``query`` and build the answer prompt."""
 
     def evidence(fact_types: Sequence[str]) -> list[Memory]:
-        config = RecallConfig.build(query, top_k=top_k, fact_types=fact_types, reinforce=False)
+        config = RecallConfig.build(
+            query, top_k=top_k, fact_types=fact_types, reinforce=False, date_order=date_order
+        )
         return recall(engine, bank_id, collection, config).memories
 
     observations = evidence((OBSERVATION,))
@@ -60,7 +68,7 @@ def reflect(
     engine: Engine, bank_id: str, collection: str, config: BankConfig, query: str, top_k: int = 10
 ) -> Reflection:
     """Answer ``query`` from the bank; see ``MemoryBank.reflect``."""
-    prompt = prepare(engine, bank_id, collection, query, top_k=top_k)
+    prompt = prepare(engine, bank_id, collection, query, top_k=top_k, date_order=config.date_order)
     if engine.llm is None:
         return Reflection(answer=None, observations=prompt.observations, memories=prompt.memories)
     reply = engine.llm.structured(ReflectionOut, prompt.messages, purpose="reflect")

@@ -278,6 +278,7 @@ def test_seed_example_query_in_june_2024() -> None:
         text="June 2024",
         span=(26, 35),
         relative=False,
+        named=True,
     )
     assert question[found.span[0] : found.span[1]] == "June 2024"
 
@@ -341,6 +342,109 @@ def test_a_bare_weekday_or_weekend_in_a_future_clause_is_the_coming_one() -> Non
     assert first("We went hiking over the weekend.") == (utc("2025-01-11"), utc("2025-01-13"))
     assert first("I will call. We met on Monday.") == (utc("2025-01-13"), utc("2025-01-14"))
     assert find_time_expressions("I bought a gift for May.", REF) == []
+
+
+# (sentence, start, end) at FEB_20 (a Thursday): a name without a year is read by its clause.
+FEB_20 = datetime(2025, 2, 20, 10, 0, tzinfo=UTC)
+BY_TENSE = [
+    ("We will launch in April.", "2025-04-01", "2025-05-01"),
+    ("We launched in April.", "2024-04-01", "2024-05-01"),
+    ("We'll ship in February.", "2025-02-01", "2025-03-01"),  # the one not yet over
+    ("The invoice is due on March 3.", "2025-03-03", "2025-03-04"),
+    ("The invoice was due on March 3.", "2024-03-03", "2024-03-04"),
+    ("Invoice due March 3", "2025-03-03", "2025-03-04"),  # no verb: the plan word decides
+    ("My birthday is on May 12.", "2025-05-12", "2025-05-13"),
+    ("The parks are lovely in the spring.", "2024-03-01", "2024-06-01"),  # generic
+    ("I love the painting I did in May.", "2024-05-01", "2024-06-01"),
+    ("On March 3, we will launch.", "2025-03-03", "2025-03-04"),
+    ("I've been to Kyoto in April.", "2024-04-01", "2024-05-01"),
+    ("I've been planning a trip to Kyoto in April.", "2025-04-01", "2025-05-01"),
+    ("Which movie do they enjoy watching during Thanksgiving?", "2024-11-28", "2024-11-29"),
+    ("Where is Nora going on the 12th of March?", "2025-03-12", "2025-03-13"),
+    ("What did Nora do on the 12th?", "2025-02-12", "2025-02-13"),
+    ("I'm seeing the dentist on the 28th.", "2025-02-28", "2025-03-01"),
+    ("Bring the signed forms on 10 March.", "2025-03-10", "2025-03-11"),
+    ("I'm flying to Kyoto on Friday.", "2025-02-21", "2025-02-22"),
+    ("The release is scheduled for Q2.", "2025-04-01", "2025-07-01"),
+]
+
+
+@pytest.mark.parametrize(("text", "start", "end"), BY_TENSE)
+def test_a_name_without_a_year_follows_its_clause(text: str, start: str, end: str) -> None:
+    [found] = find_time_expressions(text, FEB_20)
+    assert (found.start, found.end) == (utc(start), utc(end))
+
+
+NUMERIC = [
+    ("on 03.04.2025", "MDY", "2025-03-04"),
+    ("on 03.04.2025", "DMY", "2025-04-03"),
+    ("on 3/4/2025", "DMY", "2025-04-03"),
+    ("on 3-4-2025", "MDY", "2025-03-04"),
+    ("on 21.01.2024", "MDY", "2024-01-21"),  # 21 cannot be a month
+    ("on 1/21/2024", "DMY", "2024-01-21"),
+    ("on 2024-01-02", "DMY", "2024-01-02"),  # ISO is year-month-day whatever the order
+]
+
+
+@pytest.mark.parametrize(("text", "order", "day"), NUMERIC)
+def test_numeric_dates_follow_the_date_order(text: str, order: str, day: str) -> None:
+    [found] = find_time_expressions(text, FEB_20, date_order=order)
+    assert (found.start, found.end, found.named) == (utc(day), utc(day) + timedelta(days=1), True)
+    assert parse_time_expression(text, FEB_20, date_order=order) == found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use 3/4 of a cup.",
+        "Install version 1.2.2025 first.",
+        "The v3.4.2025 build broke.",
+        "Host 10.3.2025.1 is down.",
+        "Call 555-03-04-2025.",
+        "We live on the 5th floor.",
+        "We were down 10 in the 4th and won.",
+    ],
+)
+def test_numbers_that_are_no_dates(text: str) -> None:
+    assert find_time_expressions(text, FEB_20) == []
+
+
+def test_a_bad_date_order_is_refused() -> None:
+    for bad in ("YMD", "mdy", None):
+        with pytest.raises(InvalidInputError, match="date_order"):
+            find_time_expressions("on 03.04.2025", FEB_20, date_order=bad)  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=st.integers(1, 31),
+    second=st.integers(1, 31),
+    year=st.integers(1900, 2099),
+    separator=st.sampled_from("/.-"),
+)
+def test_the_date_order_only_matters_when_both_numbers_could_be_months(
+    first: int, second: int, year: int, separator: str
+) -> None:
+    text = f"on {first}{separator}{second}{separator}{year}"
+    us, eu = (find_time_expressions(text, FEB_20, date_order=o) for o in ("MDY", "DMY"))
+    valid = [d for d in ((first, second), (second, first)) if _is_date(year, *d)]
+    if first <= 12 and second <= 12:
+        # Each order reads it its own way (the same day when both numbers are equal).
+        assert [f.start.date() for f in us] == [date(year, first, second)]
+        assert [f.start.date() for f in eu] == [date(year, second, first)]
+    elif valid:
+        assert [f.start for f in us] == [f.start for f in eu]
+        assert [(f.start.month, f.start.day) for f in us] == valid
+    else:
+        assert us == eu == []
+
+
+def _is_date(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("text", NOT_TIME_EXPRESSIONS)

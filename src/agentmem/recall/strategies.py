@@ -62,7 +62,12 @@ class StrategyContext:
     def query_time(self) -> QueryTime:
         """The period the query names (if any), parsed once per recall."""
         last = self.engine.last_mention(self.bank_id)
-        return parse_query_time(self.config.query, self.config.now, from_db_time(last))
+        return parse_query_time(
+            self.config.query,
+            self.config.now,
+            from_db_time(last),
+            date_order=self.config.date_order,
+        )
 
     @cached_property
     def query_vector(self) -> np.ndarray:
@@ -109,7 +114,7 @@ def keyword(ctx: StrategyContext) -> list[StrategyHit]:
     clause, params = filter_clause(ctx.config)
     scored = ctx.engine.keyword.search(
         ctx.bank_id,
-        ctx.query_time.content_query,
+        ctx.query_time.keyword_text,
         ctx.pool,
         filter_sql=clause,
         filter_params=params,

@@ -4,8 +4,12 @@
   expression ("in June 2024", "last spring"), "recently", or "our last conversation". Queries
   about *when we talked* ("what did we discuss last week", "what did you tell me yesterday")
   match on ``mentioned_at``; all others on when things happened (a fact's occurrence interval,
-  or its mention time when it has none). The expression's words are cut from the query the
-  semantic and keyword arms see, so "June" does not drag in every June that was mentioned.
+  or its mention time when it has none), whenever the fact was said: a plan for the 12th of
+  March said in February is dated the 12th of March. The expression's words are cut from the
+  query the semantic arm sees, so "June" does not drag in every June that was mentioned; the
+  keyword arm keeps the words that name the calendar ("the 12th of March", "2021"), which a
+  turn about that date is likely to repeat, and drops those that count from ``now``
+  ("last week").
 * **temporal**: semantic entry points inside the period or near it (Chroma filtered on the
   facts' time metadata), scored by how much of each fact's interval falls inside (less for
   one just outside, see ``NEAR_SHARE``) and how close it is in meaning, higher when the
@@ -84,7 +88,7 @@ class QueryTime:
     Attributes:
         range: The period, or None when the query names none.
         mode: "occurrence" (when things happened) or "mention" (when they were said).
-        content_query: The query without its time words, for the semantic and keyword arms.
+        content_query: The query without its time words, for the semantic arm.
         asks_when: The query asks for a time ("When did ...?"), so facts anchored in time
             are the likely answers.
         near: How far outside the period a fact still counts as near it (see NEAR_SHARE).
@@ -95,19 +99,28 @@ class QueryTime:
     content_query: str
     asks_when: bool = False
     near: timedelta = timedelta(0)
+    keyword_query: str = ""
+
+    @property
+    def keyword_text(self) -> str:
+        """The query the keyword arm sees: the content plus the words naming the calendar."""
+        return self.keyword_query or self.content_query
 
 
-def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -> QueryTime:
+def parse_query_time(
+    query: str, now: datetime, last_mention: datetime | None, *, date_order: str = "MDY"
+) -> QueryTime:
     """The period ``query`` is about, relative to ``now``.
 
     Args:
         query: The recall query.
         now: The reference for relative words.
         last_mention: When the bank last learned something ("our last conversation").
+        date_order: The bank's reading of numeric dates ("MDY" or "DMY").
     """
     mode: TimeMode = "mention" if _TALK.search(query) else "occurrence"
     asks_when = bool(_ASKS_WHEN.match(query))
-    expressions = find_time_expressions(query, now)
+    expressions = find_time_expressions(query, now, date_order=date_order)
     if expressions:
         content = query
         for expression in reversed(expressions):
@@ -119,7 +132,9 @@ def parse_query_time(query: str, now: datetime, last_mention: datetime | None) -
         named = max(e.end - e.start for e in expressions)
         bounded = period.start > _FLOOR and period.end < _CEILING
         near = _near(period.end - period.start if bounded else named)
-        return QueryTime(period, mode, _content(content, query), asks_when, near)
+        content = _content(content, query)
+        keywords = " ".join([content, *(e.text for e in expressions if e.named)])
+        return QueryTime(period, mode, content, asks_when, near, keywords)
     if match := _LAST_CONVERSATION.search(query):
         if last_mention is None:
             return QueryTime(None, mode, query, asks_when)

@@ -113,7 +113,10 @@ def retain(
     try:
         extraction = _extract(engine, bank_id, bank_config, request)
         facts = [
-            anchor_in_time(_apply_call_fields(f, chosen_importance, call_metadata, explicit_entity))
+            anchor_in_time(
+                _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity),
+                date_order=bank_config.date_order,
+            )
             for f in extraction.facts
         ]
         episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)

@@ -5,6 +5,10 @@ yesterday", said at 1:56 pm on 8 May 2023) happened in that expression's interva
 against ``mentioned_at`` — never against the time of processing, which is how competitors end
 up with wrong dates. An explicit ``occurred_at`` on the retain call wins; facts with no time
 expression ("Alice prefers coffee") keep a null occurrence.
+
+A date without a year resolves by the tense of its clause (see ``agentmem.temporal.tense``):
+"the invoice is due on March 3", said in February, is the coming March 3; "I paid it on
+March 3" the last one.
 """
 
 from __future__ import annotations
@@ -19,15 +23,15 @@ from agentmem.temporal import find_time_expressions
 _INCLUSIVE = timedelta(microseconds=1)
 
 
-def anchor_in_time(fact: ExtractedFact) -> ExtractedFact:
+def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> ExtractedFact:
     """The fact with its occurrence resolved from its text, unless it already has one.
 
     The first time expression of the fact wins: in "I moved in June and started work last
-    week", the fact is about the move.
+    week", the fact is about the move. ``date_order`` is the bank's ("MDY" or "DMY").
     """
     if fact.occurred_start is not None:
         return fact
-    expressions = find_time_expressions(fact.text, fact.mentioned_at)
+    expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
     if not expressions:
         return fact
     first = expressions[0]

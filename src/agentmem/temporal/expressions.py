@@ -20,16 +20,23 @@ Conventions, where English leaves the choice open:
 - Seasons are meteorological, northern hemisphere: spring Mar-May, summer Jun-Aug, autumn/fall
   Sep-Nov, winter Dec-Feb. "winter 2024" is the winter holding January 2024 (Dec 2023-Feb 2024),
   as in "the 2026 Winter Olympics".
-- A calendar name without a year (month, season, holiday, "June 5th", "Q3") means its most
-  recent occurrence that has started by the reference: "in June" said on 2025-01-15 is June
-  2024, said on 2025-06-10 or 2025-07-10 it is June 2025. "last <name>" is the most recent
+- A calendar name without a year (month, season, holiday, "June 5th", "Q3", "the 28th") is
+  read by the tense of its clause (``agentmem.temporal.tense``). Where the clause points
+  forward ("we will launch in April", "the invoice is due on March 3", "I'm flying to Kyoto
+  on March 3") it is the coming occurrence, the first not yet over: "in April" said on
+  2025-02-20 is April 2025, and so is "in February" said that day. A day in a timeless
+  present ("my birthday is on May 12") is the coming one too. Otherwise (past tense, or a
+  clause that does not say) it is the most recent occurrence that has started by the
+  reference: "in June" said on 2025-01-15 is June 2024, said on 2025-06-10 or 2025-07-10 it
+  is June 2025. "the 28th" is the 28th of a month, the coming or the latest one likewise
+  (months without that day skipped). "last <name>" is the most recent
   occurrence that is entirely over: "last spring" said in January 2025 or in April 2025 is
   spring 2024, said in July 2025 spring 2025; "last June" said in June 2025 is June 2024.
   "this <name>" is the occurrence holding the reference, else the coming one if it starts this
   calendar year, else the one just past. "next <name>" is the first that starts after it.
-- A bare weekday ("Friday", "on Friday", "last Friday") is the most recent such day before the
-  reference day, unless its clause speaks of the future ("we'll meet on Friday", "I can't wait
-  for the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
+- A bare weekday ("Friday", "on Friday") is the most recent such day before the reference
+  day, unless its clause points forward as above ("we'll meet on Friday", "I can't wait for
+  the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
   of the reference's week, "next Friday" the Friday of the following week.
 - "N days/weeks/months/years ago" (and "in N ..." / "N ... from now") is the whole calendar
   unit (day, ISO week, month, year) holding the reference shifted by N units. "the past/last N
@@ -47,7 +54,8 @@ Conventions, where English leaves the choice open:
   reference: last week and next week. Followed by a date they count from that date instead,
   as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
   "two days after May 5" is May 7, "the Sunday before October 25, 2022" is October 23.
-- "05/06/2024" is US month/day/year, unless the first number cannot be a month (> 12).
+- "05/06/2024", "05.06.2024" and "05-06-2024" are month/day/year, or day/month/year with
+  ``date_order="DMY"``, unless one of the numbers cannot be a month (> 12).
 - "the 90s" is the 1990s; two-digit decades 30-90 and 20 are 19xx, 00 and 10 are 20xx.
 - Holidays are the US/Western ones: Thanksgiving is the fourth Thursday of November, Easter
   the Western (Gregorian) date; "Christmas" alone is Dec 24-26, "Christmas Day" Dec 25.
@@ -65,8 +73,10 @@ What is deliberately *not* matched, to keep false positives out of retain and re
   and "a Christmas tree" are no dates.
 - Bare seasons, "the weekend" and "the third quarter" only after a preposition; a season
   followed by "of" only with a year: "a spring in her step", "the fall of Rome" are no dates.
-- Slash dates need a four-digit year ("3/4" is a fraction), and dotted dates ("05.06.2024")
-  are left to dateparser.
+- Numeric dates need a four-digit year ("3/4" is a fraction) and are no part of a version
+  or a longer run of numbers ("v1.2.2025", "release 1.2.2025", "10.3.2025.1").
+- "the 28th" only after "on", "by", "until", "before", "after", "since", "from" or
+  "through", and not before a noun: "the 5th floor", "in the 4th" (quarter) are no dates.
 """
 
 from __future__ import annotations
@@ -80,8 +90,15 @@ from typing import Literal
 
 from agentmem._time import to_utc
 from agentmem.errors import InvalidInputError
+from agentmem.temporal.tense import Direction, clause_direction
 
-__all__ = ["ParsedTime", "find_time_expressions", "parse_time_expression"]
+__all__ = [
+    "DATE_ORDERS",
+    "ParsedTime",
+    "checked_date_order",
+    "find_time_expressions",
+    "parse_time_expression",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +115,9 @@ class ParsedTime:
         span: ``(start, end)`` character offsets of ``text`` in the input.
         relative: True when the interval depends on the reference time ("last June"),
             False for absolute expressions ("June 2024").
+        named: True when the words name the calendar (a month, a day or year number, a
+            holiday: "the 12th of March", "Christmas", "2021"), which a text about that date
+            is likely to repeat; False for words that count from the reference ("last week").
     """
 
     start: datetime
@@ -106,9 +126,12 @@ class ParsedTime:
     text: str
     span: tuple[int, int]
     relative: bool
+    named: bool = False
 
 
-def parse_time_expression(text: str, reference: datetime) -> ParsedTime | None:
+def parse_time_expression(
+    text: str, reference: datetime, *, date_order: str = "MDY"
+) -> ParsedTime | None:
     """Parse text that is a time expression as a whole.
 
     Surrounding punctuation and one leading preposition ("in June", "during 2021") are allowed;
@@ -121,23 +144,28 @@ def parse_time_expression(text: str, reference: datetime) -> ParsedTime | None:
         text: The expression, e.g. "last spring", "Q3 2023", "2024-06-05".
         reference: When the expression was said; relative words resolve against it. A naive
             datetime means UTC.
+        date_order: How to read a numeric date whose day and month could both be either
+            ("03/04/2025"): "MDY" (March 4) or "DMY" (3 April).
 
     Returns:
         The resolved interval, or None when the text is not a time expression.
 
     Raises:
-        InvalidInputError: ``text`` is not a string or ``reference`` is not a datetime.
+        InvalidInputError: ``text`` is not a string, ``reference`` is not a datetime or
+            ``date_order`` is not "MDY" or "DMY".
     """
     text = _checked_text(text)
-    ref = to_utc(reference, field="reference")
-    covering = [c for c in _candidates(text, ref) if _covers_text(text, c)]
+    at = _Reading(to_utc(reference, field="reference"), checked_date_order(date_order))
+    covering = [c for c in _candidates(text, at) if _covers_text(text, c)]
     if covering:
         best = min(covering, key=lambda c: (c.start - c.end, c.order))
         return _parsed(text, best)
-    return _parse_with_dateparser(text, ref)
+    return _parse_with_dateparser(text, at)
 
 
-def find_time_expressions(text: str, reference: datetime) -> list[ParsedTime]:
+def find_time_expressions(
+    text: str, reference: datetime, *, date_order: str = "MDY"
+) -> list[ParsedTime]:
     """Find every time expression inside a sentence or question.
 
     Longer expressions win over the shorter ones they overlap ("between March and May" over
@@ -148,18 +176,20 @@ def find_time_expressions(text: str, reference: datetime) -> list[ParsedTime]:
         text: Any text, e.g. "What happened to Alice in June 2024?".
         reference: When the text was said; relative words resolve against it. A naive datetime
             means UTC.
+        date_order: "MDY" or "DMY", as for :func:`parse_time_expression`.
 
     Returns:
         The expressions found, left to right; empty when there are none.
 
     Raises:
-        InvalidInputError: ``text`` is not a string or ``reference`` is not a datetime.
+        InvalidInputError: ``text`` is not a string, ``reference`` is not a datetime or
+            ``date_order`` is not "MDY" or "DMY".
     """
     text = _checked_text(text)
-    ref = to_utc(reference, field="reference")
+    at = _Reading(to_utc(reference, field="reference"), checked_date_order(date_order))
     chosen: list[_Candidate] = []
     ranked = sorted(
-        (c for c in _candidates(text, ref) if c.in_context),
+        (c for c in _candidates(text, at) if c.in_context),
         key=lambda c: (c.start - c.end, c.order),
     )
     for candidate in ranked:
@@ -248,7 +278,7 @@ def _period(unit: str, moment: datetime, offset: int) -> _Interval:
     raise ValueError(f"unknown calendar unit {unit!r}")
 
 
-Which = Literal["latest", "last", "this", "next"]
+Which = Literal["latest", "last", "this", "next", "coming"]
 # A yearly occurrence: its first and last day in the year that names it, e.g. winter 2024 ->
 # (2023-12-01, 2024-02-29). Raises ValueError when that year has none (February 29).
 Occurrence = Callable[[int], tuple[date, date]]
@@ -289,18 +319,68 @@ def _annual(occurrence: Occurrence, today: date, which: Which) -> tuple[date, da
         return over[-1] if over else None
     if which == "next":
         return upcoming[0] if upcoming else None
+    if which == "coming":
+        not_over = [s for s in spans if s[1] >= today]
+        return not_over[0] if not_over else None
     chosen = started if which == "latest" else over
     return chosen[-1] if chosen else None
 
 
+DateOrder = Literal["MDY", "DMY"]
+DATE_ORDERS: tuple[DateOrder, ...] = ("MDY", "DMY")
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """How to read the expressions of one text.
+
+    ``ref`` is when the text was said; ``date_order`` how to read "03/04/2025"; ``by_tense``
+    False reads a calendar name without a year as its latest occurrence whatever the clause
+    says (a range re-anchoring its first end, see ``_join``).
+    """
+
+    ref: datetime
+    date_order: DateOrder = "MDY"
+    by_tense: bool = True
+
+
+def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
+    if not at.by_tense:
+        return None
+    return clause_direction(match.string, match.start(), match.end())
+
+
+def _points_forward(match: re.Match[str], at: _Reading, *, daily: bool) -> bool:
+    """Whether a name without a year means its coming occurrence: in a clause that points
+    forward, or for a day (``daily``) in a timeless present ("my birthday is on May 12")."""
+    direction = _tense_of(match, at)
+    return direction == "forward" or (daily and direction == "present")
+
+
+def _which_for(
+    match: re.Match[str], at: _Reading, rel: str | None = None, *, daily: bool = False
+) -> Which:
+    """The occurrence a calendar name means: as "last/this/next" say, else by the clause's
+    tense: the coming one (not yet over) when it points forward, else the latest."""
+    if rel:
+        return _which(rel)
+    return "coming" if _points_forward(match, at, daily=daily) else "latest"
+
+
 def _yearly(
-    occurrence: Occurrence, year: int | None, rel: str | None, ref: datetime, granularity: str
+    occurrence: Occurrence,
+    year: int | None,
+    match: re.Match[str],
+    at: _Reading,
+    granularity: str,
+    rel: str | None = None,
 ) -> _Interval | None:
     """An occurrence in an explicit year (absolute) or picked relative to the reference."""
     if year is not None:
         first, last = occurrence(year)
         return _days(first, last, granularity, False)
-    span = _annual(occurrence, ref.date(), _which(rel))
+    daily = granularity in ("day", "holiday")
+    span = _annual(occurrence, at.ref.date(), _which_for(match, at, rel, daily=daily))
     return None if span is None else _days(*span, granularity, True)
 
 
@@ -456,6 +536,17 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
     )
 
 
+# "on the 28th", "by the 28th"; "in the 4th" is rather a quarter of a game, a grade, a round.
+_DAY_PREPOSITION_BEFORE = re.compile(
+    r"\b(?:on|by|until|till|before|after|since|from|through)\s+$", re.IGNORECASE
+)
+
+
+def _ordinal_day_in_context(text: str, match: re.Match[str]) -> bool:
+    start = match.start()
+    return _DAY_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+
+
 def _year_in_context(text: str, match: re.Match[str]) -> bool:
     start = match.start()
     return _YEAR_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
@@ -502,7 +593,7 @@ def _utc_offset(designator: str | None) -> timezone:
     return timezone(-offset if designator[0] == "-" else offset)
 
 
-def _resolve_iso_datetime(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_iso_datetime(match: re.Match[str], at: _Reading) -> _Interval:
     moment = datetime(
         int(match["y"]),
         int(match["mo"]),
@@ -516,21 +607,41 @@ def _resolve_iso_datetime(match: re.Match[str], ref: datetime) -> _Interval:
     return _Interval(start, start + _HOUR, "hour", False)
 
 
-def _resolve_iso_date(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_iso_date(match: re.Match[str], at: _Reading) -> _Interval:
     day = date(int(match["y"]), int(match["mo"]), int(match["d"]))
     return _days(day, day, "day", False)
 
 
-def _resolve_iso_month(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_iso_month(match: re.Match[str], at: _Reading) -> _Interval:
     return _months(int(match["y"]), int(match["mo"]), 1, "month", False)
 
 
-def _resolve_slash_date(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_numeric_date(match: re.Match[str], at: _Reading) -> _Interval:
     first, second = int(match["a"]), int(match["b"])
-    # US order unless the first number cannot be a month.
-    month, day = (second, first) if first > 12 else (first, second)
+    # The bank's order, unless one of the numbers cannot be a month.
+    day_first = first > 12 or (second <= 12 and at.date_order == "DMY")
+    month, day = (second, first) if day_first else (first, second)
     chosen = date(int(match["y"]), month, day)
     return _days(chosen, chosen, "day", False)
+
+
+def _monthly_day(day: int, today: date, which: Which) -> tuple[date, date] | None:
+    """Day ``day`` of the month before, of, or after ``today``'s (skipping months too short)."""
+    days = []
+    for offset in range(-3, 4):
+        year, month = _add_months(today.year, today.month, offset)
+        if day <= calendar.monthrange(year, month)[1]:
+            days.append(date(year, month, day))
+    if which == "coming":
+        chosen = [d for d in days if d >= today][:1]
+    else:
+        chosen = [d for d in days if d <= today][-1:]
+    return (chosen[0], chosen[0]) if chosen else None
+
+
+def _resolve_ordinal_day(match: re.Match[str], at: _Reading) -> _Interval | None:
+    span = _monthly_day(int(match["day"]), at.ref.date(), _which_for(match, at, daily=True))
+    return None if span is None else _days(*span, "day", True)
 
 
 _DAY_WORD_OFFSETS = {
@@ -542,9 +653,9 @@ _DAY_WORD_OFFSETS = {
 }
 
 
-def _resolve_day_word(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_day_word(match: re.Match[str], at: _Reading) -> _Interval:
     words = " ".join(match.group(0).lower().split()).removeprefix("the ")
-    return _period("day", ref, _DAY_WORD_OFFSETS[words])
+    return _period("day", at.ref, _DAY_WORD_OFFSETS[words])
 
 
 def _part_of_day(day: date, part: str, relative: bool) -> _Interval:
@@ -555,34 +666,34 @@ def _part_of_day(day: date, part: str, relative: bool) -> _Interval:
     )
 
 
-def _resolve_part_of_today(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_part_of_today(match: re.Match[str], at: _Reading) -> _Interval:
     if match["part"]:
-        return _part_of_day(ref.date(), match["part"].lower(), True)
+        return _part_of_day(at.ref.date(), match["part"].lower(), True)
     tonight = match["night"].lower() == "tonight"
-    return _part_of_day(ref.date() - (0 if tonight else 1) * _DAY, "night", True)
+    return _part_of_day(at.ref.date() - (0 if tonight else 1) * _DAY, "night", True)
 
 
-def _resolve_units_ago(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_units_ago(match: re.Match[str], at: _Reading) -> _Interval:
     future = match["dir"].lower() not in ("ago", "back")
-    return _period(_unit_of(match), ref, _count_of(match) * (1 if future else -1))
+    return _period(_unit_of(match), at.ref, _count_of(match) * (1 if future else -1))
 
 
-def _resolve_units_ahead(match: re.Match[str], ref: datetime) -> _Interval:
-    return _period(_unit_of(match), ref, _count_of(match))
+def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval:
+    return _period(_unit_of(match), at.ref, _count_of(match))
 
 
-def _resolve_rolling(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_rolling(match: re.Match[str], at: _Reading) -> _Interval:
     count = _count_of(match) if match["n"] else 1
     unit = _unit_of(match)
     if unit == "hour":
-        start = ref.replace(minute=0, second=0, microsecond=0) - count * _HOUR
+        start = at.ref.replace(minute=0, second=0, microsecond=0) - count * _HOUR
     elif unit in ("day", "week"):
-        start = _midnight(ref.date() - count * (7 if unit == "week" else 1) * _DAY)
+        start = _midnight(at.ref.date() - count * (7 if unit == "week" else 1) * _DAY)
     else:
         months = count * {"month": 1, "year": 12, "decade": 120}[unit]
-        year, month = _add_months(ref.year, ref.month, -months)
-        start = _midnight(date(year, month, min(ref.day, _last_day(year, month).day)))
-    return _Interval(start, ref, "range", True)
+        year, month = _add_months(at.ref.year, at.ref.month, -months)
+        start = _midnight(date(year, month, min(at.ref.day, _last_day(year, month).day)))
+    return _Interval(start, at.ref, "range", True)
 
 
 _REL_OFFSETS = {
@@ -597,46 +708,27 @@ _REL_OFFSETS = {
 }
 
 
-def _resolve_relative_unit(match: re.Match[str], ref: datetime) -> _Interval:
-    return _period(_unit_of(match), ref, _REL_OFFSETS[match["rel"].lower()])
+def _resolve_relative_unit(match: re.Match[str], at: _Reading) -> _Interval:
+    return _period(_unit_of(match), at.ref, _REL_OFFSETS[match["rel"].lower()])
 
 
-def _resolve_part_of_current_unit(match: re.Match[str], ref: datetime) -> _Interval | None:
-    return _portion(_period(_unit_of(match), ref, 0), match["mod"])
+def _resolve_part_of_current_unit(match: re.Match[str], at: _Reading) -> _Interval | None:
+    return _portion(_period(_unit_of(match), at.ref, 0), match["mod"])
 
 
 _BEFORE_AFTER_OFFSETS = {"before last": -2, "before": -1, "after": 1, "after next": 2}
 
 
-def _resolve_unit_before_after(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_unit_before_after(match: re.Match[str], at: _Reading) -> _Interval:
     direction = " ".join(match["dir"].lower().split())
-    return _period(_unit_of(match), ref, _BEFORE_AFTER_OFFSETS[direction])
+    return _period(_unit_of(match), at.ref, _BEFORE_AFTER_OFFSETS[direction])
 
 
-# Words that put a clause in the future: "I can't wait for the weekend", "we'll meet on Friday".
-_FUTURE_CUE = re.compile(
-    r"\b(?:will|won['’]t|shall|going\s+to|gonna|can['’]?t\s+wait|cannot\s+wait"
-    r"|plan(?:s|ning)?\s+(?:to|for)|looking\s+forward|hop(?:e|ing)\s+to|about\s+to"
-    r"|excited\s+(?:for|about)|scheduled|upcoming)\b|\w['’]ll\b",
-    re.IGNORECASE,
-)
-_CLAUSE_BOUNDARY = re.compile(r"[.!?;]")
-
-
-def _future_clause(match: re.Match[str]) -> bool:
-    """Whether the clause around a match speaks of the future."""
-    text = match.string
-    starts = [b.end() for b in _CLAUSE_BOUNDARY.finditer(text, 0, match.start())]
-    end = _CLAUSE_BOUNDARY.search(text, match.end())
-    clause = text[starts[-1] if starts else 0 : end.start() if end else len(text)]
-    return _FUTURE_CUE.search(clause) is not None
-
-
-def _resolve_weekday(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     weekday = _WEEKDAYS[match["weekday"].lower()]
-    today = ref.date()
+    today = at.ref.date()
     rel = _which(match["rel"])
-    if rel == "latest" and _future_clause(match):
+    if rel == "latest" and _points_forward(match, at, daily=True):
         day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
     elif rel in ("latest", "last"):
         day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
@@ -645,12 +737,12 @@ def _resolve_weekday(match: re.Match[str], ref: datetime) -> _Interval:
     return _days(day, day, "day", True)
 
 
-def _resolve_weekend(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_weekend(match: re.Match[str], at: _Reading) -> _Interval:
     # The weekend that has most recently started (this one from Saturday on, else last
-    # week's), unless the clause speaks of the future: then the coming one.
-    if _future_clause(match):
-        return _period("weekend", ref, 0 if ref.weekday() < 5 else 1)
-    return _period("weekend", ref, 0 if ref.weekday() >= 5 else -1)
+    # week's), unless the clause points forward: then the coming one.
+    if _points_forward(match, at, daily=True):
+        return _period("weekend", at.ref, 0 if at.ref.weekday() < 5 else 1)
+    return _period("weekend", at.ref, 0 if at.ref.weekday() >= 5 else -1)
 
 
 def _season_occurrence(season: str) -> Occurrence:
@@ -664,15 +756,15 @@ def _season_occurrence(season: str) -> Occurrence:
     return occurrence
 
 
-def _resolve_season(match: re.Match[str], ref: datetime) -> _Interval | None:
+def _resolve_season(match: re.Match[str], at: _Reading) -> _Interval | None:
     occurrence = _season_occurrence(match["season"].lower())
-    return _yearly(occurrence, _year_of(match), match["rel"], ref, "season")
+    return _yearly(occurrence, _year_of(match), match, at, "season", match["rel"])
 
 
-def _resolve_holiday(match: re.Match[str], ref: datetime) -> _Interval | None:
+def _resolve_holiday(match: re.Match[str], at: _Reading) -> _Interval | None:
     name = re.sub(r"['’]", "", " ".join(match["holiday"].lower().split()))
     occurrence = _HOLIDAYS[name.removesuffix(" day") if name == "thanksgiving day" else name]
-    interval = _yearly(occurrence, _year_of(match), match["rel"], ref, "holiday")
+    interval = _yearly(occurrence, _year_of(match), match, at, "holiday", match["rel"])
     if interval is not None and interval.end - interval.start == _DAY:
         return replace(interval, granularity="day")
     return interval
@@ -688,11 +780,11 @@ def _decade(first_year: int, modifier: str | None) -> _Interval:
     return _months(first_year + first, 1, 12 * (last - first + 1), "range", False)
 
 
-def _resolve_decade_digits(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_decade_digits(match: re.Match[str], at: _Reading) -> _Interval:
     return _decade(int(match["century"]) * 10, match["mod"])
 
 
-def _resolve_decade_short(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_decade_short(match: re.Match[str], at: _Reading) -> _Interval:
     if match["word"]:
         return _decade(_DECADE_WORDS[match["word"].lower()], match["mod"])
     digit = int(match["digit"])
@@ -703,30 +795,31 @@ def _quarter_occurrence(quarter: int) -> Occurrence:
     return lambda year: (date(year, 3 * quarter - 2, 1), _last_day(year, 3 * quarter))
 
 
-def _resolve_quarter(match: re.Match[str], ref: datetime) -> _Interval | None:
+def _resolve_quarter(match: re.Match[str], at: _Reading) -> _Interval | None:
     quarter = int(match["q"] or match["q2"])
     year = match["year"] or match["year2"]
-    return _yearly(_quarter_occurrence(quarter), int(year) if year else None, None, ref, "quarter")
+    return _yearly(_quarter_occurrence(quarter), int(year) if year else None, match, at, "quarter")
 
 
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
 _ORDINALS |= {"fourth": 4, "4th": 4}
 
 
-def _resolve_ordinal_quarter(match: re.Match[str], ref: datetime) -> _Interval | None:
+def _resolve_ordinal_quarter(match: re.Match[str], at: _Reading) -> _Interval | None:
     occurrence = _quarter_occurrence(_ORDINALS[match["ord"].lower()])
-    return _yearly(occurrence, _year_of(match), None, ref, "quarter")
+    return _yearly(occurrence, _year_of(match), match, at, "quarter")
 
 
-def _resolve_half_year(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_half_year(match: re.Match[str], at: _Reading) -> _Interval:
     return _months(int(match["year"]), 6 * int(match["h"]) - 5, 6, "half", False)
 
 
-def _resolve_month_day(match: re.Match[str], ref: datetime) -> _Interval | None:
-    return _yearly(_one_day(_month_of(match), int(match["day"])), _year_of(match), None, ref, "day")
+def _resolve_month_day(match: re.Match[str], at: _Reading) -> _Interval | None:
+    occurrence = _one_day(_month_of(match), int(match["day"]))
+    return _yearly(occurrence, _year_of(match), match, at, "day")
 
 
-def _resolve_month_year(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_month_year(match: re.Match[str], at: _Reading) -> _Interval:
     year = _year_of(match)
     assert year is not None  # the pattern requires one
     return _months(year, _month_of(match), 1, "month", False)
@@ -736,12 +829,12 @@ def _whole_month(month: int) -> Occurrence:
     return lambda year: (date(year, month, 1), _last_day(year, month))
 
 
-def _resolve_month(match: re.Match[str], ref: datetime) -> _Interval | None:
+def _resolve_month(match: re.Match[str], at: _Reading) -> _Interval | None:
     occurrence = _whole_month(_month_of(match))
-    return _yearly(occurrence, None, match.groupdict().get("rel"), ref, "month")
+    return _yearly(occurrence, None, match, at, "month", match.groupdict().get("rel"))
 
 
-def _resolve_year(match: re.Match[str], ref: datetime) -> _Interval:
+def _resolve_year(match: re.Match[str], at: _Reading) -> _Interval:
     return _months(int(match["year"]), 1, 12, "year", False)
 
 
@@ -798,9 +891,14 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_iso_month,
     ),
     _rule(
-        "slash_date",
-        _ISO_GUARD_BEFORE + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})" + _ISO_GUARD_AFTER,
-        _resolve_slash_date,
+        "numeric_date",
+        # "3/4/2025", "03.04.2025", "3-4-2025"; not a version ("v1.2.2025", "release
+        # 1.2.2025") nor part of a longer run of numbers ("10.3.2025.1", "555-03-04-2025").
+        r"(?<!\bv)(?<!version\s)(?<!release\s)(?<!build\s)"
+        + _ISO_GUARD_BEFORE
+        + r"(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})"
+        + _ISO_GUARD_AFTER,
+        _resolve_numeric_date,
     ),
     _rule(
         "day_word",
@@ -904,6 +1002,15 @@ _RULES: tuple[_Rule, ...] = (
         anchorable=True,
     ),
     _rule("month_year", rf"{_MONTH},?\s+(?:of\s+)?{_YEAR}", _resolve_month_year),
+    _rule(
+        "ordinal_day",
+        # "on the 28th"; not "the 5th floor", "the 19th century" (a noun follows).
+        r"\bthe\s+(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b"
+        r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
+        r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])",
+        _resolve_ordinal_day,
+        _ordinal_day_in_context,
+    ),
     _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
     _rule("month", _MONTH, _resolve_month, _after_preposition, anchorable=True),
     _rule(
@@ -934,9 +1041,9 @@ class _Candidate:
     match: re.Match[str] | None = None
 
 
-def _resolve(rule: _Rule, match: re.Match[str], ref: datetime) -> _Interval | None:
+def _resolve(rule: _Rule, match: re.Match[str], at: _Reading) -> _Interval | None:
     try:
-        interval = rule.resolve(match, ref)
+        interval = rule.resolve(match, at)
     except (ValueError, OverflowError):
         # Not a real date (February 30, minute 61) or beyond datetime's years 1-9999.
         return None
@@ -945,11 +1052,11 @@ def _resolve(rule: _Rule, match: re.Match[str], ref: datetime) -> _Interval | No
     return interval
 
 
-def _candidates(text: str, ref: datetime) -> list[_Candidate]:
+def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found: list[_Candidate] = []
     for order, rule in enumerate(_RULES):
         for match in rule.pattern.finditer(text):
-            interval = _resolve(rule, match, ref)
+            interval = _resolve(rule, match, at)
             if interval is None:
                 continue
             in_context = rule.in_context is None or rule.in_context(text, match)
@@ -958,8 +1065,8 @@ def _candidates(text: str, ref: datetime) -> list[_Candidate]:
             )
     found += _with_part_of_day(text, found)
     found += _with_modifier(text, found)
-    found += _ranges(text, found)
-    found += _since(text, found, ref)
+    found += _ranges(text, found, at)
+    found += _since(text, found, at.ref)
     found += _anchored(text, found)
     return found
 
@@ -1078,7 +1185,7 @@ _RANGE_OPEN_BEFORE = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 _RANGE_JOIN = re.compile(r"\s*(?:[-–—]|\b(?:and|to|until|till|through|thru)\b)\s*", re.IGNORECASE)
 
 
-def _ranges(text: str, found: list[_Candidate]) -> list[_Candidate]:
+def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate]:
     """Compose two expressions: "between March and May", "from June to August 2024"."""
     by_start: dict[int, list[_Candidate]] = {}
     for candidate in found:
@@ -1090,13 +1197,13 @@ def _ranges(text: str, found: list[_Candidate]) -> list[_Candidate]:
         if opener is None or join is None:
             continue
         for last in by_start.get(join.end(), []):
-            interval = _join(first, last)
+            interval = _join(first, last, at)
             if interval is not None:
                 composed.append(_Candidate(opener.start(), last.end, interval, True, -1))
     return composed
 
 
-def _join(first: _Candidate, last: _Candidate) -> _Interval | None:
+def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None:
     """From the start of ``first`` to the end of ``last``.
 
     A bare calendar name at the start ("March" in "from March to May 2024") is re-resolved as
@@ -1110,7 +1217,8 @@ def _join(first: _Candidate, last: _Candidate) -> _Interval | None:
         and head.relative
         and not first.match.groupdict().get("rel")
     ):
-        anchored = _resolve(first.rule, first.match, last.interval.end - _TICK)
+        anchor = replace(at, ref=last.interval.end - _TICK, by_tense=False)
+        anchored = _resolve(first.rule, first.match, anchor)
         if anchored is None:
             return None
         head = replace(anchored, relative=last.interval.relative)
@@ -1209,15 +1317,27 @@ def _checked_text(text: object) -> str:
     return text
 
 
+def checked_date_order(date_order: object) -> DateOrder:
+    """``date_order`` if it is "MDY" or "DMY", else InvalidInputError."""
+    if date_order == "MDY" or date_order == "DMY":
+        return date_order
+    raise InvalidInputError(f"date_order must be one of {list(DATE_ORDERS)}, got {date_order!r}")
+
+
+_NAMES_CALENDAR = re.compile(rf"\d|{_MONTH}|\b{_HOLIDAY}\b", re.IGNORECASE)
+
+
 def _parsed(text: str, candidate: _Candidate) -> ParsedTime:
     interval = candidate.interval
+    words = text[candidate.start : candidate.end]
     return ParsedTime(
         start=interval.start,
         end=interval.end,
         granularity=interval.granularity,
-        text=text[candidate.start : candidate.end],
+        text=words,
         span=(candidate.start, candidate.end),
         relative=interval.relative,
+        named=_NAMES_CALENDAR.search(words) is not None,
     )
 
 
@@ -1244,18 +1364,19 @@ _DATEPARSER_PERIODS = {
 }
 
 
-def _parse_with_dateparser(text: str, ref: datetime) -> ParsedTime | None:
+def _parse_with_dateparser(text: str, at: _Reading) -> ParsedTime | None:
     stripped = text.strip()
     if not stripped or len(stripped) > _DATEPARSER_MAX_CHARS or not _DATE_CUE.search(stripped):
         return None
-    interval = _dateparser_interval(stripped, ref)
+    ref = at.ref
+    interval = _dateparser_interval(stripped, ref, at.date_order)
     if interval is None:
         return None
     try:
         probe = ref - _PROBE_SHIFT
     except OverflowError:  # a reference in year 1
         probe = ref + _PROBE_SHIFT
-    other = _dateparser_interval(stripped, probe)
+    other = _dateparser_interval(stripped, probe, at.date_order)
     relative = other is None or (other.start, other.end) != (interval.start, interval.end)
     start = text.index(stripped)
     return ParsedTime(
@@ -1265,17 +1386,18 @@ def _parse_with_dateparser(text: str, ref: datetime) -> ParsedTime | None:
         text=stripped,
         span=(start, start + len(stripped)),
         relative=relative,
+        named=_NAMES_CALENDAR.search(stripped) is not None,
     )
 
 
-def _dateparser_interval(text: str, ref: datetime) -> _Interval | None:
+def _dateparser_interval(text: str, ref: datetime, date_order: DateOrder) -> _Interval | None:
     from dateparser.date import DateDataParser  # slow to import; most texts never need it
 
     settings = {
         "RELATIVE_BASE": ref.replace(tzinfo=None),
         "PREFER_DATES_FROM": "past",
         "PREFER_DAY_OF_MONTH": "first",
-        "DATE_ORDER": "MDY",
+        "DATE_ORDER": date_order,
         "RETURN_TIME_AS_PERIOD": True,
         "TIMEZONE": "UTC",
         "TO_TIMEZONE": "UTC",

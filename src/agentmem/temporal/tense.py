@@ -1,0 +1,143 @@
+"""Which way a clause points in time: the tense around a date that names no year.
+
+"The invoice is due on March 3" said in February is about the coming March 3; "I paid it on
+March 3" about the last one. :func:`clause_direction` reads the clause holding a date with
+the fine-grained tags of the shared spaCy pipeline (``VBD`` past, ``MD`` modal, ``VBZ``
+present, ``VBG`` progressive, ...) and tells the resolver which occurrence is meant:
+
+- past: a past-tense verb ("went", "was planning", "had booked"), a perfect ("I've been to
+  Kyoto in April"), a modal perfect ("would have gone"), a participle alone ("born in May");
+- forward: a modal ("will", "'ll", "can", "should"), a progressive ("we're flying on March
+  3", "I've been planning a trip for April"), a passive ("is scheduled for Q2"), an
+  infinitive or imperative ("I want to visit in April", "call me on the 28th"), or a plan
+  word anywhere in the clause ("due", "planning", "scheduled", "upcoming", "next", ...) with
+  a verb that is not in the past;
+- present: the simple present of *be* or *have* ("my birthday is on May 12", "I have a
+  meeting on the 28th", "the parks are lovely in spring"): timeless, so the resolver takes
+  the next occurrence of a day and keeps the latest of a month or season, which such
+  clauses name generically;
+- otherwise (another present verb such as "I love the photos from June", or no verb at all)
+  the clause does not say.
+
+The verb that decides is the one nearest before the date in its comma-delimited part of the
+sentence ("I love the painting I did in May": *did*), else the first one after it ("On March
+3, we will launch": *will launch*), else the same in the whole sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+Direction = Literal["past", "forward", "present"]
+
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
+_FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
+_VERB = _FINITE | {"VB", "VBG", "VBN"}
+_HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
+_BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
+_BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
+# Words that put a clause in the future whatever its verb ("Invoice due March 3").
+_PLAN_CUE = re.compile(
+    r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
+    r"|can['’]?t\s+wait|cannot\s+wait|looking\s+forward|hop(?:e|es|ing)\s+to|about\s+to"
+    r"|excited\s+(?:for|about)|booked|will|shall)\b|\w['’]ll\b",
+    re.IGNORECASE,
+)
+
+Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
+
+
+@lru_cache(maxsize=512)
+def _tagged(text: str) -> tuple[Token, ...]:
+    from agentmem.models.nlp import load_nlp  # spaCy loads on first use, never at import
+
+    doc = load_nlp()(text, disable=["ner"])
+    return tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
+
+
+def clause_direction(text: str, start: int, end: int) -> Direction | None:
+    """Whether the clause around ``text[start:end]`` (a date) speaks of the past or forward.
+
+    None when it does not say; the caller then keeps its default reading.
+    """
+    sentence = _bounds(text, start, end, _SENTENCE_END)
+    part = _bounds(text, start, end, _PART_END)
+    tokens = _tagged(text)
+    for lo, hi in (part, sentence):
+        before = [t for t in tokens if lo <= t[0] and t[1] <= start]
+        after = [t for t in tokens if end <= t[0] and t[1] <= hi]
+        direction = _nearest_before(before) or _first_after(after)
+        if direction is not None:
+            return direction
+    if _PLAN_CUE.search(text, sentence[0], sentence[1]):
+        return "forward"
+    return None
+
+
+def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
+    """The span of text around ``start:end`` between two boundaries."""
+    starts = [b.end() for b in boundary.finditer(text, 0, start)]
+    stop = boundary.search(text, end)
+    return (starts[-1] if starts else 0, stop.start() if stop else len(text))
+
+
+def _verbs(tokens: list[Token]) -> list[Token]:
+    """The verbs, less participles used as adjectives ("the signed forms")."""
+    return [
+        t
+        for t, following in zip(tokens, [*tokens[1:], None], strict=False)
+        if t[2] in _VERB
+        and not (t[2] == "VBN" and following is not None and following[2].startswith("NN"))
+    ]
+
+
+def _nearest_before(tokens: list[Token]) -> Direction | None:
+    verbs = _verbs(tokens)
+    if not verbs:
+        return None
+    main = verbs[-1]
+    finite = next((t for t in reversed(verbs) if t[2] in _FINITE), None)
+    chain = verbs[verbs.index(finite) :] if finite is not None else [main]
+    return _direction(chain, " ".join(t[3] for t in tokens))
+
+
+def _first_after(tokens: list[Token]) -> Direction | None:
+    verbs = _verbs(tokens)
+    if not verbs:
+        return None
+    first = tokens.index(verbs[0])
+    chain = [verbs[0]]
+    for token in tokens[first + 1 :]:
+        if token[2] in _VERB:
+            chain.append(token)
+        elif token[2] not in ("RB", "TO", "PRP", "NNP", "NN"):
+            break
+    return _direction(chain, " ".join(t[3] for t in tokens))
+
+
+def _direction(chain: list[Token], words: str) -> Direction | None:
+    """The direction of a verb chain: its finite verb (if any) first, its main verb last."""
+    first, main = chain[0], chain[-1]
+    tag, word = first[2], first[3]
+    planned = _PLAN_CUE.search(words) is not None
+    perfect = any(t[3] in ("have", "'ve", "’ve") for t in chain[1:]) and main[2] == "VBN"
+    if tag == "MD":
+        return "past" if perfect else "forward"
+    if tag == "VBD":
+        return "past"
+    if main[2] == "VBG" and (tag == "VBG" or any(t[3] in _BE for t in chain)):
+        return "forward"  # a progressive ("we're flying"), or a bare one ("Flying on May 3")
+    if tag in ("VBZ", "VBP"):
+        if main is first or main[2] == "VBG":  # "is", "have", "love", "enjoy watching"
+            if planned:
+                return "forward"
+            return "present" if word in _BE_OR_HAVE and main is first else None
+        if main[2] == "VBN":
+            return "past" if word in _HAVE and not planned else "forward"
+        return "forward"  # "want to visit", "do you meet"
+    if tag == "VBN":
+        return "forward" if planned else "past"
+    return "forward"  # an infinitive or imperative: "to visit in April", "call me on the 28th"

@@ -1,0 +1,371 @@
+"""Dates without a year point where their clause points; numeric dates; a named date in recall.
+
+Every case is retained through the public API and checked on what is stored
+(``bank.memories()``'s occurrence), not only on what recall returns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentmem
+from agentmem.errors import InvalidInputError
+
+FEB_20 = "2025-02-20T10:00:00Z"  # a Thursday, before the dates most cases name
+MAR_10 = "2025-03-10T10:00:00Z"  # on or after them
+DEC_28 = "2024-12-28T10:00:00Z"  # a year boundary ahead
+JAN_03 = "2025-01-03T10:00:00Z"  # a year boundary behind
+
+# (text, said at, first day, last day) of the stored occurrence.
+CASES: list[tuple[str, str, str, str]] = [
+    # The issue's table: plans, deadlines and schedules said before their date.
+    ("The invoice is due on March 3.", FEB_20, "2025-03-03", "2025-03-03"),
+    ("We will launch in April.", FEB_20, "2025-04-01", "2025-04-30"),
+    ("I'm planning a trip to Kyoto in April.", FEB_20, "2025-04-01", "2025-04-30"),
+    ("My birthday is on May 12.", FEB_20, "2025-05-12", "2025-05-12"),
+    ("The release is scheduled for Q2.", FEB_20, "2025-04-01", "2025-06-30"),
+    ("I'll see the dentist on the 28th.", FEB_20, "2025-02-28", "2025-02-28"),
+    # Forward, said before the date.
+    ("We're going to visit Lisbon in the summer.", FEB_20, "2025-06-01", "2025-08-31"),
+    ("I'm flying to Kyoto on March 3.", FEB_20, "2025-03-03", "2025-03-03"),
+    ("Our anniversary is on January 10.", FEB_20, "2026-01-10", "2026-01-10"),
+    ("The upcoming audit is in November.", FEB_20, "2025-11-01", "2025-11-30"),
+    ("The next board meeting is on the 5th of March.", FEB_20, "2025-03-05", "2025-03-05"),
+    ("We'll celebrate at Christmas.", FEB_20, "2025-12-24", "2025-12-26"),
+    ("I'll be there on Halloween.", FEB_20, "2025-10-31", "2025-10-31"),
+    ("We'll move in the fall.", FEB_20, "2025-09-01", "2025-11-30"),
+    ("The rent is due on the 5th.", FEB_20, "2025-03-05", "2025-03-05"),
+    ("We will meet on the 20th.", FEB_20, "2025-02-20", "2025-02-20"),
+    ("I'll call you on the 31st.", FEB_20, "2025-03-31", "2025-03-31"),
+    ("The workshop will take place in the third quarter.", FEB_20, "2025-07-01", "2025-09-30"),
+    ("We are hosting the party on Valentine's Day.", FEB_20, "2026-02-14", "2026-02-14"),
+    ("Bring the signed forms on 10 March.", FEB_20, "2025-03-10", "2025-03-10"),
+    (
+        "Nora: we're planning a trip to Porto on the 12th of March",
+        FEB_20,
+        "2025-03-12",
+        "2025-03-12",
+    ),
+    ("The next invoice will be due on the 10th of February.", FEB_20, "2026-02-10", "2026-02-10"),
+    ("I want to visit Rome in June.", FEB_20, "2025-06-01", "2025-06-30"),
+    ("I've been planning a trip to Oslo in July.", FEB_20, "2025-07-01", "2025-07-31"),
+    # Past, said after the date.
+    ("I paid the invoice on March 3.", FEB_20, "2024-03-03", "2024-03-03"),
+    ("We launched in April.", FEB_20, "2024-04-01", "2024-04-30"),
+    ("I went to Kyoto in April.", FEB_20, "2024-04-01", "2024-04-30"),
+    ("I saw the dentist on the 28th.", FEB_20, "2025-01-28", "2025-01-28"),
+    ("We visited Lisbon in the summer.", FEB_20, "2024-06-01", "2024-08-31"),
+    ("The release shipped in Q2.", FEB_20, "2024-04-01", "2024-06-30"),
+    ("We celebrated at Christmas.", FEB_20, "2024-12-24", "2024-12-26"),
+    ("I was born on May 12.", FEB_20, "2024-05-12", "2024-05-12"),
+    ("I've been to Kyoto in April.", FEB_20, "2024-04-01", "2024-04-30"),
+    ("The invoice was due on February 10.", FEB_20, "2025-02-10", "2025-02-10"),
+    ("The rent was due on the 5th.", FEB_20, "2025-02-05", "2025-02-05"),
+    ("We met on the 31st.", FEB_20, "2025-01-31", "2025-01-31"),
+    ("Sales grew in the third quarter.", FEB_20, "2024-07-01", "2024-09-30"),
+    ("We hosted the party on Valentine's Day.", FEB_20, "2025-02-14", "2025-02-14"),
+    ("I love the painting I did in May.", FEB_20, "2024-05-01", "2024-05-31"),
+    ("I was planning a trip to Oslo in July.", FEB_20, "2024-07-01", "2024-07-31"),
+    # Said on the named date or after it.
+    ("The next invoice will be due on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
+    ("I paid the invoice on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
+    ("We'll launch in March.", MAR_10, "2025-03-01", "2025-03-31"),
+    ("We launched in March.", MAR_10, "2025-03-01", "2025-03-31"),
+    ("I'll see the dentist on the 10th.", MAR_10, "2025-03-10", "2025-03-10"),
+    ("I saw the dentist on the 10th.", MAR_10, "2025-03-10", "2025-03-10"),
+    ("I'll see the dentist on the 3rd.", MAR_10, "2025-04-03", "2025-04-03"),
+    ("I saw the dentist on the 12th.", MAR_10, "2025-02-12", "2025-02-12"),
+    ("My birthday is on March 10.", MAR_10, "2025-03-10", "2025-03-10"),
+    ("My birthday is on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
+    ("My birthday was on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
+    ("We're planning a trip to Porto in the spring.", MAR_10, "2025-03-01", "2025-05-31"),
+    ("We went skiing in the winter.", MAR_10, "2024-12-01", "2025-02-28"),
+    # A year boundary ahead.
+    ("We will launch in January.", DEC_28, "2025-01-01", "2025-01-31"),
+    ("We launched in January.", DEC_28, "2024-01-01", "2024-01-31"),
+    ("The invoice is due on January 5.", DEC_28, "2025-01-05", "2025-01-05"),
+    ("I paid the invoice on January 5.", DEC_28, "2024-01-05", "2024-01-05"),
+    ("I'll see the dentist on the 3rd.", DEC_28, "2025-01-03", "2025-01-03"),
+    ("I saw the dentist on the 3rd.", DEC_28, "2024-12-03", "2024-12-03"),
+    ("The release is scheduled for Q1.", DEC_28, "2025-01-01", "2025-03-31"),
+    ("The release shipped in Q4.", DEC_28, "2024-10-01", "2024-12-31"),
+    ("We'll celebrate on New Year's Eve.", DEC_28, "2024-12-31", "2024-12-31"),
+    ("We'll ski in the winter.", DEC_28, "2024-12-01", "2025-02-28"),
+    ("We skied in February.", DEC_28, "2024-02-01", "2024-02-29"),
+    ("We're going to ski in February.", DEC_28, "2025-02-01", "2025-02-28"),
+    # A year boundary behind.
+    ("We celebrated at Christmas.", JAN_03, "2024-12-24", "2024-12-26"),
+    ("I'll be in Paris in December.", JAN_03, "2025-12-01", "2025-12-31"),
+    ("I was in Paris in December.", JAN_03, "2024-12-01", "2024-12-31"),
+    ("The payment will arrive on December 30.", JAN_03, "2025-12-30", "2025-12-30"),
+    ("The payment arrived on December 30.", JAN_03, "2024-12-30", "2024-12-30"),
+    ("I'm starting the new job on the 6th.", JAN_03, "2025-01-06", "2025-01-06"),
+    ("I'll pay on Feb 10th.", JAN_03, "2025-02-10", "2025-02-10"),
+    # Numbers: a written year wins over any tense.
+    ("The invoice is due on 2025-03-03.", FEB_20, "2025-03-03", "2025-03-03"),
+    ("The invoice is due on 3/4/2025.", FEB_20, "2025-03-04", "2025-03-04"),
+    ("The invoice is due on 03.04.2025.", FEB_20, "2025-03-04", "2025-03-04"),
+    ("The invoice is due on 21.01.2026.", FEB_20, "2026-01-21", "2026-01-21"),
+    ("The invoice was paid on 1/21/2025.", FEB_20, "2025-01-21", "2025-01-21"),
+    ("I paid on 10 Feb.", FEB_20, "2025-02-10", "2025-02-10"),
+    ("We signed the lease on the 10th of February 2023.", FEB_20, "2023-02-10", "2023-02-10"),
+]
+
+
+def _day(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, agentmem.Memory]]:
+    """Every case retained in one bank, each under its own document id."""
+    memory = agentmem.AgentMemory(tmp_path_factory.mktemp("forward") / "store")
+    bank = memory.bank("cases")
+    for index, (text, said, _, _) in enumerate(CASES):
+        bank.retain(text, mentioned_at=said, document_id=f"case-{index}")
+    by_case = {}
+    for index in range(len(CASES)):
+        [only] = bank.memories(document_id=f"case-{index}")
+        by_case[index] = only
+    assert memory.check_integrity().ok
+    yield by_case
+    memory.close()
+
+
+def test_the_table_holds_enough_cases() -> None:
+    assert len(CASES) >= 60
+    assert len({(text, said) for text, said, _, _ in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize(
+    ("index", "text", "said", "first", "last"),
+    [(i, *case) for i, case in enumerate(CASES)],
+    ids=[f"{i}:{case[0][:40]}@{case[1][:10]}" for i, case in enumerate(CASES)],
+)
+def test_stored_occurrence(
+    stored: dict[int, agentmem.Memory], index: int, text: str, said: str, first: str, last: str
+) -> None:
+    memory = stored[index]
+    assert memory.text == text
+    assert memory.occurred_start is not None and memory.occurred_end is not None
+    assert memory.occurred_start == datetime.combine(_day(first), datetime.min.time(), UTC)
+    assert memory.occurred_end.date() == _day(last)
+    assert memory.occurred_end - memory.occurred_start < timedelta(
+        days=(_day(last) - _day(first)).days + 1
+    )
+
+
+def test_the_invoice_is_found_in_the_month_it_is_due(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("billing")
+    bank.retain("The invoice is due on March 3.", mentioned_at=FEB_20)
+    bank.retain("I paid the electricity bill.", mentioned_at=FEB_20)
+    hits = bank.recall("invoice", time_range=("2025-03-01", "2025-04-01"))
+    assert [m.text for m in hits.memories] == ["The invoice is due on March 3."]
+    assert bank.recall("invoice", time_range=("2024-03-01", "2024-04-01")).memories == []
+
+
+# --------------------------------------------------------------------------------------------
+# Properties: a clause in the future never lands before it was said, one in the past never
+# after.
+
+
+def _ordinal(day: int) -> str:
+    suffix = "th" if 10 <= day <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{day}{suffix}"
+
+
+_NAMED_DATES = st.one_of(
+    st.sampled_from(["January", "March", "June", "September", "December"]).map(
+        lambda month: f"in {month}"
+    ),
+    st.tuples(st.sampled_from(["February", "April", "July", "October"]), st.integers(1, 28)).map(
+        lambda pair: f"on {pair[0]} {pair[1]}"
+    ),
+    st.integers(1, 31).map(lambda day: f"on the {_ordinal(day)}"),
+    st.sampled_from(["in the spring", "in the summer", "in the fall", "in the winter"]),
+    st.sampled_from(["in Q1", "in Q2", "in Q3", "in Q4", "at Christmas", "on Halloween"]),
+)
+_FUTURE = [
+    "We will meet {}.",
+    "I'm flying to Oslo {}.",
+    "The report is due {}.",
+    "We're going to move {}.",
+    "I'll call the bank {}.",
+]
+_PAST = [
+    "We met {}.",
+    "I flew to Oslo {}.",
+    "The report was due {}.",
+    "We moved {}.",
+    "I called the bank {}.",
+]
+_SAID = st.datetimes(
+    min_value=datetime(2001, 1, 1), max_value=datetime(2039, 12, 31), timezones=st.just(UTC)
+)
+
+
+@pytest.fixture(scope="module")
+def property_bank(tmp_path_factory: pytest.TempPathFactory) -> Iterator[agentmem.MemoryBank]:
+    memory = agentmem.AgentMemory(tmp_path_factory.mktemp("properties") / "store")
+    yield memory.bank("properties")
+    assert memory.check_integrity().ok
+    memory.close()
+
+
+_CLAUSES = [(template, "future") for template in _FUTURE] + [(t, "past") for t in _PAST]
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(clause=st.sampled_from(_CLAUSES), when=_NAMED_DATES, said=_SAID)
+def test_a_clause_is_dated_on_its_side_of_when_it_was_said(
+    property_bank: agentmem.MemoryBank, clause: tuple[str, str], when: str, said: datetime
+) -> None:
+    """A future-tense date never ends before the day it was said, a past one never starts
+    after the moment it was said."""
+    template, tense = clause
+    [created] = property_bank.retain(template.format(when), mentioned_at=said).memories
+    stored = property_bank.get(created.id)
+    assert stored.occurred_start is not None and stored.occurred_end is not None
+    if tense == "future":
+        assert stored.occurred_end >= said.replace(hour=0, minute=0, second=0, microsecond=0)
+    else:
+        assert stored.occurred_start <= said
+
+
+# --------------------------------------------------------------------------------------------
+# Numeric dates and the bank's date order
+
+NOT_DATES = [
+    "Use 3/4 of a cup of flour.",
+    "The score was 3/4 at half time.",
+    "Upgrade to version 1.2.2025 now.",
+    "The v3.4.2025 build is broken.",
+    "Release 2.10.2025 fixes the bug.",
+    "Her number is 555-03-04-2025.",
+    "The server sits at 10.3.2025.1 on the LAN.",
+    "The tolerance is 0.3 to 1.2 millimetres.",
+    "We live on the 5th floor.",
+    "Rome fell in the 5th century.",
+    "She finished in the 3rd place.",
+]
+
+
+@pytest.mark.parametrize("text", NOT_DATES)
+def test_numbers_that_are_no_dates_store_no_occurrence(
+    mem: agentmem.AgentMemory, text: str
+) -> None:
+    [created] = mem.bank("numbers").retain(text, mentioned_at=FEB_20).memories
+    stored = mem.bank("numbers").get(created.id)
+    assert (stored.occurred_start, stored.occurred_end) == (None, None)
+
+
+def test_date_order_is_a_validated_persisted_bank_setting(store_path: Path) -> None:
+    with agentmem.AgentMemory(store_path) as memory:
+        bank = memory.bank("eu")
+        assert bank.config.date_order == "MDY"
+        for bad in ("YMD", "dmy", "", None, 3):
+            with pytest.raises(InvalidInputError, match="date_order"):
+                bank.configure(date_order=bad)
+        assert bank.config.date_order == "MDY"  # nothing written on a refusal
+        bank.configure(date_order="DMY")
+    with agentmem.AgentMemory(store_path) as memory:
+        bank = memory.bank("eu")
+        assert bank.config.date_order == "DMY"
+        [created] = bank.retain("The invoice is due on 03.04.2025.", mentioned_at=FEB_20).memories
+        stored = bank.get(created.id)
+        assert stored.occurred_start == datetime(2025, 4, 3, tzinfo=UTC)
+        # A part over 12 reads one way only, whatever the setting.
+        [created] = bank.retain("We met on 1/21/2025.", mentioned_at=FEB_20).memories
+        assert bank.get(created.id).occurred_start == datetime(2025, 1, 21, tzinfo=UTC)
+        assert memory.check_integrity().ok
+
+
+def test_date_order_reads_queries_too(mem: agentmem.AgentMemory) -> None:
+    us, eu = mem.bank("us"), mem.bank("eu")
+    eu.configure(date_order="DMY")
+    for bank in (us, eu):
+        bank.retain("Alice opened the bakery.", occurred_at="2024-04-03", mentioned_at=FEB_20)
+        bank.retain("Bob closed the garage.", occurred_at="2024-03-04", mentioned_at=FEB_20)
+    query = "What happened on 03/04/2024?"
+    first = {b.id: b.recall(query, strategies="temporal").memories[0].text for b in (us, eu)}
+    assert first == {"us": "Bob closed the garage.", "eu": "Alice opened the bakery."}
+    hit = us.recall("What happened on 21.01.2024?", strategies="temporal")
+    assert hit.memories == []  # nothing then, and the query's date was read (no error)
+
+
+def test_date_order_is_exported_and_imported(tmp_path: Path) -> None:
+    export = tmp_path / "bank.jsonl"
+    with agentmem.AgentMemory(tmp_path / "a") as memory:
+        bank = memory.bank("eu")
+        bank.configure(date_order="DMY")
+        bank.retain("The invoice is due on 03.04.2025.", mentioned_at=FEB_20)
+        bank.export(export)
+    header = json.loads(export.read_text().splitlines()[0])
+    assert header["config"]["date_order"] == "DMY"
+    with agentmem.AgentMemory(tmp_path / "b") as memory:
+        bank = memory.import_(export)
+        assert bank.config.date_order == "DMY"
+        [stored] = bank.memories()
+        assert stored.occurred_start == datetime(2025, 4, 3, tzinfo=UTC)
+
+
+# --------------------------------------------------------------------------------------------
+# A named date in a query finds what was said before it
+
+
+def _nora(bank: agentmem.MemoryBank) -> None:
+    bank.retain(
+        [
+            {
+                "role": "user",
+                "name": "Nora",
+                "content": "We're planning a trip to Porto on the 12th of March",
+            }
+        ],
+        mentioned_at="2025-02-10T18:00:00Z",
+    )
+    # Filler said on and around the named date, about other things.
+    for day in range(1, 29):
+        bank.retain(
+            [{"role": "user", "name": "Nora", "content": f"I bought {day} apples at the market."}],
+            mentioned_at=f"2025-03-{day:02d}T09:00:00Z",
+        )
+
+
+@pytest.mark.parametrize("now", ["2025-02-25T12:00:00Z", "2025-03-11T12:00:00Z"])
+def test_a_plan_said_weeks_before_its_date_answers_a_question_about_that_date(
+    mem: agentmem.AgentMemory, now: str
+) -> None:
+    bank = mem.bank("nora")
+    _nora(bank)
+    hits = bank.recall("Where is Nora going on the 12th of March?", now=now, top_k=3)
+    assert "Porto" in hits.memories[0].text
+    temporal = bank.recall(
+        "Where is Nora going on the 12th of March?", now=now, strategies="temporal"
+    )
+    [porto] = [h for h in temporal.hits if "Porto" in h.text]
+    # First in the temporal arm's own order (the final order also weighs recency).
+    assert porto.strategy_details["temporal"]["rank"] == 1
+    assert porto.strategy_details["temporal"]["in_period"] == 1.0
+
+
+def test_the_date_words_are_keyword_evidence(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("nora")
+    _nora(bank)
+    # Asked long after, the query's 12th of March is next year's: the temporal arm finds
+    # nothing, the keyword arm still finds the turn that names the date.
+    hits = bank.recall(
+        "Where is Nora going on the 12th of March?",
+        now="2025-11-01T12:00:00Z",
+        strategies="keyword",
+    )
+    assert "Porto" in hits.memories[0].text
