@@ -52,7 +52,7 @@ class OfflineExtractor:
             neighbours = " ".join(
                 _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
             )
-            entities = recognize_entities(doc, speaker=message.name)
+            entities = recognize_entities(doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, doc, is_text=content.is_text):
                 piece_entities = _entities_in(piece, entities, message.name)
                 facts.append(
