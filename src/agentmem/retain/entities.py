@@ -37,6 +37,7 @@ from agentmem.retain.entity_kinds import (
     SHAPE_WEIGHT,
     SPACY_WEIGHT,
     decide_kind,
+    is_common_noun_use,
     is_common_word_start,
     kind_evidence,
 )
@@ -326,10 +327,12 @@ def _from_spacy_entity(
     # "Aisle seats are better": a word opening a sentence and modifying the noun after it
     # names something only if the bank already knows it by that name.
     tentative = (
-        doc[start].is_sent_start
-        and not _is_cued(votes)
+        not _is_cued(votes)
         and first_word not in FIRST_NAMES
-        and is_common_word_start(doc, start, end)
+        and (
+            (doc[start].is_sent_start and is_common_word_start(doc, start, end))
+            or is_common_noun_use(doc, start, end)
+        )
     )
     votes[kind] += SPACY_WEIGHT
     _name_votes(votes, key, first_word, end - start, titled, speaker_key, kind)

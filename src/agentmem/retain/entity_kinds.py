@@ -63,6 +63,7 @@ _PLACE_SUFFIXES = _words(
     "region airport station harbour harbor bridge"
 )
 _PLACE_HEADS = _words("lake mount mt river isle cape port fort")
+_PRODUCT_SUFFIXES = _words("api app sdk")
 _EVENT_SUFFIXES = _words(
     "festival olympics games cup championship championships marathon conference summit expo "
     "fair tournament derby"
@@ -187,8 +188,8 @@ def _shape_votes(words: list[str], votes: dict[str, float]) -> None:
     first, last = words[0], words[-1]
     if len(words) == 1 and CODE_RE.match(first):
         votes["concept"] += SHAPE_WEIGHT  # INV-20931, CN-118
-    elif first == "project" and len(words) > 1:
-        votes["product"] += SHAPE_WEIGHT
+    elif len(words) > 1 and (first == "project" or last in _PRODUCT_SUFFIXES):
+        votes["product"] += SHAPE_WEIGHT  # "Project Lantern", "Quixotrix API"
     elif len(words) > 1 and (last in _ORG_SUFFIXES or (first in _ORG_HEADS and "of" in words)):
         votes["org"] += SHAPE_WEIGHT
     elif len(words) > 1 and (last in _EVENT_SUFFIXES or RACE_RE.match(last)):
@@ -211,13 +212,13 @@ def _category_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> 
     # "Marco's sister is Giulia": the noun is the subject of a copula whose complement is X.
     if (
         start >= 2
-        and doc[start - 1].lower_ in _COPULA
+        and _is_copula(doc[start - 1])
         and (kind := _NOUN_KINDS.get(doc[start - 2].lower_))
     ):
         votes[kind] += STRONG_CUE_WEIGHT
     # "Giulia is a marine biologist", "Trilha, a hiking app", "Hemi is my flatmate".
     j = end
-    if j < n and (doc[j].text == "," or doc[j].lower_ in _COPULA):
+    if j < n and (doc[j].text == "," or _is_copula(doc[j])):
         j += 1
         while j < n and doc[j].lower_ in _ADVERBS:
             j += 1
@@ -234,6 +235,10 @@ def _category_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> 
             votes["product"] += CUE_WEIGHT
         elif following in _ORG_FOLLOWERS:
             votes["org"] += SPACY_WEIGHT * 0.75  # weak: "the Dublin office" is a place's
+
+
+def _is_copula(token: Token) -> bool:
+    return token.lower_ in _COPULA and token.tag_ != "POS"  # "Bob's here", not "Bob's car"
 
 
 def _noun_phrase_head(doc: Doc, j: int) -> str | None:
@@ -309,6 +314,17 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += CUE_WEIGHT
     elif verb in _PRODUCT_VERBS_AFTER:
         votes["product"] += CUE_WEIGHT
+
+
+def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
+    """Whether a one-word name is used as a common noun: "an API", "the vendor's API", and
+    for an acronym also after a common noun ("the payments API")."""
+    if end - start != 1 or start == 0:
+        return False
+    previous = doc[start - 1]
+    if previous.lower_ in ("a", "an") or previous.tag_ == "POS":
+        return True
+    return doc[start].text.isupper() and previous.tag_ in ("NN", "NNS") and previous.is_lower
 
 
 def is_common_word_start(doc: Doc, start: int, end: int) -> bool:

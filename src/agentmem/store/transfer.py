@@ -4,7 +4,7 @@ The file is one JSON object per line, each with a ``"type"``:
 
 1. ``"agentmem-export"``: the header (format version, bank id, embedder, counts);
 2. ``"episode"``: raw content kept verbatim, with its times and metadata;
-3. ``"entity"``: canonical name, kind, aliases;
+3. ``"entity"``: canonical name, kind, aliases, kind votes;
 4. ``"memory"``: every column of the fact (texts indexed for keyword search included), its
    entity ids and, unless exported without, its vector as base64 float32;
 5. ``"link"``: typed, weighted edges between memories.
@@ -35,6 +35,8 @@ from agentmem.store.records import (
     from_db_time,
     insert_rows,
     json_list,
+    kind_votes_from_json,
+    kind_votes_to_json,
     sql_list,
     to_db_time,
 )
@@ -92,7 +94,8 @@ def export_bank(
             [bank_id],
         )
         entities = db.fetchall(
-            "SELECT id, name, kind, aliases, created_at FROM entities WHERE bank_id = ? "
+            "SELECT id, name, kind, aliases, created_at, kind_votes FROM entities "
+            "WHERE bank_id = ? "
             "ORDER BY created_at, id",
             [bank_id],
         )
@@ -155,6 +158,7 @@ def export_bank(
                         "kind": e[2],
                         "aliases": list(e[3] or ()),
                         "created_at": _iso(e[4]),
+                        "kind_votes": json.loads(e[5]) if e[5] else {},
                     }
                 )
             for start in range(0, len(memories), _CHUNK):
@@ -391,6 +395,7 @@ def _collect(
                 obj["kind"],
                 list(obj.get("aliases") or ()),
                 _db_time(obj["created_at"], "created_at"),
+                kind_votes_to_json(kind_votes_from_json(obj.get("kind_votes"))),
             )
         )
     elif kind == "memory":
