@@ -12,14 +12,17 @@ and its mentions are scored against the labels:
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentmem.models.nlp import load_nlp
-from agentmem.retain.entities import recognize_entities
+from agentmem.retain.entities import ENTITY_KINDS, recognize_entities
 from agentmem.retain.entity_kinds import voted_kind
 
 DATA = Path(__file__).parent.parent / "data" / "entity_mentions.json"
@@ -153,3 +156,55 @@ def test_no_source_is_far_below_the_targets_once_the_bank_has_voted(source: str)
     report = "\n".join([result.summary(), *result.misses, *result.wrong_kinds])
     assert result.name_recall >= NAME_RECALL - 0.05, report
     assert result.kind_precision >= KIND_PRECISION - 0.05, report
+
+
+_WORDS = st.sampled_from(
+    [
+        "Giulia",
+        "'s",
+        "sister",
+        "is",
+        "a",
+        "the",
+        "in",
+        "to",
+        "from",
+        "flew",
+        "Labs",
+        "Inc",
+        "Project",
+        "API",
+        "an",
+        ",",
+        ".",
+        "and",
+        "I",
+        "said",
+        "INV-20931",
+        "10k",
+        "New",
+        "Aisle",
+        "seats",
+        "called",
+        "vendor",
+        "because",
+        "since",
+        "so",
+        "Dr.",
+        ":",
+        "’s",
+    ]
+)
+
+
+@given(st.lists(st.one_of(_WORDS, st.text(max_size=8)), max_size=40), st.booleans())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_kind_evidence_holds_on_any_word_sequence(words: list[str], tentative: bool) -> None:
+    doc = load_nlp()(" ".join(words))
+    mentions = recognize_entities(doc, speaker="Ann", tentative=tentative)
+    keys = [m.name.casefold() for m in mentions]
+    assert len(keys) == len(set(keys))
+    for mention in mentions:
+        assert mention.kind in ENTITY_KINDS
+        assert math.isfinite(mention.confidence) and mention.confidence >= 0
+        assert tentative or not mention.tentative

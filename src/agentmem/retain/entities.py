@@ -4,21 +4,27 @@
 has already parsed, so callers batch many facts through ``nlp.pipe`` and pay for the
 pipeline once; :func:`recognize_entities_in_text` parses a single text itself.
 
-spaCy's small English model is the first source. Its labels map to our kinds (PERSON → person,
+spaCy's small English model proposes names (its labels map to our kinds: PERSON → person,
 ORG → org, GPE/LOC/FAC → place, PRODUCT/WORK_OF_ART → product, EVENT → event,
 NORP/LAW/LANGUAGE → concept; dates, times and amounts are not entities). It is noisy on short
-chat text, so rules correct and complete it:
+chat text, so rules complete and correct it:
 
-- A single known first name tagged as something else ("Alice" as ORG, "Jake" as NORP) is a
-  person; so is any name equal to the speaker. The speaker itself is always a person.
-- Capitalised words spaCy skipped ("my boss Priyanka", "Room 101", "iPhone 15 Pro") become
-  entities unless sentence-initial, stopwords, "I", months, weekdays or chat filler. They are
-  persons when they start with a known first name or follow a title or a relation word
-  ("Dr.", "my sister"), else concepts. These rules are skipped for title-cased or
-  all-caps text, where capitals carry no signal.
+- Capitalised words spaCy skipped ("my boss Priyanka", "Room 101", "INV-20931") become
+  candidates unless they are stopwords, "I", months, weekdays or chat filler; proper nouns
+  just before a spaCy entity join it ("Veridia Pharma"), and a name spaCy swept into a date
+  comes back ("the Porto 10k"). These rules are skipped for title-cased or all-caps text,
+  where capitals carry no signal.
+- A word opening a sentence is capitalised anyway: it is a name when a cue says so ("Tigran
+  flew to ...", "Emeka's manager"), or a known first name; otherwise the mention is
+  *tentative* and only joins an entity the bank already knows. So is a one-word name used as
+  a common noun ("an API", "Aisle seats ...").
+- The kind is the best-supported one of spaCy's label (a weak vote), the speaker, titles,
+  known first names and the cues of ``retain/entity_kinds.py``; each mention carries the
+  weight of its kind as ``confidence``, which the bank sums over all mentions of an entity.
 - Names lose possessives ("Alice's" → "Alice"), a leading "the" (except for titles of works),
-  stray punctuation, emoji and control characters; mentions are de-duplicated
-  case-insensitively within one fact.
+  a sentence-opening adjective ("New Lantern launch date"), trailing lower-case words
+  ("Zvartnots airport"), stray punctuation, emoji and control characters; mentions are
+  de-duplicated case-insensitively within one fact, keeping the best-supported kind.
 """
 
 from __future__ import annotations
