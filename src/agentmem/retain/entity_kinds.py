@@ -244,17 +244,11 @@ def _is_copula(token: Token) -> bool:
 def _noun_phrase_head(doc: Doc, j: int) -> str | None:
     """The last noun of the phrase starting at ``j`` ("marine biologist", "startup's tool")."""
     head = None
-    while j < len(doc) and j < len(doc):
-        token = doc[j]
-        tag = token.tag_
-        if tag in ("NN", "NNS") or token.lower_ in _NOUN_KINDS:
+    for token in doc[j:]:
+        if token.tag_ in ("NN", "NNS") or token.lower_ in _NOUN_KINDS:
             head = token.lower_
-        elif (
-            tag not in ("JJ", "JJR", "JJS", "POS", "VBG", "HYPH", "CD", "NNP")
-            and token.text not in "'’"
-        ):
+        elif token.tag_ not in _MODIFIER_TAGS and token.text not in ("'", "’"):
             break
-        j += 1
     return head
 
 
