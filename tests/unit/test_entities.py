@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -18,7 +18,13 @@ from agentmem.retain.entities import (
     recognize_entities_in_text,
 )
 from agentmem.retain.facts import EntityMention
-from agentmem.retain.resolve import NICKNAMES, EntityIndex, EntityResolver, KnownEntity
+from agentmem.retain.resolve import (
+    FIRM_KIND,
+    NICKNAMES,
+    EntityIndex,
+    EntityResolver,
+    KnownEntity,
+)
 
 
 def entity(
@@ -39,6 +45,12 @@ class Case:
     expected: str | None  # id of the entity it must resolve to, None for "new entity"
     context: tuple[str, ...] = ()
     resolver: dict[str, Any] = field(default_factory=dict)
+    confidence: float = 1.0  # of the mention's kind
+
+
+def firm(known: KnownEntity) -> KnownEntity:
+    """The entity with settled evidence for its kind."""
+    return replace(known, kind_votes=((known.kind, FIRM_KIND),))
 
 
 ALICE_CHEN = entity("alice-chen", "Alice Chen")
@@ -158,10 +170,40 @@ CASES = [
     Case("exact-ignores-case", "ROOM 101", "place", (entity("r", "Room 101", "place"),), "r"),
     Case("exact-org-place-swap", "Stanford", "org", (entity("s", "Stanford", "place"),), "s"),
     Case("exact-concept-matches-any-kind", "Apple", "concept", (entity("a", "Apple", "org"),), "a"),
-    # Kinds: a person is never an org.
+    # Kinds: a person is never an org, when the evidence for both kinds is firm.
     Case("person-apple-is-not-apple-inc", "Apple", "person", (APPLE_INC,), None),
-    Case("person-apple-is-not-org-apple", "Apple", "person", (entity("a", "Apple", "org"),), None),
-    Case("org-jordan-is-not-person-jordan", "Jordan", "org", (entity("j", "Jordan"),), None),
+    Case(
+        "firm-person-apple-is-not-firm-org-apple",
+        "Apple",
+        "person",
+        (firm(entity("a", "Apple", "org")),),
+        None,
+        confidence=FIRM_KIND,
+    ),
+    Case(
+        "firm-org-jordan-is-not-firm-person-jordan",
+        "Jordan",
+        "org",
+        (firm(entity("j", "Jordan")),),
+        None,
+        confidence=FIRM_KIND,
+    ),
+    # A conflict the evidence does not settle joins the entity (and votes on its kind).
+    Case(
+        "weak-person-joins-org",
+        "Quixotrix",
+        "person",
+        (firm(entity("q", "Quixotrix", "org")),),
+        "q",
+    ),
+    Case(
+        "firm-person-joins-weak-place",
+        "Giulia",
+        "person",
+        (entity("g", "Giulia", "place"),),
+        "g",
+        confidence=FIRM_KIND,
+    ),
     Case(
         "fuzzy-needs-same-kind",
         "San Fransisco",
@@ -344,7 +386,7 @@ def test_table_is_large_and_balanced() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_resolution_table(case: Case) -> None:
     resolver = EntityResolver(**case.resolver)
-    mention = EntityMention(case.mention, case.kind)
+    mention = EntityMention(case.mention, case.kind, case.confidence)
 
     with_index = resolver.resolve(mention, EntityIndex(case.known), case.context)
     with_list = resolver.resolve(mention, list(case.known), case.context)
@@ -357,7 +399,9 @@ def test_resolution_table(case: Case) -> None:
 def test_resolution_does_not_depend_on_insertion_order(case: Case) -> None:
     resolver = EntityResolver(**case.resolver)
     found = resolver.resolve(
-        EntityMention(case.mention, case.kind), EntityIndex(reversed(case.known)), case.context
+        EntityMention(case.mention, case.kind, case.confidence),
+        EntityIndex(reversed(case.known)),
+        case.context,
     )
     assert (found.id if found else None) == case.expected
 

@@ -202,7 +202,8 @@ def _entities_of(engine: Engine, memory_ids: Sequence[str]) -> list[EntityMentio
         "ORDER BY 1",
         {"ids": list(memory_ids)},
     )
-    return [EntityMention(name, kind) for name, kind in rows]
+    # An observation restates its sources: its mentions link but cast no new kind vote.
+    return [EntityMention(name, kind, confidence=0.0) for name, kind in rows]
 
 
 def list_observations(engine: Engine, bank_id: str) -> list[Memory]:

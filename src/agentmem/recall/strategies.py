@@ -17,7 +17,8 @@ from agentmem.config import RecallConfig
 from agentmem.engine import Engine
 from agentmem.recall.analogical import analogical_strategy
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
-from agentmem.recall.graph import causal_strategy, graph_strategy, without_people
+from agentmem.recall.causal import causal_strategy
+from agentmem.recall.graph import graph_strategy, without_people
 from agentmem.recall.temporal import QueryTime, parse_query_time, temporal, timeline
 from agentmem.store.graph import bank_graph
 from agentmem.store.records import filter_clause, from_db_time

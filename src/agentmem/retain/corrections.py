@@ -101,7 +101,8 @@ def split_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str | 
         if _key(alias) in map(_key, target.aliases):
             created = uuid.uuid4().hex
             cur.execute(
-                "INSERT INTO entities VALUES (?, ?, ?, ?, ?, now())",
+                "INSERT INTO entities (id, bank_id, name, kind, aliases, created_at) "
+                "VALUES (?, ?, ?, ?, ?, now())",
                 [created, bank_id, alias, target.kind, []],
             )
             if not _move_mentions(cur, target, created, alias):

@@ -4,21 +4,27 @@
 has already parsed, so callers batch many facts through ``nlp.pipe`` and pay for the
 pipeline once; :func:`recognize_entities_in_text` parses a single text itself.
 
-spaCy's small English model is the first source. Its labels map to our kinds (PERSON → person,
+spaCy's small English model proposes names (its labels map to our kinds: PERSON → person,
 ORG → org, GPE/LOC/FAC → place, PRODUCT/WORK_OF_ART → product, EVENT → event,
 NORP/LAW/LANGUAGE → concept; dates, times and amounts are not entities). It is noisy on short
-chat text, so rules correct and complete it:
+chat text, so rules complete and correct it:
 
-- A single known first name tagged as something else ("Alice" as ORG, "Jake" as NORP) is a
-  person; so is any name equal to the speaker. The speaker itself is always a person.
-- Capitalised words spaCy skipped ("my boss Priyanka", "Room 101", "iPhone 15 Pro") become
-  entities unless sentence-initial, stopwords, "I", months, weekdays or chat filler. They are
-  persons when they start with a known first name or follow a title or a relation word
-  ("Dr.", "my sister"), else concepts. These rules are skipped for title-cased or
-  all-caps text, where capitals carry no signal.
+- Capitalised words spaCy skipped ("my boss Priyanka", "Room 101", "INV-20931") become
+  candidates unless they are stopwords, "I", months, weekdays or chat filler; proper nouns
+  just before a spaCy entity join it ("Veridia Pharma"), and a name spaCy swept into a date
+  comes back ("the Porto 10k"). These rules are skipped for title-cased or all-caps text,
+  where capitals carry no signal.
+- A word opening a sentence is capitalised anyway: it is a name when a cue says so ("Tigran
+  flew to ...", "Emeka's manager"), or a known first name; otherwise the mention is
+  *tentative* and only joins an entity the bank already knows. So is a one-word name used as
+  a common noun ("an API", "Aisle seats ...").
+- The kind is the best-supported one of spaCy's label (a weak vote), the speaker, titles,
+  known first names and the cues of ``retain/entity_kinds.py``; each mention carries the
+  weight of its kind as ``confidence``, which the bank sums over all mentions of an entity.
 - Names lose possessives ("Alice's" → "Alice"), a leading "the" (except for titles of works),
-  stray punctuation, emoji and control characters; mentions are de-duplicated
-  case-insensitively within one fact.
+  a sentence-opening adjective ("New Lantern launch date"), trailing lower-case words
+  ("Zvartnots airport"), stray punctuation, emoji and control characters; mentions are
+  de-duplicated case-insensitively within one fact, keeping the best-supported kind.
 """
 
 from __future__ import annotations
@@ -29,6 +35,18 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from agentmem.models.nlp import coarse_pos
+from agentmem.retain.entity_kinds import (
+    CODE_RE,
+    CUE_WEIGHT,
+    FIRST_NAME_WEIGHT,
+    RACE_RE,
+    SHAPE_WEIGHT,
+    SPACY_WEIGHT,
+    decide_kind,
+    is_common_noun_use,
+    is_common_word_start,
+    kind_evidence,
+)
 from agentmem.retain.facts import EntityMention
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
 
@@ -117,6 +135,11 @@ _MONTHS_AND_DAYS = _word_set(
     "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
     "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun"
 )
+# Holidays spaCy files as dates.
+_CALENDAR_WORDS = _word_set(
+    "christmas easter thanksgiving halloween ramadan eid diwali hanukkah passover new year "
+    "years eve day night morning weekend spring summer autumn fall winter"
+)
 # Capitalised in chat without naming anything.
 _CHAT_WORDS = _word_set(
     "ok okay yes yeah yep no nope hi hello hey thanks thank please sorry lol omg btw fyi "
@@ -140,6 +163,8 @@ _RELATION_WORDS = _word_set(
     "roommate flatmate classmate teacher tutor student doctor dentist therapist coach client "
     "landlord intern assistant"
 )
+# Adjectives that open a sentence before a name without being part of it.
+_SENTENCE_ADJECTIVES = _word_set("new old big little next last our my your their")
 # Role names a chat speaker may carry that are not a person's name.
 _ROLE_NAMES = _word_set("user assistant system human ai bot tool model me you")
 # Reporting periods spaCy sometimes labels PERSON ("Q3").
@@ -158,17 +183,22 @@ _MAX_NAME_WORDS = 8
 _CHUNK_CHARS = 100_000
 
 
-def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMention]:
+def recognize_entities(
+    doc: Doc, *, speaker: str | None = None, tentative: bool = False
+) -> list[EntityMention]:
     """Return the entities mentioned in a parsed fact, in order of first mention.
 
     Args:
         doc: A ``Doc`` produced by the pipeline from :func:`agentmem.models.nlp.load_nlp`.
         speaker: Name of who said it; always returned first, as a person. Role names such as
             "user" or "assistant" are not names and are ignored.
+        tentative: Also return tentative mentions (capitalised words opening a sentence with
+            nothing else saying they are names), for a caller that can check them against the
+            names it already knows.
 
     Returns:
-        De-duplicated mentions (case-insensitive); a concept mention is upgraded when the same
-        name also appears with a more specific kind.
+        De-duplicated mentions (case-insensitive), each with the kind its evidence supports
+        best (``retain/entity_kinds.py``).
     """
     speaker_mention = _speaker_mention(speaker)
     speaker_key = speaker_mention.name.casefold() if speaker_mention else ""
@@ -176,22 +206,35 @@ def recognize_entities(doc: Doc, *, speaker: str | None = None) -> list[EntityMe
 
     covered: set[int] = set()
     located: list[tuple[int, EntityMention]] = []  # (token position, mention)
-    for ent in doc.ents:
-        kind = LABEL_KINDS.get(ent.label_)
+    named = [(ent, LABEL_KINDS.get(ent.label_)) for ent in doc.ents]
+    for ent, kind in named:
         if kind is None:
             # Dates and amounts are not entities, but their words must not come back as
             # capitalised-word candidates ("Christmas", "Monday"); bare numbers may still
-            # complete a name ("Room 101", "iPhone 15").
-            covered.update(t.i for t in ent if not t.like_num)
+            # complete a name ("Room 101", "iPhone 15"), and a proper noun spaCy swept into
+            # a date is still a name ("the Porto 10k").
+            covered.update(t.i for t in ent if not (t.like_num or _is_name_in_date(t)))
+        elif not any(CODE_RE.match(t.text) for t in ent):
+            covered.update(range(ent.start, ent.end))
+    for ent, kind in named:
+        if kind is None or ent.start not in covered:
+            # A code inside an entity ("Invoice INV-20931" as ORG) is a name of its own;
+            # the capitalised-word pass below reads the words of such an entity.
             continue
-        covered.update(range(ent.start, ent.end))
-        located.extend(_from_spacy_entity(doc, ent.start, ent.end, kind, speaker_key))
+        start = ent.start
+        # "Veridia Pharma" read as "Veridia" + PERSON "Pharma": the proper nouns just before
+        # an entity belong to it.
+        while start > 0 and start - 1 not in covered and _is_proper_noun(doc[start - 1]):
+            start -= 1
+            covered.add(start)
+        located.extend(_from_spacy_entity(doc, start, ent.end, kind, speaker_key))
 
     if not _capitals_are_uninformative(doc):
         located.extend(_from_capitalised_words(doc, covered, speaker_key))
     located.sort(key=lambda pair: pair[0])
     found.extend(mention for _, mention in located)
-    return _dedupe(found)
+    mentions = _dedupe(found)
+    return mentions if tentative else [m for m in mentions if not m.tentative]
 
 
 def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list[EntityMention]:
@@ -239,9 +282,21 @@ def _from_spacy_entity(
     ):
         start += 1
     while end > start and (
-        doc[end - 1].is_punct or doc[end - 1].is_space or doc[end - 1].tag_ == "POS"
+        doc[end - 1].is_punct
+        or doc[end - 1].is_space
+        or doc[end - 1].tag_ == "POS"
+        or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
     ):
         end -= 1
+    # "New Lantern launch date": an adjective opening the sentence is no part of the name,
+    # unless the whole is a place ("New York").
+    if (
+        end - start > 1
+        and doc[start].is_sent_start
+        and doc[start].lower_ in _SENTENCE_ADJECTIVES
+        and kind != "place"
+    ):
+        start += 1
     if start == end:
         return
     words = [t for t in doc[start:end] if not t.is_space]
@@ -255,7 +310,7 @@ def _from_spacy_entity(
                 if token.lower_ != "and":
                     name = _clean_name(token.text)
                     if name:
-                        yield token.i, EntityMention(name, "person")
+                        yield token.i, EntityMention(name, "person", FIRST_NAME_WEIGHT)
             return
 
     # "Priya 3" tagged LAW: a first name followed only by a number.
@@ -263,7 +318,8 @@ def _from_spacy_entity(
         end = start + 1
         kind = "person"
 
-    if kind == "person" and start > 0 and _is_title(doc[start - 1]):
+    titled = start > 0 and _is_title(doc[start - 1])
+    if titled:
         start -= 1  # keep "Dr." with "Smith": "Dr. Smith" is how the user names them
 
     name = _clean_name(doc[start:end].text, keep_the=kind == "product")
@@ -272,14 +328,65 @@ def _from_spacy_entity(
     key = name.casefold()
     if _is_not_a_name(key):
         return
-    if key == speaker_key:
-        kind = "person"
-    elif kind != "person" and " " not in key and key in FIRST_NAMES:
-        if not (kind == "place" and key in _PLACE_LIKE_NAMES):
-            kind = "person"
-    elif kind == "person" and any(c.isdigit() for c in key):
-        kind = "concept"
-    yield start, EntityMention(name, kind)
+    votes = kind_evidence(doc, start + titled, end)
+    first_word = doc[start].lower_
+    # "Aisle seats are better": a word opening a sentence and modifying the noun after it
+    # names something only if the bank already knows it by that name.
+    tentative = (
+        not _is_cued(votes)
+        and first_word not in FIRST_NAMES
+        and (
+            (doc[start].is_sent_start and is_common_word_start(doc, start, end))
+            or is_common_noun_use(doc, start, end)
+        )
+    )
+    votes[kind] += SPACY_WEIGHT
+    _name_votes(votes, key, first_word, end - start, titled, speaker_key, kind)
+    found, confidence = decide_kind(votes, kind)
+    yield start, EntityMention(name, found, confidence, tentative=tentative)
+
+
+def _is_cued(votes: dict[str, float]) -> bool:
+    return any(w >= CUE_WEIGHT for w in votes.values())
+
+
+def _is_proper_noun(token: Token) -> bool:
+    return (
+        token.tag_ in ("NNP", "NNPS")
+        and token.text[:1].isupper()
+        and not token.is_stop
+        and _is_name_word(token)
+    )
+
+
+def _is_name_in_date(token: Token) -> bool:
+    """A name inside a date entity: a proper noun that is no calendar word ("Porto" in "the
+    Porto 10k", but not "Christmas" or "Monday"), a code or a race."""
+    lower = token.lower_
+    if CODE_RE.match(token.text) or RACE_RE.match(token.text):
+        return True
+    return token.tag_ == "NNP" and lower not in _MONTHS_AND_DAYS and lower not in _CALENDAR_WORDS
+
+
+def _name_votes(
+    votes: dict[str, float],
+    key: str,
+    first_word: str,
+    n_words: int,
+    titled: bool,
+    speaker_key: str,
+    spacy_kind: str | None,
+) -> None:
+    """Votes from who the name is: the speaker, a titled name, a known first name."""
+    if key == speaker_key or titled:
+        votes["person"] += SHAPE_WEIGHT
+    elif first_word in FIRST_NAMES and n_words <= 4:
+        if not (spacy_kind == "place" and first_word in _PLACE_LIKE_NAMES):
+            votes["person"] += FIRST_NAME_WEIGHT
+    elif n_words == 1 and key in _KINSHIP_NAMES:
+        votes["person"] += SHAPE_WEIGHT
+    if any(c.isdigit() for c in key):
+        votes["person"] = 0.0  # "Q3", "Room 101": no person's name has digits
 
 
 # -- capitalised words spaCy missed --------------------------------------------------------
@@ -312,6 +419,8 @@ def _is_name_word(token: Token) -> bool:
     lower = token.lower_
     if not _is_capitalised(text) or not any(c.isalpha() for c in text):
         return False
+    if CODE_RE.match(text):
+        return True  # "INV-20931", whatever the tagger makes of it
     if text == "I" or lower in _MONTHS_AND_DAYS or lower in _CHAT_WORDS or _is_title(token):
         return False
     if lower in FIRST_NAMES and (coarse_pos(token) == "PROPN" or not token.is_sent_start):
@@ -321,10 +430,7 @@ def _is_name_word(token: Token) -> bool:
 
 
 def _can_start_name(token: Token) -> bool:
-    if not _is_name_word(token):
-        return False
-    # Every sentence starts with a capital, so only a known first name counts there.
-    return not token.is_sent_start or (coarse_pos(token) == "PROPN" and token.lower_ in FIRST_NAMES)
+    return _is_name_word(token)
 
 
 def _from_capitalised_words(
@@ -340,12 +446,16 @@ def _from_capitalised_words(
         j = i + 1
         while j < n and j not in covered and not doc[j].is_sent_start:
             token = doc[j]
+            if CODE_RE.match(token.text) or CODE_RE.match(doc[i].text):
+                break  # a code is a name of its own: "Invoice INV-20931"
             if _is_name_word(token):
                 j += 1
             elif token.lower_ in ("of", "&") and _continues_name(doc, j + 1, covered):
                 j += 2  # "University of Michigan", "Ben & Jerry"
             elif (
-                token.like_num and any(c.isdigit() for c in token.text) and first not in FIRST_NAMES
+                (token.like_num or RACE_RE.match(token.text))
+                and any(c.isdigit() for c in token.text)
+                and first not in FIRST_NAMES
             ):
                 j += 1  # "Room 101", "iPhone 15 Pro"; but "Priya 3 times" is not a name
             else:
@@ -370,19 +480,23 @@ def _capitalised_mention(
     words = doc[start:end]
     previous = doc[start - 1] if start > 0 else None
     titled = previous is not None and _is_title(previous)
-    looks_personal = (
-        key == speaker_key
-        or (len(words) <= 4 and words[0].lower_ in FIRST_NAMES)
-        or titled
-        or (previous is not None and previous.lower_ in _RELATION_WORDS)
-        or (len(words) == 1 and key in _KINSHIP_NAMES)
+    votes = kind_evidence(doc, start, end)
+    # Every sentence starts with a capital: there a word needs a cue to be a name ("Tigran
+    # flew to ...", "Mateus thinks ...") or must be a known first name; else it names
+    # something only if the bank already knows it by that name.
+    tentative = (
+        doc[start].is_sent_start
+        and not _is_cued(votes)
+        and words[0].lower_ not in FIRST_NAMES
+        and not CODE_RE.match(key)
     )
-    if looks_personal and not any(c.isdigit() for c in key):
-        if titled and previous is not None:
-            name = _clean_name(doc[start - 1 : end].text) or name
-        yield start, EntityMention(name, "person")
-    else:
-        yield start, EntityMention(name, "concept")
+    if previous is not None and previous.lower_ in _RELATION_WORDS:
+        votes["person"] += SHAPE_WEIGHT
+    _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)
+    kind, confidence = decide_kind(votes)
+    if titled and kind == "person" and previous is not None:
+        name = _clean_name(doc[start - 1 : end].text) or name
+    yield start, EntityMention(name, kind, confidence, tentative=tentative)
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -429,7 +543,7 @@ def _clean_name(text: str, *, keep_the: bool = False) -> str:
 
 
 def _dedupe(mentions: Iterable[EntityMention]) -> list[EntityMention]:
-    """Keep the first mention of each name; a later specific kind replaces "concept"."""
+    """Keep the first mention of each name, with the best-supported kind of its mentions."""
     position: dict[str, int] = {}
     result: list[EntityMention] = []
     for mention in mentions:
@@ -437,8 +551,16 @@ def _dedupe(mentions: Iterable[EntityMention]) -> list[EntityMention]:
         if key not in position:
             position[key] = len(result)
             result.append(mention)
-        elif result[position[key]].kind == "concept" and mention.kind != "concept":
-            result[position[key]] = EntityMention(result[position[key]].name, mention.kind)
+            continue
+        kept = result[position[key]]
+        if kept.tentative and not mention.tentative:
+            result[position[key]] = mention
+        elif mention.confidence > kept.confidence or (
+            kept.kind == "concept" and mention.kind != "concept"
+        ):
+            result[position[key]] = EntityMention(
+                kept.name, mention.kind, mention.confidence, tentative=kept.tentative
+            )
     return result
 
 

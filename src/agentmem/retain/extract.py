@@ -4,6 +4,10 @@
   keeps its speaker and the whole thought; a longer turn is split at sentence boundaries into
   facts of about ``max_fact_chars``.
 * Plain text is split into sentences; very short sentences are merged with the next one.
+* A sentence that gives a cause for something in it ("The launch slipped because the vendor's
+  API was down") also yields the cause clause as a fact of its own, just before it, that the
+  sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier fact of the call
+  already says it.
 * Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
 * ``keyword_context`` holds the neighbouring turns, indexed for keyword search only: a question
   is often phrased like the turn that asked it, while the answer sits in the reply.
@@ -15,6 +19,7 @@ import re
 from collections.abc import Iterator
 
 from agentmem.models.nlp import load_nlp
+from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
 from agentmem.retain.entities import recognize_entities
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
 
@@ -52,22 +57,14 @@ class OfflineExtractor:
             neighbours = " ".join(
                 _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
             )
-            entities = recognize_entities(doc, speaker=message.name)
+            entities = recognize_entities(doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, doc, is_text=content.is_text):
-                piece_entities = _entities_in(piece, entities, message.name)
+                causes: list[int] = []
+                for clause in _new_causes(piece, [f.text for f in facts]):
+                    causes.append(len(facts))
+                    facts.append(_fact(content, message, index, clause, entities))
                 facts.append(
-                    ExtractedFact(
-                        text=f"{message.name}: {piece}" if message.name else piece,
-                        fact_type="experience" if message.role == "assistant" else "world",
-                        mentioned_at=message.mentioned_at,
-                        message_index=index,
-                        entities=piece_entities,
-                        importance=estimate_importance(piece, piece_entities, message.name),
-                        occurred_start=content.occurred_start,
-                        occurred_end=content.occurred_end,
-                        metadata=dict(message.metadata),
-                        keyword_context=neighbours,
-                    )
+                    _fact(content, message, index, piece, entities, neighbours, tuple(causes))
                 )
         return facts
 
@@ -81,7 +78,11 @@ class OfflineExtractor:
         messages = content.messages
         if content.is_text or any(len(m.content) > self.max_turn_chars for m in messages):
             return None
-        return [_speaker_text(m) for m in messages]
+        texts: list[str] = []
+        for message in messages:
+            texts.extend(_with_speaker(message, c) for c in _new_causes(message.content, texts))
+            texts.append(_speaker_text(message))
+        return texts
 
     def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
         text = message.content
@@ -109,7 +110,46 @@ class OfflineExtractor:
 
 
 def _speaker_text(message: Message) -> str:
-    return f"{message.name}: {message.content}" if message.name else message.content
+    return _with_speaker(message, message.content)
+
+
+def _with_speaker(message: Message, text: str) -> str:
+    return f"{message.name}: {text}" if message.name else text
+
+
+def _new_causes(piece: str, earlier: list[str]) -> list[str]:
+    """The cause clauses of ``piece`` as fact texts, but those an earlier fact already says
+    (relations then link the piece to that fact instead)."""
+    return [
+        text
+        for text in map(as_fact_text, cause_clauses(piece))
+        if text and not any(states_the_same(text, e) for e in earlier)
+    ]
+
+
+def _fact(
+    content: RetainInput,
+    message: Message,
+    index: int,
+    piece: str,
+    entities: list[EntityMention],
+    neighbours: str = "",
+    caused_by: tuple[int, ...] = (),
+) -> ExtractedFact:
+    piece_entities = _entities_in(piece, entities, message.name)
+    return ExtractedFact(
+        text=_with_speaker(message, piece),
+        fact_type="experience" if message.role == "assistant" else "world",
+        mentioned_at=message.mentioned_at,
+        message_index=index,
+        entities=piece_entities,
+        importance=estimate_importance(piece, piece_entities, message.name),
+        occurred_start=content.occurred_start,
+        occurred_end=content.occurred_end,
+        metadata=dict(message.metadata),
+        keyword_context=neighbours,
+        caused_by=caused_by,
+    )
 
 
 def _entities_in(

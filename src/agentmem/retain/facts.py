@@ -34,10 +34,18 @@ class RetainInput:
 
 @dataclass(frozen=True, slots=True)
 class EntityMention:
-    """A name found in a fact, with its kind: person, org, place, product, event, concept."""
+    """A name found in a fact, with its kind: person, org, place, product, event, concept.
+
+    ``confidence`` is the weight of the evidence for that kind (``retain/entity_kinds.py``);
+    the bank sums it over an entity's mentions to vote on the entity's kind. A ``tentative``
+    mention (a capitalised word opening a sentence, with nothing else saying it is a name)
+    is linked to an entity the bank already knows by that name, and never creates one.
+    """
 
     name: str
     kind: str
+    confidence: float = field(default=1.0, compare=False)
+    tentative: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,11 +20,16 @@ from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.dated_facts import DatedFacts, midpoint
-from agentmem.store.records import insert_rows, to_db_time
+from agentmem.store.records import (
+    insert_rows,
+    kind_votes_from_json,
+    kind_votes_to_json,
+    to_db_time,
+)
 from agentmem.types import Memory
 
 _NEIGHBORS_SQL = """
-SELECT e.id, e.name, e.kind, e.aliases,
+SELECT e.id, e.name, e.kind, e.aliases, e.kind_votes,
        (SELECT list(DISTINCT lower(other.name)) FROM memory_entities AS a
         JOIN memory_entities AS b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
         JOIN entities AS other ON other.id = b.entity_id
@@ -44,7 +49,8 @@ def bank_entity_index(engine: Engine, cur: Any, bank_id: str) -> EntityIndex:
                 name=row[1],
                 kind=row[2],
                 aliases=tuple(row[3] or ()),
-                neighbors=frozenset(row[4] or ()),
+                kind_votes=kind_votes_from_json(row[4]),
+                neighbors=frozenset(row[5] or ()),
             )
             for row in rows
         )
@@ -85,6 +91,10 @@ def link_entities(
 ) -> list[tuple[str, ...]]:
     """Resolve and store the entities of new facts; returns each fact's canonical names.
 
+    Every mention votes on its entity's kind with its confidence, so the kind follows the
+    evidence of all mentions (the votes are stored with the entity). A tentative mention
+    (``EntityMention.tentative``) joins an entity the bank knows and never creates one.
+
     Runs inside the retain transaction. The caller drops the bank's cached index if the
     transaction fails, so the cache never holds entities the store does not.
     """
@@ -101,17 +111,24 @@ def link_entities(
         for mention in fact.entities:
             context = [n for n in names if n != mention.name.casefold()]
             match = resolver.resolve(mention, index, context)
+            if match is None and mention.tentative:
+                continue
             canonical = resolver.canonical_name(mention, match)
+            vote = None if mention.tentative else (mention.kind, mention.confidence)
             if match is None:
                 entity = KnownEntity(
                     id=uuid.uuid4().hex, name=canonical, kind=mention.kind, aliases=()
                 )
-                entity = entity.with_mention(mention.name, canonical=canonical, neighbors=context)
+                entity = entity.with_mention(
+                    mention.name, canonical=canonical, neighbors=context, vote=vote
+                )
                 index.add(entity)
             else:
                 if match.id not in touched:
-                    stored[match.id] = match.names
-                entity = match.with_mention(mention.name, canonical=canonical, neighbors=context)
+                    stored[match.id] = (match.names, match.kind, match.kind_votes)
+                entity = match.with_mention(
+                    mention.name, canonical=canonical, neighbors=context, vote=vote
+                )
                 index.update(entity)
             touched[entity.id] = entity
             if entity.id not in ids:
@@ -119,23 +136,48 @@ def link_entities(
         fact_entity_ids.append(ids)
 
     new = [e for e in touched.values() if e.id not in stored]
-    changed = [e for e in touched.values() if e.id in stored and stored[e.id] != e.names]
+    changed = [
+        e
+        for e in touched.values()
+        if e.id in stored and stored[e.id] != (e.names, e.kind, e.kind_votes)
+    ]
     if new:
         created = datetime.now(UTC).replace(tzinfo=None)
         insert_rows(
             cur,
             "entities",
-            [(e.id, bank_id, e.name, e.kind, list(e.aliases), created) for e in new],
+            [
+                (
+                    e.id,
+                    bank_id,
+                    e.name,
+                    e.kind,
+                    list(e.aliases),
+                    created,
+                    kind_votes_to_json(e.kind_votes),
+                )
+                for e in new
+            ],
         )
     if changed:
         cur.execute(
-            "UPDATE entities SET name = u.name, aliases = u.aliases "
-            "FROM (SELECT unnest(from_json($rows, "
-            """'[{"id": "VARCHAR", "name": "VARCHAR", "aliases": ["VARCHAR"]}]'), """
+            "UPDATE entities SET name = u.name, aliases = u.aliases, kind = u.kind, "
+            "kind_votes = u.kind_votes FROM (SELECT unnest(from_json($rows, "
+            """'[{"id": "VARCHAR", "name": "VARCHAR", "aliases": ["VARCHAR"], """
+            """"kind": "VARCHAR", "kind_votes": "VARCHAR"}]'), """
             "recursive := true)) AS u WHERE entities.id = u.id",
             {
                 "rows": json.dumps(
-                    [{"id": e.id, "name": e.name, "aliases": list(e.aliases)} for e in changed],
+                    [
+                        {
+                            "id": e.id,
+                            "name": e.name,
+                            "aliases": list(e.aliases),
+                            "kind": e.kind,
+                            "kind_votes": kind_votes_to_json(e.kind_votes),
+                        }
+                        for e in changed
+                    ],
                     ensure_ascii=False,
                 )
             },

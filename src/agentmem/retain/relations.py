@@ -8,7 +8,8 @@ inside it, keeping only targets that still exist.
 * **semantic**: each new fact links to its nearest earlier memories (and earlier facts of the
   same call) with cosine ≥ ``semantic_link_threshold``, at most ``semantic_link_k``; weight =
   cosine. Stored once per pair (new → old); walks treat it as symmetric.
-* **caused_by** from cue phrases, offline and conservative:
+* **caused_by** from cue phrases, offline and conservative (besides the cause clauses the
+  extractor stores as facts of their own, ``retain/causes.py``):
   a fact opening with an effect marker ("As a result", "That's why", "Therefore", ...) is
   caused by the fact before it; one opening with a cause marker ("Because ...", "That's
   because ...") causes the fact before it; a fact holding a cause clause ("... because the
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem.errors import InvalidInputError
+from agentmem.retain.causes import cause_clauses
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -205,10 +207,13 @@ def _causal_links(
     clauses: list[tuple[int, str]] = []
     for i, fact in enumerate(facts):
         body = _body(fact.text)
-        if i > 0 and _EFFECT_OPENERS.match(body):
+        # "Because the supplier was late, the launch slipped" holds its own cause: the fact
+        # before it is neither its cause nor its effect.
+        self_contained = bool(fact.caused_by) or bool(cause_clauses(body))
+        if i > 0 and not self_contained and _EFFECT_OPENERS.match(body):
             links.append((i, i - 1, CUE_LINK_WEIGHT))
             continue
-        if i > 0 and _CAUSE_OPENERS.match(body):
+        if i > 0 and not self_contained and _CAUSE_OPENERS.match(body):
             links.append((i - 1, i, CUE_LINK_WEIGHT))
             continue
         for pattern in _CAUSE_CLAUSES:

@@ -64,11 +64,13 @@ from agentmem.errors import InvalidInputError, NotFoundError
 from agentmem.retain.facts import EntityMention
 
 __all__ = [
+    "FIRM_KIND",
     "HONORIFICS",
     "NICKNAMES",
     "EntityIndex",
     "EntityResolver",
     "KnownEntity",
+    "VOTED_KINDS",
 ]
 
 
@@ -205,6 +207,12 @@ _ORG_DESIGNATORS = _CORPORATE_SUFFIXES | _word_set(
 # Skipped when forming acronyms ("MIT" ↔ "Massachusetts Institute of Technology").
 _ACRONYM_SKIP = _word_set("of the and for de du la le at in on")
 _NON_PERSON_KINDS = frozenset({"org", "place", "product", "event"})
+#: Kinds a mention may vote for; an entity of another kind (a label) keeps it.
+VOTED_KINDS = frozenset({"person", *_NON_PERSON_KINDS, "concept"})
+#: Support at which a kind is taken as settled (about one strong cue: "Marco's sister",
+#: "Fernwood Labs"); below it, a same-named mention of a conflicting kind joins the entity
+#: and votes instead of founding a second one.
+FIRM_KIND = 3.0
 _SHORT_NAME_LEN = 5
 # Per-word guard for fuzzy matches: each word needs a counterpart at least this similar.
 _TOKEN_SIMILARITY = 80.0
@@ -228,6 +236,9 @@ class KnownEntity:
         aliases: Other names it has been mentioned by.
         neighbors: Lowercased canonical names of entities it co-occurs with; used to tell
             apart entities that share a first name.
+        kind_votes: (kind, summed confidence) over the mentions resolved to it, by kind; the
+            kind with the most support is ``kind``. Empty for an entity stored before votes
+            were kept: its kind then counts as one weak vote.
     """
 
     id: str
@@ -235,6 +246,18 @@ class KnownEntity:
     kind: str
     aliases: tuple[str, ...]
     neighbors: frozenset[str] = frozenset()
+    kind_votes: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def votes(self) -> dict[str, float]:
+        """Summed confidence per kind (the stored kind at weight 1 when nothing was voted)."""
+        return dict(self.kind_votes) if self.kind_votes else {self.kind: 1.0}
+
+    @property
+    def kind_is_firm(self) -> bool:
+        """Whether the evidence for the entity's kind is strong enough to keep it apart from
+        a same-named entity of another kind (the person "Apple" and the company)."""
+        return self.votes.get(self.kind, 0.0) >= FIRM_KIND
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -242,7 +265,12 @@ class KnownEntity:
         return (self.name, *self.aliases)
 
     def with_mention(
-        self, name: str, *, canonical: str | None = None, neighbors: Iterable[str] = ()
+        self,
+        name: str,
+        *,
+        canonical: str | None = None,
+        neighbors: Iterable[str] = (),
+        vote: tuple[str, float] | None = None,
     ) -> KnownEntity:
         """Return a copy that has absorbed a resolved mention.
 
@@ -251,6 +279,8 @@ class KnownEntity:
             canonical: The new canonical name (from :meth:`EntityResolver.canonical_name`); the
                 previous canonical name becomes an alias. ``None`` keeps the current one.
             neighbors: Names of the entities mentioned alongside it; lowercased and added.
+            vote: The mention's (kind, confidence), added to :attr:`kind_votes`; the entity
+                takes the kind with the most support.
         """
         new_name = (canonical or self.name).strip() or self.name
         seen = {_exact_key(new_name)}
@@ -262,8 +292,20 @@ class KnownEntity:
                 aliases.append(alias.strip())
         own = new_name.casefold()
         added = {n.casefold() for n in neighbors if n and n.casefold() != own}
+        kind, votes = self.kind, self.kind_votes
+        if vote is not None and vote[1] > 0 and vote[0] in VOTED_KINDS:
+            tally = self.votes
+            tally[vote[0]] = round(tally.get(vote[0], 0.0) + vote[1], 4)
+            votes = tuple(sorted(tally.items()))
+            if self.kind in VOTED_KINDS:
+                kind = max(tally, key=lambda k: (tally[k], k == self.kind))
         return replace(
-            self, name=new_name, aliases=tuple(aliases), neighbors=self.neighbors | added
+            self,
+            name=new_name,
+            aliases=tuple(aliases),
+            neighbors=self.neighbors | added,
+            kind=kind,
+            kind_votes=votes,
         )
 
 
@@ -286,6 +328,8 @@ def _core_words(name: str, kind: str) -> tuple[str, ...]:
     if kind == "org":
         while len(words) > 1 and words[-1] in _CORPORATE_SUFFIXES:
             words = words[:-1]
+    if kind == "product" and len(words) > 1 and words[0] == "project":
+        words = words[1:]  # "Project Lantern" is "Lantern"
     return tuple(words)
 
 
@@ -668,7 +712,7 @@ class EntityResolver:
         exact = [
             e
             for e in self._entities(index, index._ids(("exact", key)))
-            if _exact_kinds_compatible(mention.kind, e.kind) and not self._is_split(key, e)
+            if _exact_kinds_compatible(mention, e) and not self._is_split(key, e)
         ]
         if exact:
             return self._pick_exact(exact, key, mention.kind, context_names)
@@ -824,10 +868,16 @@ class EntityResolver:
         return score >= self._threshold and _words_align(a, b)
 
 
-def _exact_kinds_compatible(a: str, b: str) -> bool:
+def _exact_kinds_compatible(mention: EntityMention, entity: KnownEntity) -> bool:
+    """Same kind, either side a concept, two non-person kinds, or a conflict that the
+    evidence does not settle on both sides (then the mention votes on the entity's kind)."""
+    a, b = mention.kind, entity.kind
     if a == b or "concept" in (a, b):
         return True
-    return a in _NON_PERSON_KINDS and b in _NON_PERSON_KINDS
+    if a in _NON_PERSON_KINDS and b in _NON_PERSON_KINDS:
+        return True
+    firm = mention.confidence >= FIRM_KIND and entity.kind_is_firm
+    return not firm and a in VOTED_KINDS and b in VOTED_KINDS
 
 
 def _name_fullness(name: str) -> tuple[int, int]:

@@ -77,8 +77,12 @@ CREATE TABLE IF NOT EXISTS entities (
     name VARCHAR NOT NULL,
     kind VARCHAR NOT NULL,
     aliases VARCHAR[] NOT NULL,
-    created_at TIMESTAMP NOT NULL
+    created_at TIMESTAMP NOT NULL,
+    -- kind -> summed confidence of the mentions resolved to the entity (retain/link.py)
+    kind_votes JSON
 );
+-- Stores made before kind votes were kept.
+ALTER TABLE entities ADD COLUMN IF NOT EXISTS kind_votes JSON;
 -- t: the memory's time (occurrence start, else mention), so an entity's timeline is one
 -- indexed lookup and a sort of that entity's rows.
 CREATE TABLE IF NOT EXISTS memory_entities (

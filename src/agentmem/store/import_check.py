@@ -15,7 +15,7 @@ The file's lines, by type, and their fields (unknown fields are refused too):
 * header ``agentmem-export``: format, bank_id, embedder, dimension, config, created_at,
   counts, vectors;
 * ``episode``: id, content, document_id, context, mentioned_at, metadata, created_at;
-* ``entity``: id, name, kind, aliases, created_at;
+* ``entity``: id, name, kind, aliases, created_at, kind_votes (kind -> positive weight);
 * ``memory``: id, episode_id, text, search_text, context_text, fact_type, occurred_start,
   occurred_end, mentioned_at, tags, importance, access_count, document_id, context, metadata,
   created_at, entity_ids, vector;
@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -70,7 +71,7 @@ _FIELDS: dict[str, frozenset[str]] = {
     "episode": frozenset(
         {"id", "content", "document_id", "context", "mentioned_at", "metadata", "created_at"}
     ),
-    "entity": frozenset({"id", "name", "kind", "aliases", "created_at"}),
+    "entity": frozenset({"id", "name", "kind", "aliases", "created_at", "kind_votes"}),
     "memory": frozenset(
         {
             "id",
@@ -110,6 +111,7 @@ _OPTIONAL = frozenset(
         "entity_ids",
         "vector",
         "access_count",
+        "kind_votes",
     }
 )
 _COUNTED = ("episodes", "entities", "memories", "links")
@@ -186,6 +188,21 @@ class _Line:
             return validate(self.obj.get(name))
         except InvalidInputError as exc:
             raise self.error(name, str(exc)) from None
+
+
+def _kind_votes(value: Any) -> str | None:
+    """An entity's kind votes (kind -> summed positive confidence), as stored."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidInputError("expected an object of kind -> weight")
+    for kind, weight in value.items():
+        if len(kind) > 256:
+            raise InvalidInputError("a kind is longer than 256 characters")
+        number = isinstance(weight, int | float) and not isinstance(weight, bool)
+        if not (number and math.isfinite(weight) and 0 < weight < 1e12):
+            raise InvalidInputError(f"the weight of {kind!r} is not a positive finite number")
+    return json.dumps(value)
 
 
 def _known(line: _Line) -> str:
@@ -503,6 +520,7 @@ def _check_line(line: _Line, checked: CheckedExport, refs: _References, dimensio
                 get("kind", _string(256)),
                 get("aliases", _list_of(_string(1024))),
                 get("created_at", _time),
+                get("kind_votes", _kind_votes),
             )
         )
     elif line.type == "memory":

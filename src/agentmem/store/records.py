@@ -6,6 +6,7 @@ Times are stored as naive UTC ``TIMESTAMP`` and come back as aware UTC datetimes
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -356,3 +357,26 @@ def filter_clause(config: RecallConfig | None) -> tuple[str, dict[str, Any]]:
         params["tr_start"] = to_db_time(config.time_range.start)
         params["tr_end"] = to_db_time(config.time_range.end)
     return "".join(f" AND {p}" for p in parts), params
+
+
+def kind_votes_to_json(votes: Sequence[tuple[str, float]]) -> str:
+    """An entity's kind votes as stored: a JSON object, kind -> summed confidence."""
+    return json.dumps(dict(votes))
+
+
+def kind_votes_from_json(value: object) -> tuple[tuple[str, float], ...]:
+    """Stored kind votes as (kind, weight) pairs sorted by kind; malformed values count as
+    none (the entity's stored kind then stands alone)."""
+    try:
+        votes = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return ()
+    if not isinstance(votes, dict):
+        return ()
+    return tuple(
+        sorted(
+            (str(k), float(v))
+            for k, v in votes.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+        )
+    )

@@ -4,7 +4,7 @@ The file is one JSON object per line, each with a ``"type"``:
 
 1. ``"agentmem-export"``: the header (format version, bank id, embedder, counts);
 2. ``"episode"``: raw content kept verbatim, with its times and metadata;
-3. ``"entity"``: canonical name, kind, aliases;
+3. ``"entity"``: canonical name, kind, aliases, kind votes;
 4. ``"memory"``: every column of the fact (texts indexed for keyword search included), its
    entity ids and, unless exported without, its vector as base64 float32;
 5. ``"link"``: typed, weighted edges between memories;
@@ -89,7 +89,8 @@ def export_bank(
             [bank_id],
         )
         entities = db.fetchall(
-            "SELECT id, name, kind, aliases, created_at FROM entities WHERE bank_id = ? "
+            "SELECT id, name, kind, aliases, created_at, kind_votes FROM entities "
+            "WHERE bank_id = ? "
             "ORDER BY created_at, id",
             [bank_id],
         )
@@ -156,6 +157,7 @@ def export_bank(
                         "kind": e[2],
                         "aliases": list(e[3] or ()),
                         "created_at": _iso(e[4]),
+                        "kind_votes": json.loads(e[5]) if e[5] else {},
                     }
                 )
             for start in range(0, len(memories), _CHUNK):

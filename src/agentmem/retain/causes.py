@@ -1,0 +1,155 @@
+"""Cause clauses inside one sentence: "Because the supplier missed its deadline, the launch
+was delayed" states a cause and its effect at once.
+
+:func:`cause_clauses` finds them by cue phrase, offline and conservatively:
+
+- "because (of)", "due to", "owing to" before or after the effect ("The launch slipped because
+  the vendor's API was down", "Because the supplier missed its deadline, ...");
+- "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
+  a kid") and not with a perfect main clause ("I have lived here since we married");
+- ", so" followed by a clause ("It rained, so we stayed in"), never "so that" or "so much";
+- "as a result", "which is why", "that's why" after the cause;
+- "X led to / caused / resulted in Y": X is the cause.
+
+The extractor stores each cause clause as a fact of its own that the whole sentence's fact is
+``caused_by`` (``retain/extract.py``), unless an earlier fact of the same call already says it.
+Pure text functions: the clauses are known before spaCy runs, so early embedding still works.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["as_fact_text", "cause_clauses", "states_the_same"]
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“‘(])")
+_SUBJECT = (
+    r"(?:i|we|you|he|she|they|it|the|my|our|your|his|her|their|this|that|these|those|there|"
+    r"everyone|nobody|someone|[A-Z][\w'’-]*)\b"
+)
+_TIME_AFTER_SINCE = re.compile(
+    r"^(?:\d|then\b|last\b|yesterday\b|childhood\b|birth\b|forever\b|college\b|high school\b|"
+    r"school\b|university\b|the (?:start|beginning|day|time|age|summer|winter|spring|autumn|"
+    r"war|pandemic|\d)|(?:early|late|mid)\b|(?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday|spring|summer|autumn|fall|winter|christmas|easter)\b|"
+    r"(?:i|we|he|she|they|you) (?:was|were) (?:a |little|young|small|kids?|children|\d))",
+    re.IGNORECASE,
+)
+_PERFECT = re.compile(
+    r"\b(?:have|has|had|'ve|’ve|'d|’d)\s+(?:not\s+|never\s+|always\s+|been\s+)?\w+(?:ed|en|wn|ne)\b"
+    r"|\b(?:have|has|had)\s+been\b|\b(?:'ve|’ve|'s|’s) been\b",
+    re.IGNORECASE,
+)
+_CLAUSE_END = r"(?P<end>[^.;!?]*)"
+# (pattern, which group is the cause); each finds one cause in one sentence.
+_OPENING = re.compile(
+    r"^(?P<cue>because(?: of)?|due to|owing to|since)\s+(?P<cause>[^,;]{8,200}),\s*(?P<effect>.+)$",
+    re.IGNORECASE,
+)
+_TRAILING = re.compile(
+    r"^(?P<effect>.{6,}?),?\s+(?P<cue>because(?: of)?|due to|owing to|since)\s+"
+    r"(?P<cause>[^.;!?]{8,200})",
+    re.IGNORECASE,
+)
+_SO = re.compile(rf"^(?P<cause>.{{8,}}?),?\s+so\s+(?!that\b)(?P<effect>{_SUBJECT}[^.;!?]{{4,}})")
+_RESULT = re.compile(
+    r"^(?P<cause>.{8,}?)(?:,\s*|\s+)(?:and\s+)?(?:as a result|as a consequence|which is why|"
+    r"that'?s why|that is why|this is why)\b,?\s*(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+_VERB = re.compile(
+    r"^(?P<cause>[^,;]{6,120}?)\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+"
+    r"(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+_SMALL_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        "a an the of to in on at for and or but so is was are were be been being am do did does "
+        "have has had it its this that these those i me my we us our you your he him his she "
+        "her they them their there here what really very just also too much many lot lots",
+    )
+)
+# A cause worth a fact of its own says something by itself: "it relaxes me" does not.
+_MIN_CAUSE_CONTENT_WORDS = 2
+
+
+def cause_clauses(text: str) -> list[str]:
+    """The cause clauses stated inside the sentences of ``text``, in order.
+
+    Each is a clause that the sentence gives as the reason for something else in it; the
+    sentence itself is the effect. A sentence with no causal cue, or whose cue is no cause
+    ("since 2019", "so much"), gives none.
+    """
+    found: list[str] = []
+    for sentence in _SENTENCE.split(text.strip()):
+        cause = _cause_in(sentence.strip())
+        if cause and cause.casefold() not in (c.casefold() for c in found):
+            found.append(cause)
+    return found
+
+
+def as_fact_text(clause: str) -> str:
+    """A cause clause written as a sentence of its own: capitalised, with a full stop."""
+    clause = clause.strip().rstrip(",:;-— ")
+    if not clause:
+        return clause
+    text = clause[0].upper() + clause[1:]
+    return text if text[-1] in ".!?" else f"{text}."
+
+
+def states_the_same(a: str, b: str) -> bool:
+    """Whether two texts say nearly the same thing (most content words shared)."""
+    wa, wb = _content_words(a), _content_words(b)
+    if not wa or not wb:
+        return False
+    return len(wa & wb) / min(len(wa), len(wb)) >= 0.75
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _SMALL_WORDS}
+
+
+def _cause_in(sentence: str) -> str | None:
+    match = _OPENING.match(sentence)
+    if match and _is_cause(match.group("cue"), match.group("cause"), match.group("effect")):
+        return _clean(match.group("cause"))
+    match = _TRAILING.match(sentence)
+    if match and _is_cause(match.group("cue"), match.group("cause"), match.group("effect")):
+        return _clean(match.group("cause"))
+    for pattern in (_RESULT, _SO, _VERB):
+        match = pattern.match(sentence)
+        cause = _after_speaker(match.group("cause")) if match else ""
+        # "The outage led to ...": a noun phrase may name the cause in one content word.
+        enough = _says_something(cause) or (pattern is _VERB and _content_words(cause))
+        if match and enough and _words(match.group("effect")) >= 2:
+            return _clean(cause)
+    return None
+
+
+def _is_cause(cue: str, cause: str, effect: str) -> bool:
+    if not _says_something(cause) or _words(effect) < 2:
+        return False
+    if cue.casefold() != "since":
+        return True
+    return not _TIME_AFTER_SINCE.match(cause.strip()) and not _PERFECT.search(effect)
+
+
+def _says_something(clause: str) -> bool:
+    return len(_content_words(clause)) >= _MIN_CAUSE_CONTENT_WORDS
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def _after_speaker(text: str) -> str:
+    """The clause without a leading discourse opener ("Bad news: ...", "Well, ...")."""
+    parts = re.split(r"(?<=[:—])\s+|^(?:well|honestly|anyway|so|and|but),\s+", text, flags=re.I)
+    return parts[-1] if parts else text
+
+
+def _clean(clause: str) -> str:
+    return " ".join(clause.split()).strip(" ,:;-—\"'“”")

@@ -1,0 +1,332 @@
+"""What kind of thing a name denotes, read from the name and the words around it.
+
+spaCy's small model labels unfamiliar names almost at random in chat text (a first name as a
+place, a city as a person), so its label is one weak vote among others:
+
+- **the name's shape**: a title ("Dr. Okafor"), a known first name, a corporate suffix
+  ("Fernwood Labs", "Ferrox GmbH"), a place word ("Lake Bled", "Main Street"), an event word
+  ("Glastonbury Festival", "Porto 10k"), "Project X", a code ("INV-20931");
+- **category nouns** next to it: "my sister Giulia", "a vendor called Quixotrix", "Giulia is a
+  marine biologist", "Marco's sister is Giulia", "Trilha, a hiking app";
+- **syntax around it**: a place preposition ("in Naples", "flew to Yerevan", "back from
+  Chengdu"), a possessive with a family or role noun ("Marco's sister"), a verb people do
+  ("Tigran flew", "Siobhan said"), "X and I", "work at X", "launch X".
+
+Each cue adds a weight to a kind; the heaviest kind wins and its weight is the mention's
+confidence, which the bank sums over all mentions of an entity (``retain/link.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+__all__ = [
+    "CODE_RE",
+    "RACE_RE",
+    "decide_kind",
+    "is_common_word_start",
+    "kind_evidence",
+    "voted_kind",
+]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# How much each kind of evidence weighs.
+SPACY_WEIGHT = 1.0
+FIRST_NAME_WEIGHT = 2.0
+CUE_WEIGHT = 1.5
+MOTION_WEIGHT = 2.0
+STRONG_CUE_WEIGHT = 3.0
+SHAPE_WEIGHT = 4.0
+
+_ORG_SUFFIXES = _words(
+    "labs lab inc incorporated corp corporation co company ltd limited llc llp plc gmbh ag "
+    "sa srl bv nv pty group holdings foundation university college institute academy bank "
+    "pharma systems technologies software solutions partners imports trading foods logistics "
+    "analytics energy retail shipping airlines airways motors media press post times studios "
+    "records symphony orchestra association society council ministry agency capital ventures "
+    "consulting industries enterprises networks insurance health"
+)
+_ORG_HEADS = _words("university bank institute college ministry department school")
+_PLACE_SUFFIXES = _words(
+    "street st road rd avenue ave lane boulevard square park river lake mountains mountain "
+    "hill hills valley beach bay island islands coast peninsula county province district "
+    "region airport station harbour harbor bridge"
+)
+_PLACE_HEADS = _words("lake mount mt river isle cape port fort")
+_PRODUCT_SUFFIXES = _words("api app sdk")
+_EVENT_SUFFIXES = _words(
+    "festival olympics games cup championship championships marathon conference summit expo "
+    "fair tournament derby"
+)
+RACE_RE = re.compile(r"^\d+k$", re.IGNORECASE)
+CODE_RE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+$")
+
+# Nouns that say what kind of thing a nearby name is.
+_PERSON_NOUNS = _words(
+    "friend buddy pal colleague coworker co-worker teammate boss manager mentor mentee partner "
+    "wife husband girlfriend boyfriend fiance fiancee fiancé fiancée spouse son daughter "
+    "brother sister sibling mom mum mother dad father aunt auntie uncle cousin niece nephew "
+    "grandma grandpa grandmother grandfather grandson granddaughter gran granny neighbor "
+    "neighbour roommate flatmate classmate teacher tutor student doctor dentist therapist "
+    "physiotherapist physio coach client landlord landlady intern assistant biologist engineer "
+    "developer designer director ceo cto cfo founder cofounder co-founder architect professor "
+    "lecturer nurse surgeon lawyer accountant analyst chef cook baker pilot driver farmer "
+    "carpenter plumber electrician journalist writer author artist painter musician singer "
+    "violinist pianist guitarist drummer actor actress dancer athlete player trainer scientist "
+    "researcher programmer consultant officer captain soldier priest vet pharmacist librarian "
+    "photographer editor producer lead intern volunteer recruiter banker economist chemist "
+    "physicist historian kid kids children parents family wedding birthday girl boy guy man "
+    "woman lady gentleman person"
+)
+_ORG_NOUNS = _words(
+    "company firm startup start-up vendor supplier provider agency manufacturer retailer "
+    "employer charity nonprofit band club label publisher newspaper magazine brand business "
+    "corporation organisation organization team vendors suppliers companies firms employees "
+    "staff ceo headquarters hq"
+)
+_PRODUCT_NOUNS = _words(
+    "app application tool product platform service software device phone laptop game book "
+    "novel film movie show series album song dashboard library framework website beta "
+    "release version apps tools products test kit drug vaccine"
+)
+_PLACE_NOUNS = _words(
+    "city town village country island region state province neighbourhood neighborhood "
+    "district suburb capital restaurant cafe café bar pub hotel hostel airport station beach "
+    "lake mountain valley cities towns countries"
+)
+_EVENT_NOUNS = _words("festival conference marathon race tournament concert match")
+_NOUN_KINDS: dict[str, str] = {
+    **{w: "event" for w in _EVENT_NOUNS},
+    **{w: "place" for w in _PLACE_NOUNS},
+    **{w: "product" for w in _PRODUCT_NOUNS},
+    **{w: "org" for w in _ORG_NOUNS},
+    **{w: "person" for w in _PERSON_NOUNS},
+}
+# After a possessive ("Kofi's wife", "Globex's office"): only nouns that settle the kind.
+_POSSESSED_PERSON = _PERSON_NOUNS - _words("lead")
+_POSSESSED_ORG = _words("office offices headquarters hq ceo cto employees staff customers stock")
+
+_PLACE_PREPOSITIONS = _words("in near around across throughout outside inside within")
+_MOTION_WORDS = _words(
+    "fly flew flown flying flies flight flights move moved moving moves drive drove driven "
+    "driving go went going gone travel travelled traveled travelling traveling trip trips "
+    "return returned returning relocate relocated head headed emigrated commute sail sailed "
+    "walk walked ride rode back way visit visited holiday holidays vacation came come comes "
+    "coming drives"
+)
+_PERSON_VERBS = _words(
+    "said says told tells asked asks thinks thought feels felt wants wanted loves loved likes "
+    "liked hates hated flew flies drove drives walked walks visited visits married marries "
+    "lives lived grew studied studies retired travelled traveled recommended recommends "
+    "teaches taught trains trained plays played picked laughed cried smiled went goes came "
+    "comes helped helps met meets turns turned prefers preferred cooked baked wrote writes "
+    "sings sang smokes knows knew believes believed agreed decided promised invited called "
+    "texted emailed mentioned suggested explained admitted moved"
+)
+_ORG_VERBS = _words("acquired acquires billed invoiced charged employs merged sent issued")
+_PRODUCT_VERBS_AFTER = _words("launches ships crashed crashes supports")
+_PRODUCT_VERBS_BEFORE = _words(
+    "launch launched launching ship shipped release released use uses using used install "
+    "installed download downloaded bought buy buying ordered"
+)
+_TRADE_NOUNS = _words("invoice invoices bill bills refund quote order shipment delivery payment")
+# A lower-case noun right after a name: "the Globex office", "the Falcon beta".
+_ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
+_PRODUCT_FOLLOWERS = _words("app beta release update subscription")
+_ORG_PREPOSITION_VERBS = _words("work works worked working job jobs join joined interned")
+_CALLED = _words("called named like")
+# Tags of the words between a determiner and the noun it introduces.
+_MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "POS", "VBG", "HYPH", "CD", "NNP"})
+_DETERMINERS = _words("a an the my our his her their your its this that one")
+_COPULA = _words("is was 's are were")
+_ADVERBS = _words("now also still just finally already often never always really")
+
+
+def kind_evidence(doc: Doc, start: int, end: int) -> dict[str, float]:
+    """Weights per kind from the name ``doc[start:end]`` and the words around it."""
+    votes: dict[str, float] = defaultdict(float)
+    words = [t.lower_ for t in doc[start:end]]
+    _shape_votes(words, votes)
+    _category_votes(doc, start, end, votes)
+    _syntax_votes(doc, start, end, votes)
+    return votes
+
+
+def decide_kind(votes: Mapping[str, float], default: str = "concept") -> tuple[str, float]:
+    """The heaviest kind and its weight; ``default`` at weight 0 without evidence.
+
+    Ties go to the more specific kind (person, org, place, product, event, then concept).
+    """
+    best = max(
+        (k for k, w in votes.items() if w > 0), key=lambda k: (votes[k], -_ORDER[k]), default=None
+    )
+    return (default, 0.0) if best is None else (best, round(votes[best], 4))
+
+
+def voted_kind(tally: Mapping[str, float], fallback: str) -> str:
+    """The kind an entity takes from the summed confidences of all its mentions."""
+    kind, weight = decide_kind(tally, fallback)
+    return kind if weight > 0 else fallback
+
+
+_ORDER = {k: i for i, k in enumerate(("person", "org", "place", "product", "event", "concept"))}
+
+
+def _shape_votes(words: list[str], votes: dict[str, float]) -> None:
+    if not words:
+        return
+    first, last = words[0], words[-1]
+    if len(words) == 1 and CODE_RE.match(first):
+        votes["concept"] += SHAPE_WEIGHT  # INV-20931, CN-118
+    elif len(words) > 1 and (first == "project" or last in _PRODUCT_SUFFIXES):
+        votes["product"] += SHAPE_WEIGHT  # "Project Lantern", "Quixotrix API"
+    elif len(words) > 1 and (last in _ORG_SUFFIXES or (first in _ORG_HEADS and "of" in words)):
+        votes["org"] += SHAPE_WEIGHT
+    elif len(words) > 1 and (last in _EVENT_SUFFIXES or RACE_RE.match(last)):
+        votes["event"] += SHAPE_WEIGHT
+    elif len(words) > 1 and (last in _PLACE_SUFFIXES or first in _PLACE_HEADS):
+        votes["place"] += SHAPE_WEIGHT
+
+
+def _category_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> None:
+    """Category nouns before, after or linked by a copula to the name."""
+    n = len(doc)
+    # "my sister Giulia", "a vendor called Quixotrix", "vendors like Quillmark Labs".
+    before = start - 1
+    if before >= 0 and doc[before].lower_ in _CALLED:
+        before -= 1
+    if before >= 0 and doc[before].text == ",":  # "his daughter, Lily"
+        before -= 1
+    if before >= 0 and (kind := _NOUN_KINDS.get(doc[before].lower_)):
+        votes[kind] += STRONG_CUE_WEIGHT
+    # "Marco's sister is Giulia": the noun is the subject of a copula whose complement is X.
+    if (
+        start >= 2
+        and _is_copula(doc[start - 1])
+        and (kind := _NOUN_KINDS.get(doc[start - 2].lower_))
+    ):
+        votes[kind] += STRONG_CUE_WEIGHT
+    # "Giulia is a marine biologist", "Trilha, a hiking app", "Hemi is my flatmate".
+    j = end
+    if j < n and (doc[j].text == "," or _is_copula(doc[j])):
+        j += 1
+        while j < n and doc[j].lower_ in _ADVERBS:
+            j += 1
+        if j < n and doc[j].lower_ in _DETERMINERS:
+            head = _noun_phrase_head(doc, j + 1)
+            if head is not None and (kind := _NOUN_KINDS.get(head)):
+                votes[kind] += STRONG_CUE_WEIGHT
+    # "Zvartnots airport", "the Falcon beta": a lower-case category noun right after.
+    if end < n and doc[end].text.islower():
+        following = doc[end].lower_
+        if following in _PLACE_SUFFIXES:
+            votes["place"] += CUE_WEIGHT
+        elif following in _PRODUCT_FOLLOWERS:
+            votes["product"] += CUE_WEIGHT
+        elif following in _ORG_FOLLOWERS:
+            votes["org"] += SPACY_WEIGHT * 0.75  # weak: "the Dublin office" is a place's
+
+
+def _is_copula(token: Token) -> bool:
+    return token.lower_ in _COPULA and token.tag_ != "POS"  # "Bob's here", not "Bob's car"
+
+
+def _noun_phrase_head(doc: Doc, j: int) -> str | None:
+    """The last noun of the phrase starting at ``j`` ("marine biologist", "startup's tool")."""
+    head = None
+    for token in doc[j:]:
+        if token.tag_ in ("NN", "NNS") or token.lower_ in _NOUN_KINDS:
+            head = token.lower_
+        elif token.tag_ not in _MODIFIER_TAGS and token.text not in ("'", "’"):
+            break
+    return head
+
+
+def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> None:
+    n = len(doc)
+    previous = doc[start - 1].lower_ if start > 0 else ""
+    before = [doc[i].lower_ for i in range(max(0, start - 6), start - 1)]
+    moving = any(w in _MOTION_WORDS for w in before)
+    if previous in _PLACE_PREPOSITIONS:
+        votes["place"] += CUE_WEIGHT
+    elif (previous == "to" and moving) or (
+        previous == "from" and (moving or (before and before[-1] in _COPULA))
+    ):
+        votes["place"] += MOTION_WEIGHT  # "flew to Yerevan", "is from Sapporo"
+    elif previous in ("visit", "visiting", "visited"):
+        votes["place"] += CUE_WEIGHT
+    elif previous == "from" and before and before[-1] in _TRADE_NOUNS:
+        votes["org"] += CUE_WEIGHT  # "an invoice from Hooli"
+    elif previous in _DETERMINERS and before and before[-1] in _PRODUCT_VERBS_BEFORE:
+        votes["product"] += CUE_WEIGHT  # "bought a Kindle Paperwhite"
+    elif previous in ("at", "for") and any(w in _ORG_PREPOSITION_VERBS for w in before):
+        votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
+    elif previous == "at":
+        votes["org"] += SPACY_WEIGHT / 2
+        votes["place"] += SPACY_WEIGHT / 2
+    elif previous == "with":
+        votes["person"] += SPACY_WEIGHT
+    elif previous in _PRODUCT_VERBS_BEFORE or (
+        previous == "to" and before and before[-1] in ("switch", "switched", "upgrade", "moved")
+    ):
+        votes["product"] += CUE_WEIGHT
+    elif previous in _ORG_PREPOSITION_VERBS:  # "join Veridia Pharma"
+        votes["org"] += CUE_WEIGHT
+
+    if end >= n:
+        return
+    following = doc[end].lower_
+    if following in ("'s", "’s", "'") and end + 1 < n:
+        possessed = doc[end + 1].lower_
+        if possessed in _POSSESSED_PERSON:
+            votes["person"] += STRONG_CUE_WEIGHT
+        elif possessed in _POSSESSED_ORG:
+            votes["org"] += CUE_WEIGHT
+        return
+    if following == "and" and end + 1 < n and doc[end + 1].text == "I":
+        votes["person"] += STRONG_CUE_WEIGHT
+        return
+    if start >= 2 and previous == "and" and doc[start - 2].lower_ in ("me", "i"):
+        votes["person"] += STRONG_CUE_WEIGHT
+    k = end
+    while k < n and doc[k].lower_ in _ADVERBS:
+        k += 1
+    verb = doc[k].lower_ if k < n else ""
+    if verb in _PERSON_VERBS:
+        votes["person"] += CUE_WEIGHT + 0.5
+    elif verb in _ORG_VERBS:
+        votes["org"] += CUE_WEIGHT
+    elif verb in _PRODUCT_VERBS_AFTER:
+        votes["product"] += CUE_WEIGHT
+
+
+def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
+    """Whether a one-word name is used as a common noun: "an API", "the vendor's API", and
+    for an acronym also after a common noun ("the payments API")."""
+    if end - start != 1 or start == 0:
+        return False
+    previous = doc[start - 1]
+    if previous.lower_ in ("a", "an") or previous.tag_ == "POS":
+        return True
+    return doc[start].text.isupper() and previous.tag_ in ("NN", "NNS") and previous.is_lower
+
+
+def is_common_word_start(doc: Doc, start: int, end: int) -> bool:
+    """Whether a one-word name opening a sentence modifies the common noun after it.
+
+    "Aisle seats are better": such a word is an ordinary word more often than a name.
+    """
+    if end - start != 1:
+        return False
+    following: Token | None = doc[end] if end < len(doc) else None
+    return following is not None and following.tag_ in ("NN", "NNS") and following.text.islower()

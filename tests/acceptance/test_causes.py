@@ -1,0 +1,139 @@
+"""Causes inside one sentence become caused_by links, and the causal strategy says how each hit
+relates to its seed by the real direction of the links on its path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import agentmem
+from tests.conftest import T0, T1
+
+
+def caused_by(bank: agentmem.MemoryBank) -> set[tuple[str, str]]:
+    graph: nx.MultiDiGraph = bank.graph()
+    return {(u, v) for u, v, k in graph.edges(data="kind") if k == "caused_by"}
+
+
+def link_rows(mem: agentmem.AgentMemory, bank_id: str) -> set[tuple[str, str]]:
+    rows = mem._engine.db.fetchall(
+        "SELECT src_id, dst_id FROM links WHERE bank_id = ? AND kind = 'caused_by'", [bank_id]
+    )
+    return {(src, dst) for src, dst in rows}
+
+
+def test_a_sentence_that_states_its_cause_links_effect_to_cause(store_path: Path) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("launch")
+        cause, effect = bank.retain(
+            "Because the supplier missed its deadline, the product launch was delayed.",
+            mentioned_at=T0,
+        ).memories
+        assert cause.text == "The supplier missed its deadline."
+        assert effect.text.startswith("Because the supplier missed its deadline")
+        assert link_rows(mem, "launch") == {(effect.id, cause.id)}  # effect → its cause
+        assert caused_by(bank) == {(effect.id, cause.id)}
+    with agentmem.AgentMemory(store_path) as mem:  # stored, not only mirrored
+        bank = mem.bank("launch")
+        assert caused_by(bank) == {(effect.id, cause.id)}
+        why = bank.recall("why?", strategies="causal", seed_memory_id=effect.id)
+        assert [(h.memory.id, h.strategy_details["causal"]["relation"]) for h in why][:1] == [
+            (cause.id, "cause")
+        ]
+        assert bank.check_integrity().problems == ()
+
+
+def test_a_chat_turn_with_a_because_clause_is_caused_by_the_clause(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("demo")
+    turn = {
+        "role": "user",
+        "name": "Maya",
+        "content": "Bad news. The launch slipped because the vendor's API was down.",
+    }
+    cause, effect = bank.retain([turn], mentioned_at=T0).memories
+    assert cause.text == "Maya: The vendor's API was down."
+    assert effect.text == f"Maya: {turn['content']}"
+    assert (effect.id, cause.id) in link_rows(mem, "demo")
+    assert (cause.id, effect.id) not in link_rows(mem, "demo")
+
+
+def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("story")
+    late, failed = bank.retain(
+        "The vendor shipped the parts three weeks late. "
+        "The Atlas launch failed because the vendor shipped the parts late.",
+        mentioned_at=T0,
+    ).memories
+    assert len(bank.memories()) == 2
+    assert (failed.id, late.id) in caused_by(bank)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I have lived in Oslo since 2019.",
+        "We have been friends since we were kids.",
+        "I was so happy to see you!",
+    ],
+)
+def test_since_of_time_and_so_of_degree_make_no_cause(mem: agentmem.AgentMemory, text: str) -> None:
+    bank = mem.bank("plain")
+    assert len(bank.retain(text, mentioned_at=T0).memories) == 1
+    assert caused_by(bank) == set()
+
+
+def test_causal_relations_follow_the_direction_of_every_hop(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("chain")
+    root, slip, refund, memo = bank.retain(
+        [
+            {"role": "user", "name": "Ann", "content": "The payments vendor had an outage."},
+            {"role": "user", "name": "Ann", "content": "The release slipped a week."},
+            {"role": "user", "name": "Ann", "content": "Customers asked for refunds."},
+            {"role": "user", "name": "Ann", "content": "I wrote the incident memo."},
+        ],
+        mentioned_at=T0,
+    ).memories
+    bank.link(slip.id, root.id, "caused_by")  # the outage caused the slip ...
+    bank.link(refund.id, root.id, "caused_by")  # ... and the refunds: siblings
+    bank.link(memo.id, refund.id, "caused_by")
+
+    def relations(seed: str, **params: object) -> dict[str, tuple[int, str]]:
+        hits = bank.recall("x", strategies="causal", seed_memory_id=seed, **params)
+        return {
+            h.memory.id: (
+                h.strategy_details["causal"]["distance"],
+                h.strategy_details["causal"]["relation"],
+            )
+            for h in hits
+        }
+
+    from_slip = relations(slip.id, edge_types="caused_by")
+    assert from_slip[root.id] == (1, "cause")
+    assert from_slip[refund.id] == (2, "related")  # a sibling effect is not a cause
+    assert from_slip[memo.id] == (3, "related")
+    from_root = relations(root.id, edge_types="caused_by")
+    assert from_root == {slip.id: (1, "effect"), refund.id: (1, "effect"), memo.id: (2, "effect")}
+    assert relations(memo.id, edge_types="caused_by", direction="causes") == {
+        refund.id: (1, "cause"),
+        root.id: (2, "cause"),
+    }
+    ordered = relations(refund.id, edge_types="followed_by")
+    assert ordered[slip.id] == (1, "earlier")
+    assert ordered[memo.id] == (1, "later")
+    assert ordered[root.id] == (2, "earlier")
+    hits = bank.recall("x", strategies="causal", seed_memory_id=memo.id, edge_types="caused_by")
+    paths = {h.memory.id: h.strategy_details["causal"]["path"] for h in hits}
+    assert paths[slip.id] == [memo.id, refund.id, root.id, slip.id]
+
+
+def test_a_second_retain_keeps_old_cause_links(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("two")
+    first = bank.retain("Because the road was closed, we took the train.", mentioned_at=T0)
+    second = bank.retain("The train was late because a signal failed.", mentioned_at=T1)
+    links = caused_by(bank)
+    assert (first.memories[1].id, first.memories[0].id) in links
+    assert (second.memories[1].id, second.memories[0].id) in links

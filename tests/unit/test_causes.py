@@ -1,0 +1,72 @@
+"""Cause clauses found inside one sentence (retain/causes.py): which cues count, which do not."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
+
+CAUSES = [
+    (
+        "Because the supplier missed its deadline, the product launch was delayed.",
+        "the supplier missed its deadline",
+    ),
+    ("The launch slipped because the vendor's API was down", "the vendor's API was down"),
+    ("Since the trains were on strike, we drove to Leeds.", "the trains were on strike"),
+    ("I moved to Lyon since my job changed.", "my job changed"),
+    ("It rained all day, so we stayed in.", "It rained all day"),
+    ("The server crashed, which is why the site was down.", "The server crashed"),
+    ("The vendor was late and as a result the launch slipped.", "The vendor was late"),
+    ("The flight was cancelled due to the storm over Iceland.", "the storm over Iceland"),
+    ("The outage led to a week of delays.", "The outage"),
+    ("A burst pipe caused the flooding in the basement.", "A burst pipe"),
+    ("Bad news: the vendor was late, so we slipped.", "the vendor was late"),
+]
+NO_CAUSE = [
+    "I have lived in Oslo since 2019.",
+    "She has been happier since she moved to Porto.",
+    "We have known each other since we were kids.",
+    "Since last summer the office is quieter.",
+    "I was so happy to see you!",
+    "Thanks so much for the help.",
+    "I saved money so that we could travel.",
+    "I love painting because it relaxes me.",  # the clause says nothing on its own
+    "He was late due to traffic.",  # nor does one word
+    "The launch is on May 6.",
+]
+
+
+@pytest.mark.parametrize(("sentence", "cause"), CAUSES)
+def test_a_causal_cue_gives_the_cause_clause(sentence: str, cause: str) -> None:
+    assert cause_clauses(sentence) == [cause]
+
+
+@pytest.mark.parametrize("sentence", NO_CAUSE)
+def test_time_since_intensifier_so_and_empty_clauses_give_none(sentence: str) -> None:
+    assert cause_clauses(sentence) == []
+
+
+def test_each_sentence_of_a_turn_is_read_and_repeats_are_dropped() -> None:
+    text = (
+        "Bad news. The launch slipped because the vendor's API was down. "
+        "It slipped because the vendor's API was down!"
+    )
+    assert cause_clauses(text) == ["the vendor's API was down"]
+
+
+def test_a_clause_becomes_a_sentence_and_near_repeats_are_recognised() -> None:
+    assert as_fact_text("the supplier missed its deadline") == "The supplier missed its deadline."
+    assert states_the_same(
+        "The vendor shipped the parts late.", "The vendor shipped the parts three weeks late."
+    )
+    assert not states_the_same("The vendor shipped the parts late.", "The launch was delayed.")
+
+
+@given(st.text(max_size=400))
+def test_any_text_gives_clauses_taken_from_it(text: str) -> None:
+    flat = " ".join(text.split()).casefold()
+    for clause in cause_clauses(text):
+        assert clause and clause.casefold() in flat
+        assert as_fact_text(clause)
