@@ -250,3 +250,104 @@ def test_random_banks_and_tags_never_leak(tmp_path, seed):
                 }
                 assert {hit.memory.id for hit in result} == expected
         assert mem.check_integrity().ok
+
+
+# -- banks score alone ------------------------------------------------------------------------
+
+SHARED = ("parcel", "harbor", "violin", "Berlin", "invoice", "Alice", "Bob", "meeting", "INV-2047")
+# Folds are due every few rows, so another bank's writes keep moving this bank's postings.
+FOLDING = agentmem.EngineConfig(keyword_rebuild_min=4, keyword_rebuild_fraction=0.0)
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+SENTENCE = st.lists(st.sampled_from(SHARED), min_size=1, max_size=5).map(
+    lambda words: "We talked about " + " and ".join(words) + "."
+)
+MESSAGES = st.lists(
+    st.builds(
+        lambda name, text: {"role": "user", "name": name, "content": text},
+        st.sampled_from(["Alice", "Bob"]),
+        SENTENCE,
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _retain_sessions(bank: agentmem.MemoryBank, sessions: list[list[dict[str, str]]]) -> None:
+    for day, messages in enumerate(sessions):
+        bank.retain(
+            messages, mentioned_at=datetime(2025, 1, 1 + day, tzinfo=UTC), document_id=f"s{day}"
+        )
+
+
+def _seen(bank: agentmem.MemoryBank, queries: list[str]) -> list[list[tuple[str, float, object]]]:
+    """Everything a recall shows of a bank: order, scores and strategy details."""
+    return [
+        [
+            (hit.memory.id, hit.score, hit.strategy_details)
+            for hit in bank.recall(query, now=NOW, top_k=20, max_tokens=100_000, reinforce=False)
+        ]
+        for query in queries
+    ]
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    own=st.lists(MESSAGES, min_size=1, max_size=3),
+    other=st.lists(MESSAGES, min_size=1, max_size=4),
+    forgotten=st.integers(min_value=0, max_value=30),
+    queries=st.lists(SENTENCE, min_size=1, max_size=3),
+)
+def test_a_banks_recall_is_the_same_whatever_another_bank_holds(
+    tmp_path_factory, own, other, forgotten, queries
+):
+    """Order, scores and strategy_details of one bank's recall, with the other bank absent,
+    filled, partly forgotten, after a reopen and once deleted: identical every time."""
+    path = tmp_path_factory.mktemp("alone") / "store"
+    with agentmem.AgentMemory(path, embedder=HashEmbedder(), config=FOLDING) as mem:
+        alone = mem.bank("alone")
+        _retain_sessions(alone, own)
+        expected = _seen(alone, queries)
+        neighbour = mem.bank("neighbour")
+        _retain_sessions(neighbour, other)
+        assert _seen(alone, queries) == expected
+        _retain_sessions(neighbour, other)  # the same words, twice over
+        doomed = [m.id for m in neighbour.memories(limit=100)][:forgotten]
+        neighbour.forget(doomed)
+        assert _seen(alone, queries) == expected
+        assert mem.check_integrity().ok
+    with agentmem.AgentMemory(path, embedder=HashEmbedder(), config=FOLDING) as mem:
+        alone = mem.bank("alone")
+        assert _seen(alone, queries) == expected
+        mem.rebuild_keyword_index()
+        assert _seen(alone, queries) == expected
+        mem.delete_bank("neighbour")
+        assert _seen(alone, queries) == expected
+        report = mem.check_integrity()
+        assert report.ok, report.problems
+
+
+def test_another_bank_cannot_measure_a_terms_frequency_in_this_one(tmp_path):
+    """The raw BM25 score a bank reads for a rare code says nothing about other banks."""
+    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
+        victim, prober = mem.bank("victim"), mem.bank("prober")
+        prober.retain("Invoice INV-2047 is overdue.", mentioned_at="2025-01-01")
+
+        def probe() -> tuple[float, float]:
+            (hit,) = prober.recall("INV-2047", strategies=["keyword"], reinforce=False)
+            return hit.strategy_details["keyword"]["score"], hit.score
+
+        before = probe()
+        victim.retain(
+            [{"role": "user", "content": f"Parcel {i} for invoice INV-2047."} for i in range(300)],
+            mentioned_at="2025-01-02",
+        )
+        assert victim.recall("INV-2047", strategies=["keyword"], reinforce=False).hits
+        assert probe() == before
+        victim.forget([m.id for m in victim.memories(limit=150)])
+        assert probe() == before
+        report = mem.check_integrity()
+        assert report.ok, report.problems

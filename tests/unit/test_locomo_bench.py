@@ -333,12 +333,14 @@ def test_run_locomo_follows_the_protocol(locomo_file: Path, tmp_path: Path) -> N
         progress=lambda _description, done, total: steps.append((done, total)),
     )
 
-    # A fresh memory and bank per conversation, closed afterwards.
-    assert [m.banks for m in memories] == [["conv-a"], ["conv-b"]]
+    # One fresh memory with a bank per conversation, closed afterwards.
+    assert [m.banks for m in memories] == [["conv-a", "conv-b"]]
     assert all(m.closed for m in memories)
 
     retains = [entry for entry in log if entry[0] == "retain"]
     assert len(retains) == 3
+    # Every conversation is retained before the first question is asked.
+    assert [entry[0] for entry in log] == ["retain"] * 3 + ["recall"] * 8
     _, messages, kwargs = retains[0]
     assert messages[1] == {
         "role": "user",
@@ -404,6 +406,31 @@ def test_run_locomo_limit_and_single_row(locomo_file: Path, tmp_path: Path) -> N
 
     with pytest.raises(ValueError):
         run_locomo(locomo_file, out_path=tmp_path / "x.json", weights="recency")  # type: ignore[arg-type]
+
+
+def test_run_locomo_reports_the_fit_and_holdout_halves(
+    locomo_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentmem.bench import locomo
+
+    monkeypatch.setattr(locomo, "FIT_CONVERSATIONS", 1)  # the fixture has two conversations
+    report = run_locomo(
+        locomo_file,
+        out_path=tmp_path / "r.json",
+        memory_factory=lambda: _FakeMemory([]),
+        weights="relevance",
+    )
+    assert report["halves"] == {"fit": ["conv-a"], "holdout": ["conv-b"]}
+    assert [c["half"] for c in report["per_conversation"]] == ["fit", "holdout"]
+    relevance = report["results"]["relevance"]
+    fit, holdout = relevance["fit"], relevance["holdout"]
+    assert (fit["questions"], holdout["questions"]) == (3, 1)
+    assert fit["questions"] + holdout["questions"] == relevance["questions"]
+    assert holdout["by_category"]["3"]["questions"] == 1  # conv-b's question is open-domain
+    assert holdout["r@20"] == 1.0
+    lines = format_report(report).splitlines()
+    assert any(line.startswith("  fit (1 conversations)") for line in lines)
+    assert any(line.startswith("  holdout (1 conversations)") for line in lines)
 
 
 def test_format_report_lists_rows_and_baselines(locomo_file: Path, tmp_path: Path) -> None:

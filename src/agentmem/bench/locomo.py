@@ -1,8 +1,12 @@
 """LoCoMo evidence recall: the retrieval-quality benchmark of BENCH.md, offline.
 
-Each LoCoMo conversation goes into a fresh bank, one ``retain`` call per session; every
-question of categories 1-4 is then recalled and scored by how many of its gold evidence turns
-the recalled memories cover (a memory covers the ``dia_id``/``dia_ids`` in its metadata).
+All LoCoMo conversations go into one store, each in a bank of its own, one ``retain`` call
+per session, as users keep several tenants in one store (banks score alone, so a bank's
+figures are those it would have in a store of its own); every question of categories 1-4 is
+then recalled and scored by how many of its gold evidence turns the recalled memories cover (a
+memory covers the ``dia_id``/``dia_ids`` in its metadata). Figures are reported for all
+questions and for each half: conversations 1-5 (**fit**, where constants are chosen) and 6-10
+(**holdout**, where they are checked).
 
 The data (``locomo10.json``, CC BY-NC 4.0) is never bundled: its path is an argument. The
 metric functions are pure so they can be tested without the engine.
@@ -48,6 +52,9 @@ RELEVANCE_ONLY_WEIGHTS: dict[str, float] = {
 
 TOP_K = 20
 MAX_TOKENS = 100_000
+#: Conversations 1..FIT_CONVERSATIONS (file order) are the fit half, the rest the holdout.
+FIT_CONVERSATIONS = 5
+HALVES: tuple[str, ...] = ("fit", "holdout")
 RECALL_KS: tuple[int, ...] = (5, 10, 20)
 WORD_BUDGET = 250
 MEAN_WORDS_K = 10
@@ -794,6 +801,33 @@ def retain_conversation(
     return seconds, created
 
 
+def _recall_questions(
+    bank: BankLike, conversation: Conversation, rows: Sequence[str], step: Callable[[str], None]
+) -> dict[str, list[QuestionScore]]:
+    """Every question of a conversation recalled once per report row, scored."""
+    scores: dict[str, list[QuestionScore]] = {}
+    for row in rows:
+        label, scoring_weights, extra = _row_spec(row)
+        row_scores = []
+        for question in conversation.questions:
+            started = time.perf_counter()
+            result = bank.recall(
+                question.question,
+                top_k=TOP_K,
+                max_tokens=MAX_TOKENS,
+                now=conversation.last_session_date,
+                scoring_weights=None if scoring_weights is None else dict(scoring_weights),
+                reinforce=False,
+                **extra,
+            )
+            latency_ms = (time.perf_counter() - started) * 1000
+            hits = list(result.hits)[:TOP_K]
+            row_scores.append(score_question(conversation.id, question, hits, latency_ms))
+            step(f"{conversation.id}: recall ({label})")
+        scores[row] = row_scores
+    return scores
+
+
 def run_locomo(
     data_path: str | os.PathLike[str],
     *,
@@ -808,19 +842,22 @@ def run_locomo(
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark exactly as BENCH.md describes.
 
-    For each conversation: a fresh memory (``AgentMemory`` in a temporary directory unless
-    ``memory_factory`` is given) and one bank; each session retained as one call of messages
-    ``{"role": "user", "name": speaker, "content": text, "metadata": {"dia_id": id}}`` with
-    ``mentioned_at`` = the session date and ``document_id`` = ``session_N``; then every
-    question recalled with ``top_k=20, max_tokens=100000, now=<last session date>,
-    reinforce=False``, once per weights row.
+    One fresh memory (``AgentMemory`` in a temporary directory unless ``memory_factory`` is
+    given) with a bank per conversation (its ``sample_id``); each session retained as one call
+    of messages ``{"role": "user", "name": speaker, "content": text, "metadata": {"dia_id":
+    id}}`` with ``mentioned_at`` = the session date and ``document_id`` = ``session_N``; once
+    every conversation is in, every question recalled in its conversation's bank with
+    ``top_k=20, max_tokens=100000, now=<last session date>, reinforce=False``, once per
+    weights row. Each row is reported for all questions and for the fit and holdout halves
+    (conversations 1-5 and 6-10, :data:`FIT_CONVERSATIONS`).
 
     Args:
         data_path: Path to ``locomo10.json``.
         out_path: Where to write the JSON report (parent directories are created).
         limit_conversations: Run only the first N conversations (None: all ten).
-        memory_factory: Builds a fresh, empty memory (anything with ``bank(id)`` and
-            ``close()``) per conversation; by default ``agentmem.AgentMemory(<temp dir>)``.
+        memory_factory: Builds the fresh, empty memory (anything with ``bank(id)`` and
+            ``close()``) all conversations go into; by default
+            ``agentmem.AgentMemory(<temp dir>)``.
         weights: "relevance" (relevance-only scoring weights, the headline row), "default"
             (``scoring_weights=None``) or "both".
         progress: Called as ``progress(description, completed, total)`` after every retained
@@ -837,7 +874,7 @@ def run_locomo(
 
     Raises:
         ValueError: If ``weights`` or ``limit_conversations`` is invalid or the data is not
-            LoCoMo-shaped.
+            LoCoMo-shaped (or two conversations share a ``sample_id``).
     """
     rows = ["relevance", "default"] if weights == "both" else [weights]
     if any(row not in _WEIGHT_ROWS for row in rows):
@@ -854,6 +891,12 @@ def run_locomo(
     conversations = load_locomo(data_file)
     if limit_conversations is not None:
         conversations = conversations[:limit_conversations]
+    if len({conv.id for conv in conversations}) != len(conversations):
+        raise ValueError(f"{data_file}: two conversations share a sample_id (one bank each)")
+    half_of = {
+        conv.id: HALVES[0] if position < FIT_CONVERSATIONS else HALVES[1]
+        for position, conv in enumerate(conversations)
+    }
 
     total_steps = sum(
         len(conv.sessions) + len(conv.questions) * len(rows) for conv in conversations
@@ -865,57 +908,41 @@ def run_locomo(
     total_retain_seconds = 0.0
     total_memories = 0
 
+    with tempfile.TemporaryDirectory(prefix="agentmem-locomo-") as directory:
+        memory = (
+            memory_factory() if memory_factory else _default_memory_factory(directory, reranker)
+        )
+        try:
+            banks = {conv.id: memory.bank(conv.id) for conv in conversations}
+            # Every conversation is in the store before any question is asked.
+            retained = {
+                conv.id: retain_conversation(banks[conv.id], conv, step) for conv in conversations
+            }
+            conversation_scores = {
+                conv.id: _recall_questions(banks[conv.id], conv, rows, step)
+                for conv in conversations
+            }
+        finally:
+            memory.close()
+
     for conversation in conversations:
-        with tempfile.TemporaryDirectory(prefix="agentmem-locomo-") as directory:
-            memory = (
-                memory_factory() if memory_factory else _default_memory_factory(directory, reranker)
-            )
-            try:
-                bank = memory.bank(conversation.id)
-                retain_seconds, memories_created = retain_conversation(bank, conversation, step)
-
-                now = conversation.last_session_date
-                conversation_scores: dict[str, list[QuestionScore]] = {}
-                for row in rows:
-                    label, scoring_weights, extra = _row_spec(row)
-                    row_scores = []
-                    for question in conversation.questions:
-                        started = time.perf_counter()
-                        result = bank.recall(
-                            question.question,
-                            top_k=TOP_K,
-                            max_tokens=MAX_TOKENS,
-                            now=now,
-                            scoring_weights=None
-                            if scoring_weights is None
-                            else dict(scoring_weights),
-                            reinforce=False,
-                            **extra,
-                        )
-                        latency_ms = (time.perf_counter() - started) * 1000
-                        hits = list(result.hits)[:TOP_K]
-                        row_scores.append(
-                            score_question(conversation.id, question, hits, latency_ms)
-                        )
-                        step(f"{conversation.id}: recall ({label})")
-                    conversation_scores[row] = row_scores
-                    scores[row].extend(row_scores)
-            finally:
-                memory.close()
-
+        retain_seconds, memories_created = retained[conversation.id]
         total_retain_seconds += retain_seconds
         total_memories += memories_created
+        for row, row_scores in conversation_scores[conversation.id].items():
+            scores[row].extend(row_scores)
         turns = conversation.turn_count
         per_conversation.append(
             {
                 "id": conversation.id,
+                "half": half_of[conversation.id],
                 "sessions": len(conversation.sessions),
                 "turns": turns,
                 "questions": len(conversation.questions),
                 "memories_created": memories_created,
                 "retain_seconds": round(retain_seconds, 3),
                 "retain_turns_per_s": round(turns / retain_seconds, 1) if retain_seconds else None,
-                "now": now.isoformat(),
+                "now": conversation.last_session_date.isoformat(),
                 "results": {
                     row: recall_figures(row_scores)
                     | {
@@ -925,7 +952,7 @@ def run_locomo(
                         if row_scores
                         else None
                     }
-                    for row, row_scores in conversation_scores.items()
+                    for row, row_scores in conversation_scores[conversation.id].items()
                 },
             }
         )
@@ -951,6 +978,8 @@ def run_locomo(
             "data_sha256": file_sha256(data_file),
             "limit_conversations": limit_conversations,
             "memory": "custom factory" if memory_factory else "AgentMemory(<temp dir>)",
+            "store": "one store, one bank per conversation",
+            "fit_conversations": FIT_CONVERSATIONS,
             "reranker": getattr(reranker, "name", None) if reranker else "offline default",
             "top_k": TOP_K,
             "max_tokens": MAX_TOKENS,
@@ -987,8 +1016,18 @@ def run_locomo(
             if total_retain_seconds
             else None,
         },
+        "halves": {
+            half: [conv.id for conv in conversations if half_of[conv.id] == half] for half in HALVES
+        },
         "results": {
-            row: {"label": _row_spec(row)[0]} | _summarise(row_scores)
+            row: {"label": _row_spec(row)[0]}
+            | _summarise(row_scores)
+            | {
+                half: _summarise(
+                    [score for score in row_scores if half_of[score.conversation_id] == half]
+                )
+                for half in HALVES
+            }
             for row, row_scores in scores.items()
         },
         "per_conversation": per_conversation,
@@ -1044,6 +1083,24 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[st
     return [render(headers), render(["-" * width for width in widths]), *map(render, rows)]
 
 
+def _result_line(label: str, result: Mapping[str, Any], turns_per_s: str) -> list[str]:
+    """One row of the table: a report row's figures (all questions, or one half's)."""
+    by_category = result.get("by_category", {})
+    latency = result.get("latency_ms", {})
+    return [
+        label,
+        _cell(result.get("r@5")),
+        _cell(result.get("r@10")),
+        _cell(result.get("r@20")),
+        _cell(result.get(f"rw@{WORD_BUDGET}")),
+        *(_cell(by_category.get(str(category), {}).get("r@10")) for category in CATEGORY_NAMES),
+        _number(latency.get("p50")),
+        _number(latency.get("p95")),
+        turns_per_s,
+        _number(result.get(f"mean_words_top{MEAN_WORDS_K}")),
+    ]
+
+
 def format_report(report: Mapping[str, Any]) -> str:
     """Render a LoCoMo report as a plain-text table, with the BENCH.md baselines under it.
 
@@ -1066,27 +1123,16 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"words@{MEAN_WORDS_K}",
     ]
     retain = report.get("retain", {})
+    halves = report.get("halves", {})
     lines: list[list[str]] = []
     for result in report.get("results", {}).values():
-        by_category = result.get("by_category", {})
-        latency = result.get("latency_ms", {})
-        lines.append(
-            [
-                f"agentmem {result.get('label', '')}".strip(),
-                _cell(result.get("r@5")),
-                _cell(result.get("r@10")),
-                _cell(result.get("r@20")),
-                _cell(result.get(f"rw@{WORD_BUDGET}")),
-                *(
-                    _cell(by_category.get(str(category), {}).get("r@10"))
-                    for category in CATEGORY_NAMES
-                ),
-                _number(latency.get("p50")),
-                _number(latency.get("p95")),
-                _number(retain.get("turns_per_s")),
-                _number(result.get(f"mean_words_top{MEAN_WORDS_K}")),
-            ]
-        )
+        label = f"agentmem {result.get('label', '')}".strip()
+        lines.append(_result_line(label, result, _number(retain.get("turns_per_s"))))
+        for half in HALVES:
+            if result.get(half, {}).get("questions"):
+                ids = halves.get(half, [])
+                label_half = f"  {half} ({len(ids)} conversations)"
+                lines.append(_result_line(label_half, result[half], "—"))
     baselines = {baseline["short"]: baseline for baseline in report.get("baselines", BASELINES)}
     for short in _TABLE_BASELINES:
         baseline = baselines.get(short)
@@ -1114,7 +1160,8 @@ def format_report(report: Mapping[str, Any]) -> str:
         f"{name} {by_category.get(str(category), 0)}" for category, name in CATEGORY_NAMES.items()
     )
     output = [
-        "LoCoMo evidence recall (BENCH.md protocol; per-category columns are R@10)",
+        "LoCoMo evidence recall (BENCH.md protocol, all conversations in one store, a bank each;"
+        " per-category columns are R@10; fit = conversations 1-5, holdout = the rest)",
         *text_table(headers, lines),
         "",
         f"{counts.get('conversations', 0)} conversations, {counts.get('sessions', 0)} sessions, "

@@ -164,7 +164,7 @@ def refine_observation(
                 "SELECT seq FROM memories WHERE id = ?", [current.id]
             ).fetchone()
             (seq,) = cur.execute("SELECT nextval('memory_seq')").fetchone()
-            engine.keyword.remove_pending(cur, [old_seq])
+            engine.keyword.remove_rows(cur, [old_seq])
             # A new seq puts the new text in the pending postings; the old posting is ignored.
             cur.execute(
                 "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ? WHERE id = ?",

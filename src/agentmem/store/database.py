@@ -113,13 +113,15 @@ CREATE TABLE IF NOT EXISTS vector_journal (
     bank_id VARCHAR NOT NULL,
     op VARCHAR NOT NULL
 );
--- Keyword postings of rows written since the last full-text index build (store/keyword.py).
+-- Keyword postings of rows written since the last fold of the index (store/keyword.py);
+-- bank_id last, where adding it to an older store's table puts it.
 CREATE TABLE IF NOT EXISTS keyword_pending (
     seq BIGINT NOT NULL,
     field INTEGER NOT NULL,
     term VARCHAR NOT NULL,
     tf INTEGER NOT NULL,
-    len INTEGER NOT NULL
+    len INTEGER NOT NULL,
+    bank_id VARCHAR
 );
 CREATE INDEX IF NOT EXISTS memories_bank ON memories (bank_id);
 CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);

@@ -27,10 +27,6 @@ _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (f"DELETE FROM memories WHERE list_contains({_IDS}, id)", ("ids",)),
     (
-        f"DELETE FROM keyword_pending WHERE list_contains({sql_list('seqs', 'BIGINT')}, seq)",
-        ("seqs",),
-    ),
-    (
         "DELETE FROM episodes WHERE bank_id = $bank "
         f"AND list_contains({sql_list('episodes')}, id) "
         "AND id NOT IN (SELECT episode_id FROM memories "
@@ -67,10 +63,10 @@ def forget_memories(
                 if not rows:
                     return 0
                 doomed = [r[0] for r in rows]
+                engine.keyword.remove_rows(cur, [r[1] for r in rows])  # while the rows exist
                 values = {
                     "bank": bank_id,
                     "ids": json_list(doomed),
-                    "seqs": json_list(r[1] for r in rows),
                     "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
                 }
                 for sql, names in _CLEANUP:
@@ -87,16 +83,14 @@ def forget_memories(
             f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
             {"ids": json_list(doomed)},
         )
+    engine.keyword.maybe_fold()  # drops the built postings of what went
     return len(doomed)
 
 
 def delete_bank_rows(engine: Engine, bank_id: str) -> None:
     """Remove every row of a bank (the caller drops its vector collection afterwards)."""
     with engine.db.transaction() as cur:
-        cur.execute(
-            "DELETE FROM keyword_pending WHERE seq IN (SELECT seq FROM memories WHERE bank_id = ?)",
-            [bank_id],
-        )
+        engine.keyword.remove_bank(cur, bank_id)
         for table in (
             "memory_entities",
             "links",
@@ -112,3 +106,4 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
         engine.graphs.pop(bank_id, None)
         engine.resolvers.pop(bank_id, None)
         engine.bank_changed(bank_id)
+    engine.keyword.maybe_fold()

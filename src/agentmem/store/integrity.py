@@ -5,7 +5,8 @@ What "whole" means, per bank:
 * every memory has its vector in the bank's Chroma collection, of the bank's dimension, and
   Chroma holds no vector of a memory the bank does not have (vectors still in the journal,
   written by a call that has not finished, are in flight and not counted);
-* every memory is keyword-searchable: in the built full-text index or in the pending postings;
+* every memory is keyword-searchable: in the built full-text index or in the pending postings,
+  and the bank's keyword statistics (rows, total length) are those of its rows;
 * every memory's episode exists; every memory–entity row names an existing memory and entity
   of the same bank; every link joins two memories of the bank; no entity is left without facts.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentmem.store.keyword import FTS_SCHEMA, tokenize_sql
+from agentmem.store.keyword import FTS_SCHEMA, STATS_MISMATCH, tokenize_sql
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -96,6 +97,8 @@ _BANK_CHECKS: tuple[tuple[str, str], ...] = (
         f"{_MEMORY_TOKENS}) AS token) "
         f"WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords))",
     ),
+    # N and mean length of the bank's keyword scores (see store/keyword.py).
+    ("keyword statistics not those of the bank's rows", STATS_MISMATCH),
 )
 
 _STORE_CHECKS: tuple[tuple[str, str], ...] = tuple(
@@ -104,7 +107,14 @@ _STORE_CHECKS: tuple[tuple[str, str], ...] = tuple(
         f"SELECT DISTINCT t.bank_id FROM {table} AS t "
         "WHERE t.bank_id NOT IN (SELECT bank_id FROM banks)",
     )
-    for table in ("memories", "episodes", "entities", "memory_entities", "links")
+    for table in (
+        "memories",
+        "episodes",
+        "entities",
+        "memory_entities",
+        "links",
+        "keyword_bank_stats",
+    )
 ) + (
     (
         "pending keyword postings of a deleted memory",

@@ -3,26 +3,39 @@
 The index is two tables of postings that one query scores together:
 
 * the **built postings** (``keyword_postings``): one row per (term, row) with the term
-  frequency of each field, sorted by term, so a query reads only the row groups of its own
-  terms; with ``keyword_stats`` (rows and mean length at the last fold);
+  frequency of each field, sorted by term and bank, so a query reads only the row groups of
+  its own terms in its own bank;
 * the **pending postings** (``keyword_pending``), which every write adds to inside its own
   transaction.
 
 Both are made by one tokeniser, in SQL, with the extension's functions (``stem``, porter) and
 stopword list, as its ``create_fts_index`` would (which runs once, on an empty store, for that
-list): the query scores both with the same BM25 formula (df and N taken over both parts), so a
-row's score does not jump when it moves from pending to built.
+list).
+
+**Every statistic is the bank's own.** Banks are tenants: what one bank holds must not change
+another's scores, nor be readable from them. Postings carry their row's bank, so a query
+reads only its bank's postings of its terms; built
+postings of rows removed since the last fold (``keyword_removed``: forgotten, rewritten, or of
+a deleted bank) are skipped. Document frequencies therefore count the bank's stored rows only,
+and N and the mean length come from ``keyword_bank_stats``: per bank, the rows stored and their
+total length, kept exactly by every write in its own transaction (retain, import and an
+observation's rewrite add; forget, a rewrite and a bank's deletion subtract). A score is the
+same whether a row is pending or built, whenever folds run, and whatever other banks hold; the
+per-term contributions are summed in fixed point so the sum does not depend on the order rows
+arrive in.
 
 When enough rows are pending, a background thread **folds** them into the built postings:
 the built postings of rows still stored, plus the pending ones, re-sorted by term (~0.3 s at
 100k rows, where re-indexing every row took ~2.4 s). It works without holding the write lock:
 its transaction sees a snapshot, and deletes the pending postings of exactly the rows it
 folded, so rows written meanwhile stay pending and searchable. Only that delete and the commit
-take the write lock. If a forget removed pending postings in between, the delete conflicts,
-the fold rolls back and the next due check starts another; nothing is lost either way.
-:meth:`KeywordIndex.rebuild` re-tokenises every row instead (on first open of a store without
-these tables, and on demand). Two fields are indexed: the fact itself (``search_text``) and its
-neighbouring turns (``context_text``), the latter at ``context_weight`` (a BM25F-style
+take the write lock; a fold changes no statistic, and clears ``keyword_removed`` of the rows
+it dropped. If a forget removed pending postings in between, the delete conflicts, the fold
+rolls back and the next due check starts another; nothing is lost either way.
+:meth:`KeywordIndex.rebuild` re-tokenises every row and recounts the statistics instead,
+holding the write lock (on first open of a store without these tables, which is how an older
+store is upgraded, and on demand). Two fields are indexed: the fact itself (``search_text``)
+and its neighbouring turns (``context_text``), the latter at ``context_weight`` (a BM25F-style
 weighted term frequency).
 
 Query text is bound as a parameter and tokenised like a document: it is data, never syntax.
@@ -62,43 +75,45 @@ def tokenize_sql(expr: str) -> str:
 
 
 def _tokenized(rows: str) -> str:
-    """SQL of the postings of the memories matching ``rows``: (seq, field, term, tf, len)."""
+    """SQL of the postings of the memories matching ``rows``: (bank_id, seq, field, term, tf,
+    len)."""
     return f"""
 WITH tokens AS (
-    SELECT seq, 0 AS field, unnest({tokenize_sql("search_text")}) AS token
+    SELECT bank_id, seq, 0 AS field, unnest({tokenize_sql("search_text")}) AS token
     FROM memories WHERE {rows}
     UNION ALL
-    SELECT seq, 1 AS field, unnest({tokenize_sql("context_text")}) AS token
+    SELECT bank_id, seq, 1 AS field, unnest({tokenize_sql("context_text")}) AS token
     FROM memories WHERE {rows}
 ), kept AS (
-    SELECT seq, field, stem(token, 'porter') AS term FROM tokens
+    SELECT bank_id, seq, field, stem(token, 'porter') AS term FROM tokens
     WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords)
 ), lengths AS (
     SELECT seq, count(*) AS len FROM kept GROUP BY seq
 )
-SELECT kept.seq, kept.field, kept.term, count(*) AS tf, lengths.len
+SELECT kept.bank_id, kept.seq, kept.field, kept.term, count(*) AS tf, lengths.len
 FROM kept JOIN lengths USING (seq)
-GROUP BY kept.seq, kept.field, kept.term, lengths.len
+GROUP BY kept.bank_id, kept.seq, kept.field, kept.term, lengths.len
 """
 
 
 def _as_postings(source: str) -> str:
     """Per-field rows of ``source`` (as ``_tokenized`` gives them) as built postings."""
     return f"""
-SELECT term, seq, max(len)::BIGINT AS len,
+SELECT term, bank_id, seq, max(len)::BIGINT AS len,
        coalesce(sum(tf) FILTER (WHERE field = 0), 0)::BIGINT AS tf_fact,
        coalesce(sum(tf) FILTER (WHERE field = 1), 0)::BIGINT AS tf_context
-FROM ({source}) GROUP BY term, seq
+FROM ({source}) GROUP BY term, bank_id, seq
 """
 
 
-_PENDING_INSERT = "INSERT INTO keyword_pending " + _tokenized("seq BETWEEN $first AND $last")
+# Built postings are sorted by term, then bank: a query reads its terms' rows of its bank only.
+_BUILT_ORDER = "ORDER BY term, bank_id, seq"
 
 # Every row, tokenised anew.
 _REBUILD = f"""
 CREATE OR REPLACE TABLE keyword_postings AS
 {_as_postings(_tokenized("true"))}
-ORDER BY term
+{_BUILT_ORDER}
 """
 
 # The built postings of rows still stored (forgotten rows, and rows given a new seq, drop
@@ -106,21 +121,80 @@ ORDER BY term
 _FOLD = f"""
 CREATE OR REPLACE TABLE keyword_postings AS
 SELECT * FROM (
-    SELECT term, seq, len, tf_fact, tf_context FROM keyword_postings
+    SELECT term, bank_id, seq, len, tf_fact, tf_context FROM keyword_postings
     WHERE seq IN (SELECT seq FROM memories)
     UNION ALL
-    {_as_postings("SELECT * FROM keyword_pending")}
+    {_as_postings("SELECT bank_id, seq, field, term, tf, len FROM keyword_pending")}
 )
-ORDER BY term
+{_BUILT_ORDER}
 """
+# Rows removed since the last fold whose built postings are still there: a query skips them.
+_REMOVED_TABLE = "CREATE TABLE IF NOT EXISTS keyword_removed (seq BIGINT NOT NULL)"
 
+_BANK_STATS_TABLE = """
+CREATE TABLE IF NOT EXISTS keyword_bank_stats (
+    bank_id VARCHAR PRIMARY KEY,
+    num_docs BIGINT NOT NULL,
+    total_len BIGINT NOT NULL
+)
+"""
+# Adds a signed (bank_id, rows, total length) delta to the bank's statistics.
+_ADD_TO_STATS = """
+INSERT INTO keyword_bank_stats {delta}
+ON CONFLICT (bank_id) DO UPDATE
+SET num_docs = num_docs + excluded.num_docs, total_len = total_len + excluded.total_len
+"""
 # N counts every stored row (one with only stopwords has length 0), as the extension does.
-_STATS = """
-CREATE OR REPLACE TABLE keyword_stats AS
-SELECT docs.n AS num_docs, coalesce(lengths.total / nullif(docs.n, 0), 0.0) AS avgdl
-FROM (SELECT count(*) AS n FROM memories) AS docs,
-     (SELECT sum(len)::DOUBLE AS total
-      FROM (SELECT any_value(len) AS len FROM keyword_postings GROUP BY seq)) AS lengths
+# {lengths}: (seq, len) of the rows with postings; {rows}: which memories.
+_STATS_OF = """
+SELECT m.bank_id, {sign} count(*), {sign} coalesce(sum(l.len), 0)
+FROM memories AS m LEFT JOIN ({lengths}) AS l USING (seq)
+WHERE {rows}
+GROUP BY m.bank_id
+"""
+_PENDING_LENGTHS = "SELECT seq, max(len) AS len FROM keyword_pending WHERE {rows} GROUP BY seq"
+_BUILT_LENGTHS = "SELECT seq, any_value(len) AS len FROM keyword_postings WHERE {rows} GROUP BY seq"
+_RANGE = "seq BETWEEN $first AND $last"
+_SEQS = sql_list("seqs", "BIGINT")
+_LISTED = f"list_contains({_SEQS}, seq)"
+
+_ADD_PENDING_STATS = _ADD_TO_STATS.format(
+    delta=_STATS_OF.format(
+        sign="", lengths=_PENDING_LENGTHS.format(rows=_RANGE), rows=f"m.{_RANGE}"
+    )
+)
+# Before the rows go: their lengths are in the pending or the built postings, not both.
+_REMOVE_STATS = _ADD_TO_STATS.format(
+    delta=_STATS_OF.format(
+        sign="-",
+        lengths=f"{_PENDING_LENGTHS.format(rows=_LISTED)} UNION ALL "
+        f"{_BUILT_LENGTHS.format(rows=_LISTED)}",
+        rows=f"list_contains({_SEQS}, m.seq)",
+    )
+)
+# After a rebuild, when every row's postings are built.
+_RECOUNT_STATS = "INSERT INTO keyword_bank_stats " + _STATS_OF.format(
+    sign="", lengths=_BUILT_LENGTHS.format(rows="true"), rows="true"
+)
+
+_PENDING_INSERT = "INSERT INTO keyword_pending (bank_id, seq, field, term, tf, len) " + _tokenized(
+    _RANGE
+)
+
+#: For the integrity check: a line when bank $bank's statistics are not what its rows give.
+STATS_MISMATCH = f"""
+SELECT 'rows ' || coalesce(s.num_docs, 0) || ' and length ' || coalesce(s.total_len, 0)
+       || ' counted, ' || actual.n || ' and ' || actual.total_len || ' stored'
+FROM ({
+    _STATS_OF.format(
+        sign="",
+        lengths=f"{_PENDING_LENGTHS.format(rows='true')} UNION ALL "
+        f"{_BUILT_LENGTHS.format(rows='seq IN (SELECT seq FROM memories WHERE bank_id = $bank)')}",
+        rows="m.bank_id = $bank",
+    )
+}) AS actual(bank_id, n, total_len)
+LEFT JOIN keyword_bank_stats AS s ON s.bank_id = $bank
+WHERE coalesce(s.num_docs, 0) <> actual.n OR coalesce(s.total_len, 0) <> actual.total_len
 """
 
 _QUERY_TERMS = f"""
@@ -134,33 +208,30 @@ _STEMS = "SELECT token, stem(token, 'porter') FROM unnest($tokens::VARCHAR[]) AS
 #: Tokens whose stems are kept (cleared when full); a query's words mostly repeat earlier ones.
 STEM_CACHE_SIZE = 50_000
 
-# BM25 over built + pending postings of the query's terms ({terms}: a SQL list of literals).
-# $context_weight scales term frequency in field 1.
+#: Per-term contributions are summed as integers of this unit (2^-40): exact, so in any order.
+_FIXED_POINT = 2**40
+
+# BM25 over the built + pending postings of the bank's rows for the query's terms ({terms}: a
+# SQL list of literals), with the bank's statistics. $context_weight scales term frequency in
+# field 1; both parts weigh a row's two fields by the same expression.
 _SEARCH = f"""
-WITH built AS (
+WITH postings AS (
     SELECT term, seq, len, tf_fact + tf_context * $context_weight AS wtf
-    FROM keyword_postings WHERE term IN ({{terms}})
-), pending AS (
-    SELECT term, seq, max(len) AS len,
-           sum(CASE WHEN field = 0 THEN tf ELSE tf * $context_weight END) AS wtf
-    FROM keyword_pending
-    WHERE term IN ({{terms}})
-    GROUP BY term, seq
-), postings AS (
-    SELECT term, seq, len, wtf FROM built
+    FROM keyword_postings
+    WHERE term IN ({{terms}}) AND bank_id = $bank_id
+      AND seq NOT IN (SELECT seq FROM keyword_removed)
     UNION ALL
-    SELECT term, seq, len, wtf FROM pending
+    SELECT term, seq, max(len) AS len,
+           coalesce(sum(tf) FILTER (WHERE field = 0), 0)
+           + coalesce(sum(tf) FILTER (WHERE field = 1), 0) * $context_weight AS wtf
+    FROM keyword_pending
+    WHERE term IN ({{terms}}) AND bank_id = $bank_id
+    GROUP BY term, seq
 ), doc_freq AS (
     SELECT term, count(*) AS df FROM postings GROUP BY term
 ), corpus AS (
-    SELECT coalesce(s.num_docs, 0) + p.docs AS n,
-           coalesce(
-               (coalesce(s.avgdl, 0) * coalesce(s.num_docs, 0) + p.total_len)
-               / nullif(coalesce(s.num_docs, 0) + p.docs, 0),
-               1.0) AS avgdl
-    FROM keyword_stats AS s,
-         (SELECT count(*) AS docs, coalesce(sum(len), 0) AS total_len
-          FROM (SELECT seq, max(len) AS len FROM keyword_pending GROUP BY seq)) AS p
+    SELECT num_docs AS n, coalesce(total_len / nullif(num_docs, 0), 1.0) AS avgdl
+    FROM keyword_bank_stats WHERE bank_id = $bank_id
 ), term_weights AS (
     -- Per term, once: idf × (k1 + 1), and the two parts of the length normalisation.
     SELECT term, ln((corpus.n - df + 0.5) / (df + 0.5) + 1) * ({BM25_K1} + 1) AS idf,
@@ -168,8 +239,9 @@ WITH built AS (
     FROM doc_freq, corpus
 ), scored AS (
     SELECT postings.seq,
-           sum(w.idf * postings.wtf / (postings.wtf + w.k_fixed + w.k_len * postings.len))
-               AS score
+           sum(CAST(round(
+               w.idf * postings.wtf / (postings.wtf + w.k_fixed + w.k_len * postings.len)
+               * {_FIXED_POINT}) AS BIGINT)) / {_FIXED_POINT}.0 AS score
     FROM postings JOIN term_weights AS w USING (term)
     GROUP BY postings.seq
 )
@@ -182,7 +254,7 @@ LIMIT $limit
 
 
 class KeywordIndex:
-    """The BM25 index over every bank's memories (queries always filter by bank)."""
+    """The BM25 index over every bank's memories, each bank scored with its own statistics."""
 
     def __init__(
         self, db: Database, *, context_weight: float, rebuild_min: int, rebuild_fraction: float
@@ -191,9 +263,9 @@ class KeywordIndex:
         self._context_weight = context_weight
         self._rebuild_min = rebuild_min
         self._rebuild_fraction = rebuild_fraction
-        # Rows added since the last due check, and how many more can be added before a fold
-        # can be due (pending rows only grow by additions): counting pending rows costs ~1 ms
-        # a retain at 100k, so it runs only once a fold may be due.
+        # Rows added or removed since the last due check, and how many more changes there can
+        # be before a fold can be due (pending and removed rows only grow between folds):
+        # counting them costs ~1 ms a retain at 100k, so it runs only once a fold may be due.
         self._added = 0
         self._headroom = 0
         # One thread, so folds never overlap.
@@ -209,6 +281,9 @@ class KeywordIndex:
                 f"stemmer='porter', stopwords='english', ignore='{IGNORE_PATTERN}', "
                 "strip_accents=1, lower=1, overwrite=1)"
             )
+        if not self._has_column("keyword_pending", "bank_id"):
+            # A store from before per-bank statistics: the rebuild below empties the table.
+            self._db.execute("ALTER TABLE keyword_pending ADD COLUMN bank_id VARCHAR")
         if not self._is_built():
             self.rebuild()  # a new store, or one from before these tables: once
 
@@ -220,8 +295,11 @@ class KeywordIndex:
         return self._table_exists(FTS_SCHEMA, "stopwords")
 
     def _is_built(self) -> bool:
-        return self._table_exists("main", "keyword_postings") and self._table_exists(
-            "main", "keyword_stats"
+        """Whether the built postings and statistics are there, in this version's shape."""
+        return (
+            self._has_column("keyword_postings", "bank_id")
+            and self._table_exists("main", "keyword_bank_stats")
+            and self._table_exists("main", "keyword_removed")
         )
 
     def _table_exists(self, schema: str, table: str) -> bool:
@@ -231,43 +309,84 @@ class KeywordIndex:
         )
         return rows[0][0] == 1
 
+    def _has_column(self, table: str, column: str) -> bool:
+        rows = self._db.fetchall(
+            "SELECT count(*) FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND table_name = ? AND column_name = ?",
+            [table, column],
+        )
+        return rows[0][0] == 1
+
     def add_pending(self, cur, first_seq: int, last_seq: int) -> None:  # noqa: ANN001
-        """Index rows ``first_seq..last_seq`` as pending postings, in the caller's transaction."""
-        cur.execute(_PENDING_INSERT, {"first": first_seq, "last": last_seq})
+        """Index rows ``first_seq..last_seq`` as pending postings and count them in their
+        bank's statistics, in the caller's transaction."""
+        bounds = {"first": first_seq, "last": last_seq}
+        cur.execute(_PENDING_INSERT, bounds)
+        cur.execute(_ADD_PENDING_STATS, bounds)
         self._added += last_seq - first_seq + 1
 
-    def remove_pending(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
-        """Drop the pending postings of rows replaced or deleted, in the caller's transaction."""
+    def remove_rows(self, cur, seqs: list[int]) -> None:  # noqa: ANN001
+        """Take rows about to be replaced or deleted out of the index, in the caller's
+        transaction, while ``memories`` still holds them: out of their banks' statistics,
+        their pending postings dropped, their built ones skipped until a fold drops them."""
         if seqs:
-            listed = sql_list("seqs", "BIGINT")
-            cur.execute(
-                f"DELETE FROM keyword_pending WHERE list_contains({listed}, seq)",
-                {"seqs": json_list(seqs)},
-            )
+            listed = {"seqs": json_list(seqs)}
+            cur.execute(_REMOVE_STATS, listed)
+            cur.execute(f"DELETE FROM keyword_pending WHERE {_LISTED}", listed)
+            cur.execute(f"INSERT INTO keyword_removed SELECT unnest({_SEQS})", listed)
+            self._added += len(seqs)
+
+    def remove_bank(self, cur, bank_id: str) -> None:  # noqa: ANN001
+        """Take every row of a bank out of the index, as :meth:`remove_rows` does (a bank
+        created later under the same id starts with none of them)."""
+        bank = {"bank": bank_id}
+        (removed,) = cur.execute(
+            "INSERT INTO keyword_removed SELECT seq FROM memories WHERE bank_id = $bank", bank
+        ).fetchone()
+        cur.execute("DELETE FROM keyword_pending WHERE bank_id = $bank", bank)
+        cur.execute("DELETE FROM keyword_bank_stats WHERE bank_id = $bank", bank)
+        self._added += removed
 
     def pending_rows(self) -> int:
         """Rows written since the last fold or rebuild."""
         return self._db.fetchall("SELECT count(DISTINCT seq) FROM keyword_pending")[0][0]
 
+    def _removed_rows(self) -> int:
+        return self._db.fetchall("SELECT count(DISTINCT seq) FROM keyword_removed")[0][0]
+
     def rebuild(self) -> float:
-        """Tokenise every row anew into the built postings; returns the seconds it took."""
-        return self._replace_built(_REBUILD, "rebuilt")
+        """Tokenise every row anew into the built postings and recount every bank's statistics,
+        holding the write lock; returns the seconds it took."""
+        with self._db.write_lock:
+            return self._replace_built(
+                [
+                    _REBUILD,
+                    "DROP TABLE IF EXISTS keyword_stats",  # the store-wide table of old stores
+                    _REMOVED_TABLE,
+                    _BANK_STATS_TABLE,
+                    "DELETE FROM keyword_bank_stats",
+                    _RECOUNT_STATS,
+                ],
+                "rebuilt",
+            )
 
     def fold_pending(self) -> float:
         """Fold the pending postings into the built ones; returns the seconds it took."""
-        return self._replace_built(_FOLD, "folded")
+        return self._replace_built([_FOLD], "folded")
 
-    def _replace_built(self, postings_sql: str, done: str) -> float:
+    def _replace_built(self, statements: list[str], done: str) -> float:
         started = time.perf_counter()
         with self._rebuild_lock:
             cur = self._db.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                cur.execute(postings_sql)
-                cur.execute(_STATS)
+                for sql in statements:
+                    cur.execute(sql)
                 with self._db.write_lock:
-                    # The rows of this transaction's snapshot are now in the built postings.
+                    # The rows of this transaction's snapshot are now in the built postings,
+                    # and the removed ones out of them.
                     cur.execute("DELETE FROM keyword_pending")
+                    cur.execute("DELETE FROM keyword_removed")
                     cur.execute("COMMIT")
             except BaseException:
                 with suppress(duckdb.Error):  # a failed COMMIT has already rolled back
@@ -278,7 +397,8 @@ class KeywordIndex:
         return elapsed
 
     def maybe_fold(self) -> bool:
-        """Start a background fold when pending rows exceed the configured share.
+        """Start a background fold when rows written or removed since the last one exceed the
+        configured share.
 
         Returns:
             Whether a fold was started (never while one is running).
@@ -295,10 +415,12 @@ class KeywordIndex:
         if self._added < self._headroom:
             return False
         pending = self.pending_rows()
-        built = self._db.fetchall("SELECT num_docs FROM keyword_stats")[0][0]
+        changed = pending + self._removed_rows()
+        stored = self._db.fetchall("SELECT coalesce(sum(num_docs), 0) FROM keyword_bank_stats")
+        built = stored[0][0] - pending
         due_at = max(self._rebuild_min, self._rebuild_fraction * built)
-        self._added, self._headroom = 0, due_at - pending
-        return pending > 0 and pending >= due_at
+        self._added, self._headroom = 0, due_at - changed
+        return changed > 0 and changed >= due_at
 
     def _fold_in_background(self) -> None:
         try:
