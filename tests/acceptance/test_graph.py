@@ -7,6 +7,8 @@ import networkx as nx
 import pytest
 
 import agentmem
+from agentmem.recall.analogical import MIN_STRUCTURE
+from agentmem.recall.candidates import cosine_relevance
 from tests.conftest import T0, T1
 
 STORY = (
@@ -128,6 +130,34 @@ def test_graph_arm_reaches_memories_through_entities(mem):
         "Zorblax", strategies="graph", edge_types=["caused_by"], reinforce=False
     )
     assert [h.memory.id for h in without_entities] == [adopted.id]  # the entry point alone
+
+
+def test_analogical_recall_returns_only_structural_analogues_in_alpha_order(mem):
+    """Issue 20's case: the oven is near nothing in structure and must not come back."""
+    bank = mem.bank("lessons")
+    atlas, mobile, party, oven = (
+        bank.retain(text, mentioned_at=T0).memories[0]
+        for text in (
+            "The Atlas product launch failed because the team cut testing to hit the date.",
+            "Our mobile app launch flopped because QA testing was skipped.",
+            "The party started late because the DJ was late.",
+            "The bakery's new oven works great.",
+        )
+    )
+    query = "our product launch failed because we rushed testing"
+    for alpha in (0.0, 0.5, 1.0):
+        hits = bank.recall(query, strategies="analogical", analogical_alpha=alpha).hits
+        found = [h.memory.id for h in hits]
+        assert oven.id not in found and {atlas.id, mobile.id} <= set(found[:2]), alpha
+        details = [h.strategy_details["analogical"] for h in hits]
+        assert all(d["structure"] >= MIN_STRUCTURE for d in details)
+        blend = [
+            alpha * cosine_relevance(d["cosine"]) + (1 - alpha) * d["structure"] for d in details
+        ]
+        assert blend == sorted(blend, reverse=True)  # the result keeps the strategy's order
+        assert [d["rank"] for d in details] == list(range(1, len(hits) + 1))
+    stored = {m.id for m in bank.memories()}
+    assert {atlas.id, mobile.id, party.id, oven.id} <= stored  # recall changed nothing
 
 
 def test_analogical_recall_finds_the_same_failure_in_another_project(mem):
