@@ -33,7 +33,7 @@ STRATEGY_PARAMS: Mapping[str, frozenset[str]] = {
     "analogical": frozenset({"analogical_alpha"}),
 }
 #: A single one of these keeps its own order instead of the composite score's.
-ORDERED_STRATEGIES: frozenset[str] = frozenset({"timeline", "causal"})
+ORDERED_STRATEGIES: frozenset[str] = frozenset({"timeline", "causal", "analogical"})
 CAUSAL_DIRECTIONS: frozenset[str] = frozenset({"causes", "effects", "both"})
 STRATEGY_ALIASES: Mapping[str, str] = {"similarity": "semantic", "bm25": "keyword"}
 TAGS_MATCH_MODES: frozenset[str] = frozenset({"any", "all", "exact"})

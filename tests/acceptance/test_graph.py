@@ -7,6 +7,9 @@ import networkx as nx
 import pytest
 
 import agentmem
+from agentmem.recall.analogical import MIN_STRUCTURE
+from agentmem.recall.candidates import cosine_relevance
+from agentmem.store.graph import bank_graph
 from tests.conftest import T0, T1
 
 STORY = (
@@ -19,6 +22,11 @@ STORY = (
 
 def edges(graph: nx.MultiDiGraph, kind: str) -> set[tuple[str, str]]:
     return {(u, v) for u, v, k in graph.edges(data="kind") if k == kind}
+
+
+def retain_each(bank: agentmem.MemoryBank, *texts: str) -> list[agentmem.Memory]:
+    """One retain call per text (each a single fact); the facts in order."""
+    return [bank.retain(text, mentioned_at=T0).memories[0] for text in texts]
 
 
 @pytest.fixture
@@ -128,6 +136,77 @@ def test_graph_arm_reaches_memories_through_entities(mem):
         "Zorblax", strategies="graph", edge_types=["caused_by"], reinforce=False
     )
     assert [h.memory.id for h in without_entities] == [adopted.id]  # the entry point alone
+
+
+def test_a_two_hop_answer_outranks_facts_that_only_repeat_the_name(mem):
+    """Issue 20's case: the hit "Marco's sister is Giulia." carries activation through Giulia
+    (in two facts) to what she does, while Marco (in 21) spreads little, and the reranker
+    counts that support: twenty facts that only repeat "Marco" stay below it."""
+    bank = mem.bank("family")
+    (sister,) = bank.retain("Marco's sister is Giulia.").memories
+    (job,) = bank.retain("Giulia is a marine biologist in Naples.").memories
+    for n in range(1, 21):
+        bank.retain(f"Marco reviewed pull request {n} today.")
+    marco, giulia = bank.entity("Marco"), bank.entity("Giulia")
+    assert len(marco.memory_ids) == 21 and set(giulia.memory_ids) == {sister.id, job.id}
+    graph = bank_graph(mem._engine, "family")
+    with graph.lock:
+        (marco_id,) = graph.entity_ids_named("Marco")
+        (giulia_id,) = graph.entity_ids_named("Giulia")
+        assert graph.entity_specificity(giulia_id) > 2 * graph.entity_specificity(marco_id)
+
+    result = bank.recall("What does Marco's sister do for a living?", reinforce=False)
+    ranked = [h.memory.id for h in result]
+    assert ranked[0] == sister.id and job.id in ranked[:3]
+    walk = result[ranked.index(job.id)].strategy_details["graph"]
+    assert walk["path"] == [{"memory": sister.id}, {"entity": "Giulia"}, {"memory": job.id}]
+    assert walk["from"] == sister.id and 0 < walk["carried"] < 1
+
+
+def test_spreading_activation_goes_from_alice_through_google_to_its_products(mem):
+    """The seed's example: "What does Alice do?" → Alice → Google → Google's products."""
+    bank = mem.bank("work")
+    works, products, _, bob, windows = retain_each(
+        bank,
+        "Alice works at Google.",
+        "Google makes Android, Chrome and the Pixel phones.",
+        "Alice likes hiking on weekends.",
+        "Bob works at Microsoft.",
+        "Microsoft makes Windows.",
+    )
+    result = bank.recall("What does Alice do?", now=T1, reinforce=False)
+    ranked = [h.memory.id for h in result]
+    assert ranked[0] == works.id
+    assert ranked.index(products.id) < min(ranked.index(bob.id), ranked.index(windows.id))
+    walk = result[ranked.index(products.id)].strategy_details["graph"]
+    assert walk["path"][-2:] == [{"entity": "Google"}, {"memory": products.id}]
+    assert walk["from"] == works.id
+
+
+def test_analogical_recall_returns_only_structural_analogues_in_alpha_order(mem):
+    """Issue 20's case: the oven is near nothing in structure and must not come back."""
+    bank = mem.bank("lessons")
+    atlas, mobile, party, oven = retain_each(
+        bank,
+        "The Atlas product launch failed because the team cut testing to hit the date.",
+        "Our mobile app launch flopped because QA testing was skipped.",
+        "The party started late because the DJ was late.",
+        "The bakery's new oven works great.",
+    )
+    query = "our product launch failed because we rushed testing"
+    for alpha in (0.0, 0.5, 1.0):
+        hits = bank.recall(query, strategies="analogical", analogical_alpha=alpha).hits
+        found = [h.memory.id for h in hits]
+        assert oven.id not in found and {atlas.id, mobile.id} <= set(found[:2]), alpha
+        details = [h.strategy_details["analogical"] for h in hits]
+        assert all(d["structure"] >= MIN_STRUCTURE for d in details)
+        blend = [
+            alpha * cosine_relevance(d["cosine"]) + (1 - alpha) * d["structure"] for d in details
+        ]
+        assert blend == sorted(blend, reverse=True)  # the result keeps the strategy's order
+        assert [d["rank"] for d in details] == list(range(1, len(hits) + 1))
+    stored = {m.id for m in bank.memories()}
+    assert {atlas.id, mobile.id, party.id, oven.id} <= stored  # recall changed nothing
 
 
 def test_analogical_recall_finds_the_same_failure_in_another_project(mem):

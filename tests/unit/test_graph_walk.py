@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentmem
 from agentmem.recall.graph import entities_named_in, spreading_activation
-from agentmem.store.graph import bank_graph
+from agentmem.store.graph import MemoryGraph, bank_graph
 from agentmem.testing import HashEmbedder
 from tests.conftest import T0
 
@@ -38,8 +40,11 @@ def test_hubs_conduct_less_than_rare_entities(walk):
             causal_boost=2.0,
             edge_types=["entity"],
         )
-    assert reached[memories[6].id] > reached[memories[4].id] > 0  # via Mittens > via Alice
-    assert reached[memories[6].id] == pytest.approx(0.8 * graph.entity_specificity(mittens))
+    level = reached.level
+    assert level[memories[6].id] > level[memories[4].id] > 0  # via Mittens > via Alice
+    assert level[memories[6].id] == pytest.approx(0.8 * graph.entity_specificity(mittens))
+    assert reached.path(memories[6].id) == [memories[2].id, mittens, memories[6].id]
+    assert reached.path(memories[2].id) == [memories[2].id]  # a seed is its own path
 
 
 def test_budget_bounds_expansion_and_causal_edges_are_boosted(walk):
@@ -54,7 +59,7 @@ def test_budget_bounds_expansion_and_causal_edges_are_boosted(walk):
             decay=0.8,
             causal_boost=2.0,
             edge_types=["caused_by", "followed_by"],
-        )
+        ).level
 
     with graph.lock:
         one = walk_from_first(1)
@@ -83,3 +88,38 @@ def test_people_are_cut_from_what_the_semantic_arm_embeds(tmp_path):
         )
         assert without_people("Who is Alice Chen?", graph) == "Who is Alice Chen?"
         assert without_people("What does Bob like?", graph) == "What does Bob like?"  # unknown
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    links=st.lists(
+        st.tuples(
+            st.integers(0, 7),
+            st.integers(0, 7),
+            st.sampled_from(["caused_by", "followed_by", "semantic"]),
+            st.floats(0.05, 1.0),
+        ),
+        max_size=30,
+    ),
+    seeds=st.sets(st.integers(0, 7), min_size=1, max_size=3),
+)
+def test_every_path_starts_at_a_seed_and_follows_edges(links, seeds):
+    # "caused_by" hops can multiply activation by more than 1, so a walk can come back to a
+    # node more strongly than it left: its path must still end there, without a cycle.
+    graph = MemoryGraph()
+    ids = [f"m{i}" for i in range(8)]
+    graph._add_memories((memory_id, None) for memory_id in ids)
+    for a, b, kind, weight in links:
+        if a != b:
+            graph.add_link(ids[a], ids[b], kind, weight)
+    starts = {ids[i] for i in seeds}
+    with graph.lock:
+        reached = spreading_activation(
+            graph, dict.fromkeys(starts, 0.6), budget=50, decay=0.8, causal_boost=2.0
+        )
+        for node, level in reached.level.items():
+            path = reached.path(node)
+            assert path[0] in starts and path[-1] == node and len(set(path)) == len(path)
+            assert 0 < level <= 1
+            for here, there in zip(path, path[1:], strict=False):
+                assert there in {other for other, *_ in graph.edges_of(here)}

@@ -11,11 +11,14 @@ name-free :class:`Structure` from its spaCy parse:
 * **cause**: the classes and stems of the words in a cause clause ("because ...", "due to");
 * **kinds**: the kinds of entities present.
 
-Structural similarity is a weighted Jaccard over those parts that either side has. The score is
-``alpha × embedding relevance + (1 − alpha) × structural similarity`` with ``analogical_alpha``
-(default 0.5; 0 = structure only, 1 = embedding only). Candidates are the semantic arm's pool
-plus a keyword search for the query's actions and outcome words, so an analogue phrased in
-other terms can still be found when alpha is low.
+Structural similarity is a weighted Jaccard over those parts that either side has. Only
+memories at or above :data:`MIN_STRUCTURE` are analogues: a text that merely sits near the
+query in embedding space ("The bakery's new oven works great." for a failed launch) is not,
+whatever alpha. Analogues are ordered by ``alpha × embedding relevance + (1 − alpha) ×
+structural similarity`` with ``analogical_alpha`` (default 0.5; 0 = structure only, 1 =
+embedding only), and a recall of this strategy alone keeps that order. Candidates are the
+semantic arm's pool plus a keyword search for the query's actions and outcome words, so an
+analogue phrased in other terms can still be found when alpha is low.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ if TYPE_CHECKING:
     from agentmem.recall.strategies import StrategyContext
 
 DEFAULT_ALPHA = 0.5
+#: Structural similarity a memory needs to be an analogue: a fifth of the weighted parts, so
+#: one shared part alone (a cause cue, an entity kind, a common verb) is not enough.
+MIN_STRUCTURE = 0.2
 
 # Outcome/cause classes and the word stems (prefixes) that signal them; classes let "late"
 # match "missed the deadline". A stem may signal several classes ("bug": failure, quality).
@@ -201,7 +207,9 @@ def analogical_strategy(ctx: StrategyContext) -> list[StrategyHit]:
         shape = query.similarity(structure)
         score = alpha * cosine_relevance(cosine[memory_id]) + (1 - alpha) * shape
         scored.append((memory_id, score, shape))
-    scored = sorted((item for item in scored if item[1] > 0), key=lambda item: -item[1])
+    scored = sorted(
+        (item for item in scored if item[2] >= MIN_STRUCTURE), key=lambda item: (-item[1], item[0])
+    )
     return [
         StrategyHit(
             memory_id=memory_id,

@@ -16,6 +16,13 @@
    many as any arm returns) come back with their activation as raw and normalised score. More
    would crowd the other arms' candidates out of the reranked head: on LoCoMo, returning every
    memory reached cost 0.02 R@10.
+4. Each hit says how it was reached (``strategy_details["graph"]``): ``path``, seed first
+   (``[{"memory": hit}, {"entity": "Giulia"}, {"memory": id}]``), and, when the activation was
+   carried from another memory, ``from`` (the last memory on the path) and ``carried`` (the
+   share of its activation that arrived). The reranker turns that into graph support from the
+   hit's own likelihood (``recall/calibrated.py``), so a fact two hops from the question can
+   outrank facts that only repeat the question's name. The walk reads no entity kinds: only
+   how many memories of the bank an entity is in.
 
 **causal** walks from ``seed_memory_id`` (or the memory closest to the query, which is then
 returned first at distance 0) along ``edge_types`` (default "caused_by" and "followed_by") up
@@ -28,7 +35,8 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from agentmem.errors import NotFoundError
 from agentmem.recall.calibrated import content_words
@@ -84,6 +92,28 @@ def without_people(query: str, graph: MemoryGraph) -> str:
     return cut if content_words(cut) else query
 
 
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """What spreading activation reached: each node's best activation and where it came from.
+
+    Attributes:
+        level: Node id → the best activation any path gave it (seeds included).
+        came_from: Node id → the node before it on its path (seeds have none): the best path
+            up to when the node was expanded, so every node comes from one expanded before it
+            and paths have no cycles (a "caused_by" boost can raise a node's activation later).
+    """
+
+    level: dict[str, float]
+    came_from: dict[str, str]
+
+    def path(self, node: str) -> list[str]:
+        """The best path to ``node``, from its seed to itself."""
+        path = [node]
+        while path[-1] in self.came_from:
+            path.append(self.came_from[path[-1]])
+        return path[::-1]
+
+
 def spreading_activation(
     graph: MemoryGraph,
     seeds: Mapping[str, float],
@@ -93,7 +123,7 @@ def spreading_activation(
     causal_boost: float,
     edge_types: Iterable[str] | None = None,
     kind_weights: Mapping[str, float] | None = None,
-) -> dict[str, float]:
+) -> Activation:
     """Activation of every node reached from ``seeds`` (see the module docstring).
 
     Call with ``graph.lock`` held.
@@ -105,13 +135,15 @@ def spreading_activation(
         decay: Activation kept per hop that ends at a memory.
         causal_boost: Factor on "caused_by" edges.
         edge_types: Only these edge kinds ("entity" for memory–entity edges); None = all.
+        kind_weights: Extra factor per edge kind; kinds not named count 1.
 
     Returns:
-        Node id → best activation, seeds included.
+        Each reached node's best activation and the path that gave it.
     """
     allowed = None if edge_types is None else frozenset(edge_types)
     kind_weights = kind_weights or {}
     best = {node: min(1.0, a) for node, a in seeds.items() if node in graph and a > 0}
+    came_from: dict[str, str] = {}
     heap = [(-a, node) for node, a in best.items()]
     heapq.heapify(heap)
     expanded: set[str] = set()
@@ -132,8 +164,10 @@ def spreading_activation(
             reached = min(1.0, activation * factor)
             if reached > best.get(other, 0.0):
                 best[other] = reached
-                heapq.heappush(heap, (-reached, other))
-    return best
+                if other not in expanded:  # an expanded node keeps its path: no cycles
+                    came_from[other] = node
+                    heapq.heappush(heap, (-reached, other))
+    return Activation(best, came_from)
 
 
 def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
@@ -147,7 +181,7 @@ def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
     with graph.lock:
         for entity_id in entities_named_in(ctx.config.query, graph):
             seeds[entity_id] = graph.entity_specificity(entity_id)
-        activation = spreading_activation(
+        reached = spreading_activation(
             graph,
             seeds,
             budget=ctx.config.thinking_budget,
@@ -156,13 +190,39 @@ def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
             edge_types=ctx.config.strategy_params.get("edge_types"),
             kind_weights=config.kind_weights,
         )
-        memories = [(n, a) for n, a in activation.items() if not graph.is_entity(n)]
+        memories = [(n, a) for n, a in reached.level.items() if not graph.is_entity(n)]
         # Ties (a session's turns share their mention time) by id: the same order every run.
         memories.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), pair[0]))
+        kept = memories[: ctx.pool]
+        paths = {node: reached.path(node) for node, _ in kept}
+        details = {node: _path_details(graph, path, reached.level) for node, path in paths.items()}
     return [
-        StrategyHit(memory_id=node, rank=rank, score=a, normalized=a)
-        for rank, (node, a) in enumerate(memories[: ctx.pool], start=1)
+        StrategyHit(memory_id=node, rank=rank, score=a, normalized=a, details=details[node])
+        for rank, (node, a) in enumerate(kept, start=1)
     ]
+
+
+def _path_details(
+    graph: MemoryGraph, path: list[str], level: Mapping[str, float]
+) -> dict[str, Any]:
+    """What ``strategy_details["graph"]`` says of a memory the walk reached.
+
+    ``path`` is the best path, seed first, as ``{"memory": id}`` and ``{"entity": name}`` steps.
+    When it passes another memory, ``from`` is the last one (the hit the activation was carried
+    from) and ``carried`` the share of that memory's activation that arrived: the reranker
+    turns it into support from that memory's own likelihood. An entry point, or a memory
+    reached straight from an entity the query names, has neither.
+    """
+    steps = [
+        {"entity": graph.entity_info(node)[0]} if graph.is_entity(node) else {"memory": node}
+        for node in path
+    ]
+    details: dict[str, Any] = {"path": steps}
+    origin = next((node for node in reversed(path[:-1]) if not graph.is_entity(node)), None)
+    if origin is not None:
+        details["from"] = origin
+        details["carried"] = min(1.0, level[path[-1]] / level[origin])
+    return details
 
 
 def causal_strategy(ctx: StrategyContext) -> list[StrategyHit]:
