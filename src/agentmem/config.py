@@ -136,6 +136,34 @@ class GraphConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """The most one call may ask for, checked before any work; beyond them a call raises
+    InvalidInputError and writes nothing.
+
+    Attributes:
+        retain_chars: Characters of content in one ``retain`` call, all messages together.
+            Long content is processed in bounded pieces, so a call of this size stays well
+            within a few hundred MB.
+        retain_messages: Messages in one ``retain`` call.
+        query_chars: Characters of a ``recall`` or ``reflect`` query (the keyword arm's cost
+            grows with the number of words).
+        json_depth: Nesting depth of metadata and every other JSON value a call takes (a dict
+            or list inside a dict is depth 2).
+    """
+
+    retain_chars: int = 1_000_000
+    retain_messages: int = 10_000
+    query_chars: int = 10_000
+    json_depth: int = 32
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(f"limit {name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class EngineConfig:
     """Settings of one ``AgentMemory``; none is read from the environment.
 
@@ -152,6 +180,7 @@ class EngineConfig:
         recency_window_days: Age at which recency reaches 0.
         reinforcement_cap: Access count at which reinforcement reaches 1.
         workers: Threads that run recall strategies in parallel.
+        limits: Input sizes one call may not exceed (:class:`Limits`).
     """
 
     candidates_per_strategy: int = 60
@@ -165,6 +194,7 @@ class EngineConfig:
     recency_window_days: float = 30.0
     reinforcement_cap: int = 100
     workers: int = 4
+    limits: Limits = field(default_factory=Limits)
 
 
 EXTRACTION_MODES: tuple[str, ...] = ("concise", "verbose", "custom")
@@ -398,10 +428,14 @@ class RecallConfig:
         rerank: bool | None = None,
         reinforce: bool = True,
         strategy_params: Mapping[str, Any] | None = None,
+        max_query_chars: int | None = None,
     ) -> RecallConfig:
-        """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong."""
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong.
+
+        ``max_query_chars`` bounds a query that comes from a caller (None: unbounded, for the
+        queries the engine builds itself).
+        """
+        check_query(query, max_query_chars)
         query = clean_text(query)  # as retained text is: no control chars, no lone surrogates
         if not query.strip():
             raise InvalidInputError("query must not be empty")
@@ -438,6 +472,17 @@ class RecallConfig:
     def has_filters(self) -> bool:
         """Whether any hard filter narrows the memories."""
         return bool(self.fact_types or self.tags or self.time_range)
+
+
+def check_query(query: object, max_chars: int | None) -> None:
+    """A query must be a string, at most ``max_chars`` long (None: any length)."""
+    if not isinstance(query, str):
+        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+    if max_chars is not None and len(query) > max_chars:
+        raise InvalidInputError(
+            f"query is {len(query)} characters long; the limit is {max_chars} "
+            "(EngineConfig(limits=Limits(query_chars=...)))"
+        )
 
 
 def _normalize_fact_types(fact_types: Iterable[str] | str | None) -> tuple[str, ...] | None:

@@ -35,6 +35,7 @@ from agentmem.store.records import (
     from_db_time,
     insert_rows,
     json_list,
+    require_bank,
     sql_list,
     to_db_time,
 )
@@ -292,6 +293,7 @@ def import_bank(
         new_id = _id_map(engine, path)
         try:
             with engine.db.transaction() as cur:
+                require_bank(cur, bank_id, collection)
                 cur.execute(
                     "UPDATE banks SET config = ? WHERE bank_id = ?",
                     [json.dumps(header.get("config") or {}), bank_id],
