@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
 from agentmem.types import FACT_TYPES, TimeRange
@@ -160,7 +160,9 @@ class Limits:
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"limit {name} must be a positive integer, got {value!r}")
+                raise InvalidInputError(
+                    f"limit {name} must be a positive integer, got {shown(value)}"
+                )
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,7 +389,7 @@ MAX_RECALL_SIZE = 1_000_000_000
 
 def _positive_int(value: object, name: str, maximum: int = MAX_RECALL_SIZE) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidInputError(f"{name} must be an integer in [1, {maximum}], got {value!r}")
+        raise InvalidInputError(f"{name} must be an integer in [1, {maximum}], got {shown(value)}")
     return value
 
 
@@ -442,7 +444,7 @@ class RecallConfig:
         if tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
         if rerank is not None and not isinstance(rerank, bool):
-            raise InvalidInputError(f"rerank must be None, True or False, got {rerank!r}")
+            raise InvalidInputError(f"rerank must be None, True or False, got {shown(rerank)}")
         names = _normalize_strategies(strategies)
         return cls(
             query=query,
@@ -507,7 +509,7 @@ def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     result: set[str] = set()
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip():
-            raise InvalidInputError(f"tags must be non-empty strings, got {tag!r}")
+            raise InvalidInputError(f"tags must be non-empty strings, got {shown(tag)}")
         # Control characters and lone surrogates (which UTF-8 cannot store) are refused.
         if any(ord(ch) < 32 or "\ud800" <= ch <= "\udfff" for ch in tag) or len(tag) > 256:
             raise InvalidInputError(f"invalid tag {tag!r}")

@@ -18,7 +18,7 @@ from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
 from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
-from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.errors import InvalidInputError, NotFoundError, StorageError, shown
 from agentmem.llm.client import language_model
 from agentmem.models.embedder import MINILM_NAME, MiniLMEmbedder
 from agentmem.protocols import Embedder, Extractor, Reranker
@@ -44,7 +44,7 @@ def validate_bank_id(bank_id: object) -> str:
     """A bank id: 1–128 of letters, digits, ``. _ : @ -``, not starting with a dot."""
     if not isinstance(bank_id, str) or not _BANK_ID.fullmatch(bank_id) or ".." in bank_id:
         raise InvalidInputError(
-            f"invalid bank id {bank_id!r}: use 1-128 letters, digits or . _ : @ - "
+            f"invalid bank id {shown(bank_id)}: use 1-128 letters, digits or . _ : @ - "
             "(no path separators, no '..', not starting with a dot)"
         )
     return bank_id

@@ -233,3 +233,38 @@ def test_any_time_through_retain_and_recall_is_stored_or_invalid_input(tmp_path_
         with contextlib.suppress(agentmem.InvalidInputError):
             bank.recall("What happened last year?", now=moment, time_range=(moment, None))
         assert mem.check_integrity().ok
+
+
+def deep_list(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b: b.retain("x", mentioned_at=T0, links=deep_list(5000)),
+        lambda b: b.retain("x", mentioned_at=T0, links=[("related", deep_list(5000))]),
+        lambda b: b.retain("x", mentioned_at=T0, tags=deep_list(5000)),
+        lambda b: b.retain("x", mentioned_at=T0, importance=deep_list(5000)),
+        lambda b: b.retain("x", mentioned_at=T0, metadata={"a": deep_list(5000)}),
+        lambda b: b.retain([{"role": "user", "content": "x", "y": deep_list(5000)}]),
+        lambda b: b.recall("tea", top_k=deep_list(5000)),
+        lambda b: b.recall("tea", rerank=deep_list(5000)),
+        lambda b: b.recall("tea", strategies=["graph"], edge_types=deep_list(5000)),
+        lambda b: b.configure(entity_labels=deep_list(5000)),
+        lambda b: b.reflect_commit("q", observations=[{"text": deep_list(5000)}]),
+    ],
+)
+def test_values_nested_thousands_deep_are_invalid_input_never_recursion(bank, call):
+    before = len(bank.memories())
+    with pytest.raises(agentmem.InvalidInputError):
+        call(bank)
+    assert len(bank.memories()) == before
+
+
+def test_a_bank_id_nested_thousands_deep_is_invalid_input(mem):
+    with pytest.raises(agentmem.InvalidInputError):
+        mem.bank(deep_list(5000))

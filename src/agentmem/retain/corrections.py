@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.errors import InvalidInputError, NotFoundError, shown
 from agentmem.retain.link import bank_entity_index
 from agentmem.retain.resolve import KnownEntity
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
@@ -47,7 +47,7 @@ def validate_name(value: object, field: str) -> str:
         raise InvalidInputError(f"{field} must be a non-empty string")
     name = " ".join(value.split())
     if len(name) > 200 or any(ord(c) < 32 for c in name):
-        raise InvalidInputError(f"invalid {field} {value!r}")
+        raise InvalidInputError(f"invalid {field} {shown(value)}")
     return name
 
 

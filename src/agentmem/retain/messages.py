@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from agentmem._time import optional_utc, to_utc
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 from agentmem.retain.facts import Message, RetainInput
 
 # C0/C1 control characters except tab, newline and carriage return.
@@ -101,7 +101,7 @@ def validate_importance(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInputError(f"importance must be a number in [0, 1], got {value!r}")
+        raise InvalidInputError(f"importance must be a number in [0, 1], got {shown(value)}")
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         raise InvalidInputError(f"importance must be in [0, 1], got {value!r}")
     return float(value)

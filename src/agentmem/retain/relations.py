@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -76,7 +76,9 @@ def normalize_kind(kind: object, allowed: frozenset[str] = LINK_KINDS) -> str:
         raise InvalidInputError(f"link kind must be a string, got {type(kind).__name__}")
     name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", kind.strip()).lower().replace("-", "_")
     if name not in allowed:
-        raise InvalidInputError(f"unknown link kind {kind!r}; expected one of {sorted(allowed)}")
+        raise InvalidInputError(
+            f"unknown link kind {shown(kind)}; expected one of {sorted(allowed)}"
+        )
     return name
 
 
@@ -106,11 +108,11 @@ def validate_explicit_links(links: object) -> list[tuple[str, str, float]]:
     result: list[tuple[str, str, float]] = []
     for entry in links:
         if not isinstance(entry, tuple | list) or len(entry) not in (2, 3):
-            raise InvalidInputError(f"link {entry!r} must be (kind, memory_id[, weight])")
+            raise InvalidInputError(f"link {shown(entry)} must be (kind, memory_id[, weight])")
         kind = normalize_kind(entry[0])
         target = entry[1]
         if not isinstance(target, str) or not target:
-            raise InvalidInputError(f"link target must be a memory id, got {target!r}")
+            raise InvalidInputError(f"link target must be a memory id, got {shown(target)}")
         weight = validate_weight(entry[2]) if len(entry) == 3 else 1.0
         result.append((kind, target, weight))
     return result
