@@ -18,6 +18,7 @@ from agentmem.config import (
     EngineConfig,
     FusionWeights,
     GraphConfig,
+    Limits,
     RecallConfig,
     ScoringWeights,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "IntegrityReport",
     "InvalidInputError",
     "LanguageModel",
+    "Limits",
     "LLMError",
     "LLMSettings",
     "Memory",

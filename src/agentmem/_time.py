@@ -20,26 +20,28 @@ def utc_now() -> datetime:
 def to_utc(value: object, *, field: str) -> datetime:
     """Normalise a datetime, date, ISO string or POSIX timestamp to an aware UTC datetime.
 
-    Naive datetimes mean UTC (as SPEC.md says). Anything else raises InvalidInputError.
+    The one way a time enters agentmem: naive datetimes mean UTC (as SPEC.md says); anything
+    else, and any time whose UTC value falls outside years 1-9999 (``9999-12-31T23:00-05:00``
+    included), raises InvalidInputError.
     """
-    if isinstance(value, datetime):
+    moment = value
+    if isinstance(moment, str):
         try:
-            result = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-        except OverflowError:  # an aware time near year 1 or 9999 that UTC cannot hold
-            raise InvalidInputError(f"{field}: datetime out of range in UTC: {value!r}") from None
-    elif isinstance(value, date):
-        result = datetime.combine(value, time(), tzinfo=UTC)
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            moment = datetime.fromisoformat(moment.strip().replace("Z", "+00:00"))
         except ValueError:
             raise InvalidInputError(f"{field}: not an ISO 8601 datetime: {value!r}") from None
-        return to_utc(parsed, field=field)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        if not math.isfinite(value):
+    if isinstance(moment, datetime):
+        try:  # an aware time near year 1 or 9999 can leave the range on its way to UTC
+            result = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        except (OverflowError, ValueError):
+            raise InvalidInputError(f"{field}: datetime out of range: {value!r}") from None
+    elif isinstance(moment, date):
+        result = datetime.combine(moment, time(), tzinfo=UTC)
+    elif isinstance(moment, int | float) and not isinstance(moment, bool):
+        if not math.isfinite(moment):
             raise InvalidInputError(f"{field}: timestamp must be finite, got {value!r}")
         try:
-            result = datetime.fromtimestamp(value, UTC)
+            result = datetime.fromtimestamp(moment, UTC)
         except (OverflowError, OSError, ValueError):
             raise InvalidInputError(f"{field}: timestamp out of range: {value!r}") from None
     else:

@@ -11,7 +11,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import networkx as nx
 
@@ -19,7 +19,7 @@ from agentmem import reflect as reflecting
 from agentmem.config import BankConfig, RecallConfig, normalize_tags
 from agentmem.consolidate.observations import consolidate, list_observations
 from agentmem.consolidate.worker import ConsolidationJob
-from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain import corrections
 from agentmem.retain.messages import validate_optional_str
@@ -32,8 +32,10 @@ from agentmem.store.records import (
     MEMORY_SELECT,
     from_db_time,
     load_memories,
+    memories_by_id,
     memory_from_row,
     memory_selector,
+    require_bank,
 )
 from agentmem.store.transfer import export_bank
 from agentmem.types import (
@@ -53,6 +55,25 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+def _bank_verb(
+    method: Callable[Concatenate[MemoryBank, P], R],
+) -> Callable[Concatenate[MemoryBank, P], R]:
+    """A verb of a bank that may be deleted: refused on a deleted bank's handle, and a store
+    error that a deletion during the call caused is reported as the missing bank."""
+
+    @functools.wraps(method)
+    def verb(bank: MemoryBank, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        bank._require_alive()
+        try:
+            return method(bank, *args, **kwargs)
+        except StorageError as exc:
+            if bank._deleted:
+                raise NotFoundError(f"no bank {bank.id!r}: it was deleted") from exc
+            raise
+
+    return verb
+
+
 def _async_twin(method: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     """An ``async`` version of a bank verb that runs it in a worker thread."""
 
@@ -65,19 +86,31 @@ def _async_twin(method: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 
 
 class MemoryBank:
-    """One hard-isolated bank of memories. Get it from :meth:`AgentMemory.bank`."""
+    """One hard-isolated bank of memories. Get it from :meth:`AgentMemory.bank`.
+
+    Once the bank is deleted (:meth:`AgentMemory.delete_bank`) every verb of this handle
+    raises NotFoundError, also if a bank of the same id is created again (get a new handle);
+    a write running when the bank is deleted either committed before the deletion or raises
+    NotFoundError, writing nothing.
+    """
 
     def __init__(self, engine: Engine, bank_id: str, collection: str, config: BankConfig) -> None:
         self._engine = engine
         self._collection = collection
         self._config = config
+        self._deleted = False  # set by AgentMemory.delete_bank
         self.id = bank_id
+
+    def _require_alive(self) -> None:
+        if self._deleted:
+            raise NotFoundError(f"no bank {self.id!r}: it was deleted")
 
     @property
     def config(self) -> BankConfig:
         """The bank's persisted settings."""
         return self._config
 
+    @_bank_verb
     def configure(self, **changes: Any) -> BankConfig:
         """Change and persist bank settings (see :class:`~agentmem.config.BankConfig`).
 
@@ -88,6 +121,7 @@ class MemoryBank:
         """
         config = BankConfig.from_mapping({**self._config.to_mapping(), **changes})
         with self._engine.db.transaction() as cur:
+            require_bank(cur, self.id, self._collection)
             cur.execute(
                 "UPDATE banks SET config = ? WHERE bank_id = ?",
                 [json.dumps(config.to_mapping()), self.id],
@@ -98,6 +132,7 @@ class MemoryBank:
     def __repr__(self) -> str:
         return f"MemoryBank({self.id!r})"
 
+    @_bank_verb
     def retain(
         self,
         content: str | list[Mapping[str, Any]],
@@ -169,11 +204,15 @@ class MemoryBank:
         ids = tuple(m.id for m in result.memories)
         if ids:
             engine, collection, config = self._engine, self._collection, self._config
-            worker.submit(
-                ConsolidationJob(
-                    self.id, ids, lambda: consolidate(engine, self.id, collection, config, ids)
-                )
-            )
+
+            def run() -> None:
+                try:
+                    consolidate(engine, self.id, collection, config, ids)
+                except Exception:
+                    if not self._deleted:
+                        raise  # else the bank was deleted meanwhile: nothing to consolidate
+
+            worker.submit(ConsolidationJob(self.id, ids, run))
 
     def wait_for_consolidation(self, timeout: float | None = None) -> bool:
         """Block until observation consolidation of this bank's retains has finished.
@@ -194,6 +233,7 @@ class MemoryBank:
         worker = self._engine.consolidator
         return None if worker is None else worker.last_error(self.id)
 
+    @_bank_verb
     def observations(self) -> list[Memory]:
         """The bank's observations (fact_type "observation"), most supported first.
 
@@ -201,6 +241,7 @@ class MemoryBank:
         """
         return list_observations(self._engine, self.id)
 
+    @_bank_verb
     def reflect(self, query: str, *, top_k: int = 10) -> Reflection:
         """Answer a question from memory: recall facts and observations, then ask the LLM.
 
@@ -221,6 +262,7 @@ class MemoryBank:
             self._engine, self.id, self._collection, self._config, query, top_k
         )
 
+    @_bank_verb
     def reflect_prepare(self, query: str, *, top_k: int = 10) -> ReflectPrompt:
         """The evidence for ``query`` and a ready prompt, for an agent that runs its own LLM.
 
@@ -239,6 +281,7 @@ class MemoryBank:
             date_order=self._config.date_order,
         )
 
+    @_bank_verb
     def reflect_commit(
         self,
         query: str,
@@ -273,6 +316,7 @@ class MemoryBank:
             cited_ids=cited_ids,
         )
 
+    @_bank_verb
     def recall(
         self,
         query: str,
@@ -326,8 +370,8 @@ class MemoryBank:
             A :class:`RecallResult`; each hit's ``strategy_details`` says why it came back.
 
         Raises:
-            InvalidInputError: Empty query, unknown strategy, bad weights or filters, a
-                parameter that no strategy in use reads.
+            InvalidInputError: Empty query or one over ``Limits.query_chars``, unknown
+                strategy, bad weights or filters, a parameter that no strategy in use reads.
             NotFoundError: ``seed_memory_id`` is not a memory of this bank.
             NotAvailableError: A strategy of the contract that this version does not have.
         """
@@ -347,9 +391,11 @@ class MemoryBank:
             reinforce=reinforce,
             strategy_params=strategy_params,
             date_order=self._config.date_order,
+            max_query_chars=self._engine.config.limits.query_chars,
         )
         return run_recall(self._engine, self.id, self._collection, config)
 
+    @_bank_verb
     def get(self, memory_id: str) -> Memory:
         """One memory by id.
 
@@ -363,6 +409,7 @@ class MemoryBank:
             raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
         return found[memory_id]
 
+    @_bank_verb
     def memories(
         self,
         *,
@@ -390,6 +437,7 @@ class MemoryBank:
             sql += f" LIMIT {limit}"
         return [memory_from_row(row) for row in self._engine.db.fetchall(sql, params)]
 
+    @_bank_verb
     def forget(
         self,
         ids: str | Iterable[str] | None = None,
@@ -420,6 +468,7 @@ class MemoryBank:
         doc = validate_optional_str(document_id, field="document_id", max_len=512)
         return forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
 
+    @_bank_verb
     def link(self, src_id: str, dst_id: str, kind: str, weight: float = 1.0) -> None:
         """Add (or re-weight) an explicit edge between two memories of this bank.
 
@@ -439,15 +488,17 @@ class MemoryBank:
             raise InvalidInputError("memory ids must be strings")
         if src_id == dst_id:
             raise InvalidInputError("a memory cannot link to itself")
-        found = load_memories(self._engine.db, self.id, [src_id, dst_id])
-        for memory_id in (src_id, dst_id):
-            if memory_id not in found:
-                raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
         with (
             self._engine.db.write_lock,
             mirror_dropped_on_failure(self._engine, self.id),
             self._engine.db.transaction() as cur,
         ):
+            # Inside the transaction: a forget or delete_bank cannot slip in between.
+            require_bank(cur, self.id, self._collection)
+            found = {row[0] for row in memories_by_id(cur, self.id, [src_id, dst_id], "m.id")}
+            for memory_id in (src_id, dst_id):
+                if memory_id not in found:
+                    raise NotFoundError(f"no memory {memory_id!r} in bank {self.id!r}")
             cur.execute(
                 "DELETE FROM links WHERE bank_id = ? AND src_id = ? AND dst_id = ? AND kind = ?",
                 [self.id, src_id, dst_id, kind],
@@ -460,6 +511,7 @@ class MemoryBank:
             if graph is not None:
                 graph.add_link(src_id, dst_id, kind, weight)
 
+    @_bank_verb
     def entities(self, *, kind: str | None = None) -> list[Entity]:
         """The bank's canonical entities, by name; ``kind`` keeps one kind ("person", ...)."""
         if kind is not None and not isinstance(kind, str):
@@ -469,6 +521,7 @@ class MemoryBank:
             {"bank": self.id, "kind": kind},
         )
 
+    @_bank_verb
     def entity(self, name_or_alias: str) -> Entity:
         """One entity by canonical name or alias (case-insensitive); an entity called that
         wins over one that merely has it as an alias.
@@ -500,6 +553,7 @@ class MemoryBank:
             for r in rows
         ]
 
+    @_bank_verb
     def add_alias(self, entity: str, alias: str) -> Entity:
         """Correct entity resolution: ``alias`` always names ``entity`` from now on.
 
@@ -520,8 +574,11 @@ class MemoryBank:
         """
         target = corrections.validate_name(entity, "entity")
         name = corrections.validate_name(alias, "alias")
-        return self._entity_by_id(corrections.add_alias(self._engine, self.id, target, name))
+        return self._entity_by_id(
+            corrections.add_alias(self._engine, self.id, self._collection, target, name)
+        )
 
+    @_bank_verb
     def split_alias(self, entity: str, alias: str) -> Entity | None:
         """Correct entity resolution: ``alias`` never names ``entity`` from now on.
 
@@ -538,9 +595,10 @@ class MemoryBank:
         """
         target = corrections.validate_name(entity, "entity")
         name = corrections.validate_name(alias, "alias")
-        created = corrections.split_alias(self._engine, self.id, target, name)
+        created = corrections.split_alias(self._engine, self.id, self._collection, target, name)
         return None if created is None else self._entity_by_id(created)
 
+    @_bank_verb
     def graph(self) -> nx.MultiDiGraph:
         """A copy of the bank's memory graph (changing it changes nothing in the bank).
 
@@ -555,6 +613,7 @@ class MemoryBank:
         )
         return bank_graph(self._engine, self.id).export(texts)
 
+    @_bank_verb
     def stats(self) -> dict[str, Any]:
         """Counts of what the bank holds."""
         db = self._engine.db
@@ -580,6 +639,7 @@ class MemoryBank:
             "last_mentioned_at": from_db_time(span[1]),
         }
 
+    @_bank_verb
     def export(
         self,
         path: str | Path,
@@ -605,6 +665,7 @@ class MemoryBank:
             self._engine, self.id, self._collection, path, vectors=vectors, progress=progress
         )
 
+    @_bank_verb
     def check_integrity(self) -> IntegrityReport:
         """Check that this bank's rows, vectors and keyword postings agree.
 

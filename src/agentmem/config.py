@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
 from agentmem.temporal.expressions import checked_date_order
@@ -137,6 +137,36 @@ class GraphConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """The most one call may ask for, checked before any work; beyond them a call raises
+    InvalidInputError and writes nothing.
+
+    Attributes:
+        retain_chars: Characters of content in one ``retain`` call, all messages together.
+            Long content is processed in bounded pieces, so a call of this size stays well
+            within a few hundred MB.
+        retain_messages: Messages in one ``retain`` call.
+        query_chars: Characters of a ``recall`` or ``reflect`` query (the keyword arm's cost
+            grows with the number of words).
+        json_depth: Nesting depth of metadata and every other JSON value a call takes (a dict
+            or list inside a dict is depth 2).
+    """
+
+    retain_chars: int = 1_000_000
+    retain_messages: int = 10_000
+    query_chars: int = 10_000
+    json_depth: int = 32
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(
+                    f"limit {name} must be a positive integer, got {shown(value)}"
+                )
+
+
+@dataclass(frozen=True, slots=True)
 class EngineConfig:
     """Settings of one ``AgentMemory``; none is read from the environment.
 
@@ -153,6 +183,7 @@ class EngineConfig:
         recency_window_days: Age at which recency reaches 0.
         reinforcement_cap: Access count at which reinforcement reaches 1.
         workers: Threads that run recall strategies in parallel.
+        limits: Input sizes one call may not exceed (:class:`Limits`).
     """
 
     candidates_per_strategy: int = 60
@@ -166,6 +197,7 @@ class EngineConfig:
     recency_window_days: float = 30.0
     reinforcement_cap: int = 100
     workers: int = 4
+    limits: Limits = field(default_factory=Limits)
 
 
 EXTRACTION_MODES: tuple[str, ...] = ("concise", "verbose", "custom")
@@ -364,7 +396,7 @@ MAX_RECALL_SIZE = 1_000_000_000
 
 def _positive_int(value: object, name: str, maximum: int = MAX_RECALL_SIZE) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidInputError(f"{name} must be an integer in [1, {maximum}], got {value!r}")
+        raise InvalidInputError(f"{name} must be an integer in [1, {maximum}], got {shown(value)}")
     return value
 
 
@@ -407,17 +439,21 @@ class RecallConfig:
         reinforce: bool = True,
         strategy_params: Mapping[str, Any] | None = None,
         date_order: object = "MDY",
+        max_query_chars: int | None = None,
     ) -> RecallConfig:
-        """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong."""
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        """Validate ``recall()``'s arguments; raises InvalidInputError on anything wrong.
+
+        ``max_query_chars`` bounds a query that comes from a caller (None: unbounded, for the
+        queries the engine builds itself).
+        """
+        check_query(query, max_query_chars)
         query = clean_text(query)  # as retained text is: no control chars, no lone surrogates
         if not query.strip():
             raise InvalidInputError("query must not be empty")
         if tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
         if rerank is not None and not isinstance(rerank, bool):
-            raise InvalidInputError(f"rerank must be None, True or False, got {rerank!r}")
+            raise InvalidInputError(f"rerank must be None, True or False, got {shown(rerank)}")
         names = _normalize_strategies(strategies)
         return cls(
             query=query,
@@ -450,6 +486,17 @@ class RecallConfig:
         return bool(self.fact_types or self.tags or self.time_range)
 
 
+def check_query(query: object, max_chars: int | None) -> None:
+    """A query must be a string, at most ``max_chars`` long (None: any length)."""
+    if not isinstance(query, str):
+        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+    if max_chars is not None and len(query) > max_chars:
+        raise InvalidInputError(
+            f"query is {len(query)} characters long; the limit is {max_chars} "
+            "(EngineConfig(limits=Limits(query_chars=...)))"
+        )
+
+
 def _normalize_fact_types(fact_types: Iterable[str] | str | None) -> tuple[str, ...] | None:
     if fact_types is None:
         return None
@@ -472,7 +519,7 @@ def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     result: set[str] = set()
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip():
-            raise InvalidInputError(f"tags must be non-empty strings, got {tag!r}")
+            raise InvalidInputError(f"tags must be non-empty strings, got {shown(tag)}")
         # Control characters and lone surrogates (which UTF-8 cannot store) are refused.
         if any(ord(ch) < 32 or "\ud800" <= ch <= "\udfff" for ch in tag) or len(tag) > 256:
             raise InvalidInputError(f"invalid tag {tag!r}")

@@ -19,6 +19,17 @@ builtin, it subclasses that builtin too, so ``except ValueError`` keeps working:
 
 from __future__ import annotations
 
+import reprlib
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 3, 80, 80
+
+
+def shown(value: object) -> str:
+    """A bounded repr of a caller's value for an error message: a value nested thousands of
+    levels deep or megabytes long is shown short, never raising RecursionError."""
+    return _SHOWN.repr(value)
+
 
 class AgentMemError(Exception):
     """Base class of every error agentmem raises."""

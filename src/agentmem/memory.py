@@ -20,7 +20,7 @@ from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
 from agentmem.consolidate.worker import ConsolidationWorker
 from agentmem.engine import Engine
-from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError
+from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError, shown
 from agentmem.llm.client import language_model
 from agentmem.models.embedder import MINILM_NAME, MiniLMEmbedder
 from agentmem.models.nlp import load_nlp
@@ -30,7 +30,7 @@ from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
 from agentmem.store.database import Database
-from agentmem.store.forget import delete_bank_rows
+from agentmem.store.forget import delete_bank_rows, finish_drop
 from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
@@ -40,16 +40,16 @@ from agentmem.store.transfer import import_bank
 from agentmem.store.vectors import VectorStore, collection_name
 
 # Letters, digits and . _ : @ - ; no path separators, no leading dot, at most 128 characters.
-_BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+_BANK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 DB_FILE = "agentmem.duckdb"
 VECTOR_DIR = "chroma"
 
 
 def validate_bank_id(bank_id: object) -> str:
     """A bank id: 1–128 of letters, digits, ``. _ : @ -``, not starting with a dot."""
-    if not isinstance(bank_id, str) or not _BANK_ID.match(bank_id) or ".." in bank_id:
+    if not isinstance(bank_id, str) or not _BANK_ID.fullmatch(bank_id) or ".." in bank_id:
         raise InvalidInputError(
-            f"invalid bank id {bank_id!r}: use 1-128 letters, digits or . _ : @ - "
+            f"invalid bank id {shown(bank_id)}: use 1-128 letters, digits or . _ : @ - "
             "(no path separators, no '..', not starting with a dot)"
         )
     return bank_id
@@ -224,9 +224,8 @@ class AgentMemory:
                     f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
                 )
             return collection, BankConfig.from_mapping(json.loads(config or "{}"))
-        collection = collection_name(bank_id, self._namespace)
+        collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
         config = BankConfig()
-        engine.vectors.drop(collection)  # a leftover of a bank deleted before a crash
         with engine.db.transaction() as cur:
             cur.execute(
                 "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now())",
@@ -253,13 +252,21 @@ class AgentMemory:
         """
         self._check_open()
         bank_id = validate_bank_id(bank_id)
-        rows = self._engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
-        if not rows:
-            raise NotFoundError(f"no bank {bank_id!r}")
-        with self._lock, self._engine.db.write_lock:
-            self._banks.pop(bank_id, None)
-            delete_bank_rows(self._engine, bank_id)
-            self._engine.vectors.drop(rows[0][0])
+        engine = self._engine
+        # Under the write lock, so a write into the bank either committed before or finds the
+        # bank gone (store/records.py ``require_bank``); handles of the bank stop working.
+        with self._lock, engine.db.write_lock:
+            rows = engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
+            if not rows:
+                raise NotFoundError(f"no bank {bank_id!r}")
+            handle = self._banks.pop(bank_id, None)
+            if handle is not None:
+                handle._deleted = True
+            delete_bank_rows(engine, bank_id, rows[0][0])
+            engine.vectors.drop(rows[0][0])
+            finish_drop(engine.db, rows[0][0])
+            if engine.consolidator is not None:
+                engine.consolidator.forget(bank_id)
 
     # -- lifecycle --------------------------------------------------------------------------
 

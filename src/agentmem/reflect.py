@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentmem.config import BankConfig, RecallConfig
+from agentmem.config import BankConfig, RecallConfig, check_query
 from agentmem.consolidate.observations import OBSERVATION, create_observation
 from agentmem.engine import Engine
 from agentmem.errors import InvalidInputError, NotFoundError
@@ -50,7 +50,12 @@ def prepare(
 
     def evidence(fact_types: Sequence[str]) -> list[Memory]:
         config = RecallConfig.build(
-            query, top_k=top_k, fact_types=fact_types, reinforce=False, date_order=date_order
+            query,
+            top_k=top_k,
+            fact_types=fact_types,
+            reinforce=False,
+            date_order=date_order,
+            max_query_chars=engine.config.limits.query_chars,
         )
         return recall(engine, bank_id, collection, config).memories
 
@@ -115,6 +120,8 @@ def commit(
         InvalidInputError: A text is empty or not a string, or nothing is given.
         NotFoundError: A cited id is not a memory of this bank.
     """
+    limits = engine.config.limits
+    check_query(query, limits.query_chars)
     cited = _ids(cited_ids)
     found = load_memories(engine.db, bank_id, cited)
     missing = [i for i in cited if i not in found]
@@ -124,6 +131,10 @@ def commit(
     items += [(OPINION, t) for t in _texts(opinions, "opinions")]
     if not items:
         raise InvalidInputError("reflect_commit needs at least one observation or opinion")
+    if sum(len(text) for _, text in items) > limits.retain_chars:
+        raise InvalidInputError(
+            f"observations and opinions hold more than {limits.retain_chars} characters"
+        )
     return [
         create_observation(
             engine, bank_id, collection, config, text, cited, fact_type=kind, extra={"query": query}

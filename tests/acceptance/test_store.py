@@ -9,7 +9,6 @@ import textwrap
 import pytest
 
 import agentmem
-from agentmem.store.vectors import collection_name
 from tests.conftest import CONVERSATION, T0, T1
 
 
@@ -74,7 +73,7 @@ def test_forget_removes_a_memory_from_every_store(store_path):
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("alice")
         assert len(bank.memories()) == len(CONVERSATION) - 1
-        vectors = mem._engine.vectors.ids(collection_name("alice"))
+        vectors = mem._engine.vectors.ids(mem.bank("alice")._collection)
         assert invoice.id not in vectors and len(vectors) == len(CONVERSATION) - 1
 
 

@@ -9,7 +9,6 @@ import pytest
 
 import agentmem
 from agentmem.cli import main
-from agentmem.store.vectors import collection_name
 from tests.conftest import CONVERSATION, T0, T1
 
 
@@ -79,7 +78,7 @@ def test_import_into_the_same_store_under_another_id_renews_ids(mem, rich_bank, 
     hit = copy.recall("INV-20931", strategies=["keyword"], reinforce=False).hits[0]
     assert hit.memory.bank_id == "alice-copy" and "INV-20931" in hit.text
     vectors = mem._engine.vectors
-    a = vectors.get_vectors(collection_name("alice"), [original[3].id])[original[3].id]
+    a = vectors.get_vectors(mem.bank("alice")._collection, [original[3].id])[original[3].id]
     b = vectors.get_vectors(copy._collection, [copied[3].id])[copied[3].id]
     assert np.allclose(a, b, atol=1e-5)
     report = mem.check_integrity()

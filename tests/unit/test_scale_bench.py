@@ -25,7 +25,9 @@ def test_generator_is_deterministic_and_probes_name_real_messages():
 
 def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     out = tmp_path / "scale.json"
-    report = run_scale([60], tmp_path / "work", out_path=out, queries=5, singles=4, imports=30)
+    report = run_scale(
+        [60], tmp_path / "work", out_path=out, queries=5, singles=4, imports=30, max_call_chars=3000
+    )
     (size,) = report["sizes"]
     assert size["memories_in_bank"] == 64  # 60 in bulk + 4 one at a time, before the import
     assert size["bulk_retain"]["memories"] == 60
@@ -37,8 +39,13 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     assert json.loads(out.read_text())["sizes"][0]["size"] == 60
     table = format_report(report)
     assert "TEMPR p50 / Chroma p50" in table and "60" in table
+    call = report["max_call"]
+    assert call["chars"] == 3000 and call["facts"] > 10
+    assert report["max_call_peak_rss_mb"] == call["peak_rss_mib"] >= call["baseline_peak_rss_mib"]
+    assert "maximum-size retain (3,000 characters" in table
 
-    again = run_scale([60], tmp_path / "work", queries=3, singles=2, imports=0)["sizes"][0]
+    again = run_scale([60], tmp_path / "work", queries=3, singles=2, imports=0, max_call=False)
+    again = again["sizes"][0]
     assert again["bulk_retain"]["reused_store"] is True
     assert again["memories_in_bank"] == 96  # and the first run's import
     assert again["import_retain"] is None and "None" in format_report({"sizes": [again]})

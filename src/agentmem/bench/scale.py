@@ -15,7 +15,10 @@ For each bank size it measures, in one process and on the same vectors:
   postings written per call), BM25 latency with pending rows against none, the fold of those
   rows into the built postings and a full rebuild (seconds);
 * **resources**: peak RSS of the process (sizes run in order, so the figure of the largest size
-  is the peak of the whole run) and the store's size on disk.
+  is the peak of the whole run) and the store's size on disk;
+* **maximum-size call**: the peak RSS of one ``retain`` of ``Limits().retain_chars``
+  characters of text (one string: the heaviest shape for the extractor), in a fresh process,
+  beside that process's peak after a small call has loaded the models.
 
 A store built by an earlier run (``workdir`` kept) is reused when it already holds the size:
 its bulk retain figures, and the embedder throughput they are compared with, come from the
@@ -31,7 +34,11 @@ from __future__ import annotations
 import json
 import random
 import resource
+import shutil
 import statistics
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -322,6 +329,54 @@ def run_size(
     }
 
 
+# Run in a fresh interpreter, so its peak RSS is the call's and not the benchmark's.
+_MAX_CALL = textwrap.dedent(
+    """
+    import json, resource, sys, time
+    from agentmem import AgentMemory, Limits
+    from agentmem.bench.synthetic import ConversationGenerator
+
+    def peak_mib():
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    chars = int(sys.argv[3]) or Limits().retain_chars
+    parts, size = [], 0
+    for session in ConversationGenerator(seed=int(sys.argv[2])).sessions(10**9):
+        for message in session.messages:
+            parts.append(message["content"])
+            size += len(message["content"]) + 1
+        if size >= chars:
+            break
+    text = " ".join(parts)[:chars]
+    with AgentMemory(sys.argv[1]) as mem:
+        bank = mem.bank("max-call")
+        bank.retain(" ".join(parts[:20]), mentioned_at="2024-01-01")  # loads every model
+        baseline = peak_mib()
+        started = time.perf_counter()
+        facts = len(bank.retain(text, mentioned_at="2024-01-01").memories)
+        seconds = time.perf_counter() - started
+    print(json.dumps({"chars": len(text), "facts": facts, "seconds": round(seconds, 1),
+                      "baseline_peak_rss_mib": round(baseline, 1),
+                      "peak_rss_mib": round(peak_mib(), 1)}))
+    """
+)
+
+
+def max_call_peak_rss(workdir: Path, chars: int | None = None, seed: int = 7) -> dict[str, Any]:
+    """Peak RSS of one maximum-size ``retain`` call (or of ``chars`` characters), measured in
+    a fresh process."""
+    store = workdir / "max-call"
+    shutil.rmtree(store, ignore_errors=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _MAX_CALL, str(store), str(seed), str(chars or 0)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the maximum-size call failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def run_scale(
     sizes: Sequence[int],
     workdir: str | Path,
@@ -330,9 +385,13 @@ def run_scale(
     queries: int = 200,
     singles: int = 300,
     imports: int = 5000,
+    max_call: bool = True,
+    max_call_chars: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
-    """Run :func:`run_size` for each size (ascending) and write the JSON report."""
+    """Run :func:`run_size` for each size (ascending), then (with ``max_call``)
+    :func:`max_call_peak_rss` of ``max_call_chars`` (default the limit), and write the JSON
+    report."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
@@ -352,10 +411,20 @@ def run_scale(
                 progress=progress,
             )
         )
-        if out_path is not None:  # write after each size: a long run keeps what it measured
-            Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-            Path(out_path).write_text(json.dumps(report, indent=2, default=str))
+        _write_report(report, out_path)  # after each size: a long run keeps what it measured
+    if max_call:
+        if progress is not None:
+            progress("maximum-size retain call", 0, 1)
+        report["max_call"] = max_call_peak_rss(workdir, max_call_chars)
+        report["max_call_peak_rss_mb"] = report["max_call"]["peak_rss_mib"]
+        _write_report(report, out_path)
     return report
+
+
+def _write_report(report: dict[str, Any], out_path: str | Path | None) -> None:
+    if out_path is not None:
+        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(out_path).write_text(json.dumps(report, indent=2, default=str))
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -401,6 +470,13 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [" " * width + "".join(f"{s['size']:>24,}" for s in sizes)]
     for label, cell in rows:
         lines.append(label.ljust(width) + "".join(f"{cell(s)!s:>24}" for s in sizes))
+    if "max_call" in report:
+        call = report["max_call"]
+        lines.append(
+            f"maximum-size retain ({call['chars']:,} characters, {call['facts']:,} facts, "
+            f"{call['seconds']} s): peak RSS {call['peak_rss_mib']} MiB, "
+            f"{call['baseline_peak_rss_mib']} MiB after a small call"
+        )
     return "\n".join(lines)
 
 

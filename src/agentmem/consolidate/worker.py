@@ -54,6 +54,11 @@ class ConsolidationWorker:
         with self._done:
             return self._errors.get(bank_id)
 
+    def forget(self, bank_id: str) -> None:
+        """Drop what is remembered about a deleted bank (its queued jobs still run)."""
+        with self._done:
+            self._errors.pop(bank_id, None)
+
     def stop(self) -> None:
         """Finish the queued jobs, then end the thread."""
         self._queue.put(None)

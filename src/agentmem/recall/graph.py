@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 MAX_DEPTH_CAP = 10
 CAUSAL_EDGE_TYPES: tuple[str, ...] = ("caused_by", "followed_by")
 _QUERY_WORD = re.compile(r"[^\W_]+(?:[.'’&-][^\W_]+)*")
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['’]s\Z", re.IGNORECASE)
 _MAX_NAME_WORDS = 4
 
 

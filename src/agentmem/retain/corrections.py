@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.errors import InvalidInputError, NotFoundError, shown
 from agentmem.retain.link import bank_entity_index
 from agentmem.retain.resolve import KnownEntity
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
-from agentmem.store.records import json_list, sql_list
+from agentmem.store.records import json_list, require_bank, sql_list
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -47,7 +47,7 @@ def validate_name(value: object, field: str) -> str:
         raise InvalidInputError(f"{field} must be a non-empty string")
     name = " ".join(value.split())
     if len(name) > 200 or any(ord(c) < 32 for c in name):
-        raise InvalidInputError(f"invalid {field} {value!r}")
+        raise InvalidInputError(f"invalid {field} {shown(value)}")
     return name
 
 
@@ -64,9 +64,9 @@ def find_entity(engine: Engine, cur: Any, bank_id: str, name_or_alias: str) -> K
     return next((e for e in matches if _key(e.name) == wanted), matches[0])
 
 
-def add_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str:
+def add_alias(engine: Engine, bank_id: str, collection: str, entity: str, alias: str) -> str:
     """Make ``alias`` a name of ``entity`` for good; returns the entity's id."""
-    with _correction(engine, bank_id) as cur:
+    with _correction(engine, bank_id, collection) as cur:
         target = find_entity(engine, cur, bank_id, entity)
         others = [
             e
@@ -88,10 +88,12 @@ def add_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str:
     return target.id
 
 
-def split_alias(engine: Engine, bank_id: str, entity: str, alias: str) -> str | None:
+def split_alias(
+    engine: Engine, bank_id: str, collection: str, entity: str, alias: str
+) -> str | None:
     """Declare that ``alias`` never names ``entity``; returns the id of the entity that now
     holds the memories saying ``alias``, or None when none did."""
-    with _correction(engine, bank_id) as cur:
+    with _correction(engine, bank_id, collection) as cur:
         target = find_entity(engine, cur, bank_id, entity)
         if _key(alias) == _key(target.name):
             raise InvalidInputError(
@@ -185,7 +187,7 @@ def _refresh(engine: Engine, cur: Any, bank_id: str, entity_ids: set[str]) -> No
 
 
 @contextmanager
-def _correction(engine: Engine, bank_id: str) -> Iterator[Any]:
+def _correction(engine: Engine, bank_id: str, collection: str) -> Iterator[Any]:
     """The transaction of one correction, under the write lock.
 
     The bank's entity caches are dropped when it ends, failed or not (they are rebuilt from
@@ -195,6 +197,7 @@ def _correction(engine: Engine, bank_id: str) -> Iterator[Any]:
     with engine.db.write_lock, mirror_dropped_on_failure(engine, bank_id):
         try:
             with engine.db.transaction() as cur:
+                require_bank(cur, bank_id, collection)
                 yield cur
         finally:
             engine.entity_indexes.pop(bank_id, None)

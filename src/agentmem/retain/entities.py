@@ -168,10 +168,10 @@ _SENTENCE_ADJECTIVES = _word_set("new old big little next last our my your their
 # Role names a chat speaker may carry that are not a person's name.
 _ROLE_NAMES = _word_set("user assistant system human ai bot tool model me you")
 # Reporting periods spaCy sometimes labels PERSON ("Q3").
-_PERIOD_RE = re.compile(r"^(?:q[1-4]|h[12]|fy\s?\d{2,4})$", re.IGNORECASE)
+_PERIOD_RE = re.compile(r"q[1-4]|h[12]|fy\s?\d{2,4}", re.IGNORECASE)
 # Lowercase-first brand names written with an inner capital: iPhone, eBay, macOS.
-_INNER_CAPITAL_RE = re.compile(r"^[a-z]{1,4}[A-Z][A-Za-z]*$")
-_POSSESSIVE_RE = re.compile(r"(?:['’]s|(?<=s)['’])$", re.IGNORECASE)
+_INNER_CAPITAL_RE = re.compile(r"[a-z]{1,4}[A-Z][A-Za-z]*")
+_POSSESSIVE_RE = re.compile(r"(?:['’]s|(?<=s)['’])\Z", re.IGNORECASE)
 # Parts of speech a capitalised word in a name can have.
 _NAME_POS = frozenset({"PROPN", "NOUN", "ADJ", "X"})
 # Control, format, separator, surrogate, private-use and unassigned characters: none of them
@@ -410,7 +410,7 @@ def _is_title(token: Token) -> bool:
 
 
 def _is_capitalised(text: str) -> bool:
-    return text[:1].isupper() or bool(_INNER_CAPITAL_RE.match(text))
+    return text[:1].isupper() or bool(_INNER_CAPITAL_RE.fullmatch(text))
 
 
 def _is_name_word(token: Token) -> bool:
@@ -503,7 +503,7 @@ def _capitalised_mention(
 
 
 def _is_not_a_name(key: str) -> bool:
-    return key in _MONTHS_AND_DAYS or key in _CHAT_WORDS or bool(_PERIOD_RE.match(key))
+    return key in _MONTHS_AND_DAYS or key in _CHAT_WORDS or bool(_PERIOD_RE.fullmatch(key))
 
 
 def _strip_control(text: str) -> str:

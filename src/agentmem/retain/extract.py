@@ -11,17 +11,25 @@
 * Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
 * ``keyword_context`` holds the neighbouring turns, indexed for keyword search only: a question
   is often phrased like the turn that asked it, while the answer sits in the reply.
+* spaCy reads long content in bounded pieces: a message longer than ``SEGMENT_CHARS`` is cut
+  into segments at paragraph, line or sentence ends, texts are parsed in batches of at most
+  ``BATCH_CHARS`` and each parse is dropped once its facts are made. spaCy's working memory
+  grows with the text it holds at once, so a maximum-size call stays within a bounded RSS.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from agentmem.models.nlp import load_nlp
 from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
 from agentmem.retain.entities import recognize_entities
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 _GREETING = re.compile(
     r"^(hi|hey|hello|thanks|thank you|ok|okay|cool|great|bye|see you|lol|haha|yes|no|sure)"
@@ -29,6 +37,12 @@ _GREETING = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+#: Longest text spaCy parses at once; a longer message is cut into segments this long at most.
+SEGMENT_CHARS = 10_000
+#: Characters of text in one batch of spaCy's ``pipe``.
+BATCH_CHARS = 20_000
+# Where a long message is cut, best first: a paragraph, a line, a sentence end, a space.
+_CUTS = ("\n\n", "\n", ". ", "? ", "! ", " ")
 
 
 class OfflineExtractor:
@@ -49,16 +63,21 @@ class OfflineExtractor:
 
     def extract(self, content: RetainInput) -> list[ExtractedFact]:
         """Facts of one retain call, in content order."""
-        nlp = load_nlp()
         messages = content.messages
-        docs = list(nlp.pipe(m.content for m in messages))
+        segments = [
+            (index, segment)
+            for index, message in enumerate(messages)
+            for segment in split_segments(message.content, SEGMENT_CHARS)
+        ]
+        docs = parse_in_batches(segment for _, segment in segments)
         facts: list[ExtractedFact] = []
-        for index, (message, doc) in enumerate(zip(messages, docs, strict=True)):
+        for (index, segment), doc in zip(segments, docs, strict=True):
+            message = messages[index]
             neighbours = " ".join(
                 _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
             )
             entities = recognize_entities(doc, speaker=message.name, tentative=True)
-            for piece in self._pieces(message, doc, is_text=content.is_text):
+            for piece in self._pieces(message, segment, doc, is_text=content.is_text):
                 causes: list[int] = []
                 for clause in _new_causes(piece, [f.text for f in facts]):
                     causes.append(len(facts))
@@ -84,9 +103,9 @@ class OfflineExtractor:
             texts.append(_speaker_text(message))
         return texts
 
-    def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
-        text = message.content
-        if not is_text and len(text) <= self.max_turn_chars:
+    def _pieces(self, message: Message, text: str, doc: Doc, *, is_text: bool) -> Iterator[str]:
+        """The facts' texts of one segment ``text`` of ``message``, parsed as ``doc``."""
+        if not is_text and len(message.content) <= self.max_turn_chars:
             yield text
             return
         sentences = [s.text.strip() for s in doc.sents if s.text.strip()] or [text]
@@ -107,6 +126,42 @@ class OfflineExtractor:
                 buffer = joined
         if buffer:
             yield buffer
+
+
+def split_segments(text: str, max_chars: int) -> list[str]:
+    """``text`` cut into segments of at most ``max_chars``, each at the best cut available
+    (see ``_CUTS``) in the second half of its span; the text itself when it is short."""
+    segments: list[str] = []
+    start = 0
+    while len(text) - start > max_chars:
+        end = start + max_chars
+        cut = next(
+            (
+                found + len(mark)
+                for mark in _CUTS
+                if (found := text.rfind(mark, start + max_chars // 2, end)) >= 0
+            ),
+            end,
+        )
+        segments.append(text[start:cut])
+        start = cut
+    segments.append(text[start:])
+    return segments
+
+
+def parse_in_batches(texts: Iterable[str]) -> Iterator[Doc]:
+    """spaCy docs of ``texts``, in order, parsed ``BATCH_CHARS`` of text at a time."""
+    nlp = load_nlp()
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        if batch and size + len(text) > BATCH_CHARS:
+            yield from nlp.pipe(batch, batch_size=len(batch))
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    if batch:
+        yield from nlp.pipe(batch, batch_size=len(batch))
 
 
 def _speaker_text(message: Message) -> str:

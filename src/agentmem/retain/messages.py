@@ -14,11 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from agentmem._time import optional_utc, to_utc
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 from agentmem.retain.facts import Message, RetainInput
 
-MAX_CONTENT_CHARS = 1_000_000
-MAX_MESSAGES = 10_000
 # C0/C1 control characters except tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Lone surrogates (from bad decoding) cannot be stored as UTF-8.
@@ -31,12 +29,55 @@ def clean_text(text: str) -> str:
     return _CONTROL.sub("", _SURROGATE.sub("\ufffd", text))
 
 
-def validate_json(value: object, *, field: str) -> dict[str, Any]:
-    """A JSON object (dict with string keys, finite numbers), returned as a plain dict."""
+def check_retain_size(content: object, *, max_chars: int, max_messages: int) -> None:
+    """Refuse a call larger than the limits before any work is done on it: its messages'
+    count, and their characters all together (not only each message's)."""
+    if isinstance(content, str):
+        total = len(content)
+    elif isinstance(content, Sequence) and not isinstance(content, bytes | bytearray):
+        if len(content) > max_messages:
+            raise InvalidInputError(
+                f"{len(content)} messages in one retain call; the limit is {max_messages}"
+            )
+        texts = (
+            m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
+            for m in content
+        )
+        total = sum(len(text) for text in texts if isinstance(text, str))
+    else:
+        return  # not content at all: normalize_content says so
+    if total > max_chars:
+        raise InvalidInputError(
+            f"content is {total} characters in all; the limit of one retain call is "
+            f"{max_chars} (split it over several calls)"
+        )
+
+
+def check_depth(value: object, *, field: str, max_depth: int) -> None:
+    """Refuse JSON-like data nested deeper than ``max_depth`` dicts and lists, without
+    recursing (so depth is an InvalidInputError, never a RecursionError)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Any = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth > max_depth:
+            raise InvalidInputError(f"{field} is nested deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def validate_json(value: object, *, field: str, max_depth: int) -> dict[str, Any]:
+    """A JSON object (dict with string keys, finite numbers) nested at most ``max_depth``
+    levels, returned as a plain dict."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"{field} must be a JSON object (dict), got {type(value).__name__}")
+    check_depth(value, field=field, max_depth=max_depth)
     try:
         plain = json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError) as exc:
@@ -60,7 +101,7 @@ def validate_importance(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInputError(f"importance must be a number in [0, 1], got {value!r}")
+        raise InvalidInputError(f"importance must be a number in [0, 1], got {shown(value)}")
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         raise InvalidInputError(f"importance must be in [0, 1], got {value!r}")
     return float(value)
@@ -92,7 +133,7 @@ def _occurrence(occurred_at: object) -> tuple[datetime | None, datetime | None]:
     return start, start
 
 
-def _message(raw: object, index: int, default_time: datetime) -> Message | None:
+def _message(raw: object, index: int, default_time: datetime, max_depth: int) -> Message | None:
     if isinstance(raw, Mapping):
         data = raw
     elif hasattr(raw, "content") and hasattr(raw, "role"):  # message objects (SDK types)
@@ -107,12 +148,12 @@ def _message(raw: object, index: int, default_time: datetime) -> Message | None:
         raise InvalidInputError(f"message {index} needs a non-empty string 'role'")
     if not isinstance(content, str):
         raise InvalidInputError(f"message {index} 'content' must be a string")
-    if len(content) > MAX_CONTENT_CHARS:
-        raise InvalidInputError(f"message {index} is longer than {MAX_CONTENT_CHARS} characters")
     content = clean_text(content).strip()
     name = validate_optional_str(data.get("name"), field=f"message {index} 'name'", max_len=256)
     timestamp = optional_utc(data.get("timestamp"), field=f"message {index} 'timestamp'")
-    metadata = validate_json(data.get("metadata"), field=f"message {index} 'metadata'")
+    metadata = validate_json(
+        data.get("metadata"), field=f"message {index} 'metadata'", max_depth=max_depth
+    )
     if not content:
         return None  # an empty turn carries no fact; the episode still keeps it verbatim
     role = role.strip().lower()
@@ -131,16 +172,16 @@ def normalize_content(
     mentioned_at: datetime,
     occurred_at: object = None,
     context: str | None = None,
+    max_depth: int,
 ) -> RetainInput:
-    """Validate ``retain``'s content into a :class:`RetainInput`.
+    """Validate ``retain``'s content into a :class:`RetainInput` (its size is checked first,
+    by :func:`check_retain_size`); message metadata may nest ``max_depth`` levels.
 
     Raises:
         InvalidInputError: empty content, malformed messages, bad times.
     """
     start, end = _occurrence(occurred_at)
     if isinstance(content, str):
-        if len(content) > MAX_CONTENT_CHARS:
-            raise InvalidInputError(f"content is longer than {MAX_CONTENT_CHARS} characters")
         text = clean_text(content).strip()
         if not text:
             raise InvalidInputError("content must not be empty")
@@ -149,9 +190,10 @@ def normalize_content(
     if isinstance(content, Sequence) and not isinstance(content, bytes | bytearray):
         if not content:
             raise InvalidInputError("content must not be an empty list of messages")
-        if len(content) > MAX_MESSAGES:
-            raise InvalidInputError(f"at most {MAX_MESSAGES} messages per retain call")
-        parsed = [_message(raw, i, mentioned_at) for i, raw in enumerate(content)]
+        # The episode keeps each message whole, so the whole list is bounded: itself and a
+        # message add two levels to the metadata's.
+        check_depth(content, field="content", max_depth=max_depth + 2)
+        parsed = [_message(raw, i, mentioned_at, max_depth) for i, raw in enumerate(content)]
         kept = tuple(m for m in parsed if m is not None)
         if not kept:
             raise InvalidInputError("every message has empty content")

@@ -46,6 +46,7 @@ from agentmem.retain.link import (
 )
 from agentmem.retain.llm_extract import extract_with_llm
 from agentmem.retain.messages import (
+    check_retain_size,
     normalize_content,
     raw_episode,
     validate_importance,
@@ -61,12 +62,15 @@ from agentmem.store.records import (
     insert_memories,
     insert_rows,
     memories_by_id,
+    require_bank,
     to_db_time,
 )
 from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
 
 log = logging.getLogger("agentmem")
+#: Texts per call of the embedder.
+EMBED_CALL = 1024
 
 
 def retain(
@@ -87,6 +91,8 @@ def retain(
     links: object = None,
 ) -> RetainResult:
     """Store content in a bank; see ``MemoryBank.retain`` for the contract."""
+    limits = engine.config.limits
+    check_retain_size(content, max_chars=limits.retain_chars, max_messages=limits.retain_messages)
     warnings: list[str] = []
     when = optional_utc(mentioned_at, field="mentioned_at")
     if when is None:
@@ -100,10 +106,11 @@ def retain(
         mentioned_at=when,
         occurred_at=occurred_at,
         context=validate_optional_str(context, field="context", max_len=10_000),
+        max_depth=limits.json_depth,
     )
     chosen_importance = validate_importance(importance)
     tag_values = normalize_tags(tags)  # type: ignore[arg-type]
-    call_metadata = validate_json(metadata, field="metadata")
+    call_metadata = validate_json(metadata, field="metadata", max_depth=limits.json_depth)
     doc_id = validate_optional_str(document_id, field="document_id", max_len=512)
     explicit_entity = validate_optional_str(entity_id, field="entity_id", max_len=256)
     explicit_links = validate_explicit_links(links)
@@ -219,6 +226,7 @@ def store_facts(
         )
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
+                require_bank(cur, bank_id, collection)
                 if episode is not None:
                     insert_rows(
                         cur,
@@ -373,7 +381,13 @@ def embed_texts(engine: Engine, texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, engine.embedder.dimension), dtype=np.float32)
     try:
-        vectors = np.asarray(engine.embedder.embed(texts), dtype=np.float32)
+        # In bounded calls: the embedder tokenises all the texts it is given at once.
+        vectors = np.concatenate(
+            [
+                np.asarray(engine.embedder.embed(texts[start : start + EMBED_CALL]), np.float32)
+                for start in range(0, len(texts), EMBED_CALL)
+            ]
+        )
     except AgentMemError:
         raise
     except Exception as exc:

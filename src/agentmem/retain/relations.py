@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 from agentmem.retain.causes import cause_clauses
 
 if TYPE_CHECKING:
@@ -78,7 +78,9 @@ def normalize_kind(kind: object, allowed: frozenset[str] = LINK_KINDS) -> str:
         raise InvalidInputError(f"link kind must be a string, got {type(kind).__name__}")
     name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", kind.strip()).lower().replace("-", "_")
     if name not in allowed:
-        raise InvalidInputError(f"unknown link kind {kind!r}; expected one of {sorted(allowed)}")
+        raise InvalidInputError(
+            f"unknown link kind {shown(kind)}; expected one of {sorted(allowed)}"
+        )
     return name
 
 
@@ -108,11 +110,11 @@ def validate_explicit_links(links: object) -> list[tuple[str, str, float]]:
     result: list[tuple[str, str, float]] = []
     for entry in links:
         if not isinstance(entry, tuple | list) or len(entry) not in (2, 3):
-            raise InvalidInputError(f"link {entry!r} must be (kind, memory_id[, weight])")
+            raise InvalidInputError(f"link {shown(entry)} must be (kind, memory_id[, weight])")
         kind = normalize_kind(entry[0])
         target = entry[1]
         if not isinstance(target, str) or not target:
-            raise InvalidInputError(f"link target must be a memory id, got {target!r}")
+            raise InvalidInputError(f"link target must be a memory id, got {shown(target)}")
         weight = validate_weight(entry[2]) if len(entry) == 3 else 1.0
         result.append((kind, target, weight))
     return result
@@ -154,6 +156,10 @@ class LinkPlan:
         return list({(r[0], r[1], r[2]): r for r in rows}.values())
 
 
+#: Rows of new facts compared with the call's earlier facts at once, for semantic links.
+_SIMILARITY_ROWS = 512
+
+
 def plan_links(
     engine: Engine,
     collection: str,
@@ -181,13 +187,19 @@ def _semantic_links(
     threshold: float,
     k: int,
 ) -> list[tuple[int, int | str, float]]:
-    within = vectors @ vectors.T if len(vectors) > 1 else np.zeros((len(vectors), len(vectors)))
     links: list[tuple[int, int | str, float]] = []
-    for i in range(len(vectors)):
-        found: list[tuple[float, int | str]] = [(c, m) for m, c in neighbours[i] if c >= threshold]
-        found += [(float(within[i, j]), j) for j in range(i) if within[i, j] >= threshold]
-        found.sort(key=lambda pair: pair[0], reverse=True)
-        links.extend((i, target, cosine) for cosine, target in found[:k])
+    # The facts of the call among themselves, a block of rows at a time: the whole square of
+    # a maximum-size call would not fit in memory.
+    for first in range(0, len(vectors), _SIMILARITY_ROWS):
+        block = vectors[first : first + _SIMILARITY_ROWS] @ vectors[: first + _SIMILARITY_ROWS].T
+        for row, i in enumerate(range(first, first + len(block))):
+            found: list[tuple[float, int | str]] = [
+                (c, m) for m, c in neighbours[i] if c >= threshold
+            ]
+            earlier = block[row, :i]
+            found += [(float(earlier[j]), int(j)) for j in np.flatnonzero(earlier >= threshold)]
+            found.sort(key=lambda pair: pair[0], reverse=True)
+            links.extend((i, target, cosine) for cosine, target in found[:k])
     return links
 
 
@@ -238,9 +250,14 @@ def _match_clauses(
     existing = engine.vectors.query_many(collection, embedded, 3)
     links: list[tuple[int, int | str, float]] = []
     for (index, _), clause_vector, found in zip(clauses, embedded, existing, strict=True):
-        options: list[tuple[float, Any]] = [(c, m) for m, c in found]
-        options += [(float(vectors[j] @ clause_vector), j) for j in range(index)]
-        best = max(options, default=None, key=lambda pair: pair[0])
+        best: tuple[float, Any] | None = max(
+            ((c, m) for m, c in found), default=None, key=lambda pair: pair[0]
+        )
+        if index > 0:  # the call's earlier facts; on a tie the stored memory wins
+            earlier = vectors[:index] @ clause_vector
+            j = int(np.argmax(earlier))
+            if best is None or float(earlier[j]) > best[0]:
+                best = (float(earlier[j]), j)
         if best is not None and best[0] >= threshold:
             links.append((index, best[1], round(CUE_LINK_WEIGHT * best[0], 4)))
     return links

@@ -218,7 +218,7 @@ _SHORT_NAME_LEN = 5
 _TOKEN_SIMILARITY = 80.0
 _FUZZY_LIMIT = 20
 
-_ACRONYM_RE = re.compile(r"^(?:[A-Z]\.?){2,}$")
+_ACRONYM_RE = re.compile(r"(?:[A-Z]\.?){2,}")
 _NAME_WORD_RE = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*")
 _DIGITS_RE = re.compile(r"\d+")
 # Surrounding punctuation that never belongs to a name; "+" and "#" stay for "C++" and "C#".

@@ -9,13 +9,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentmem.store.database import Database
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
-from agentmem.store.records import insert_rows, json_list, memory_selector, sql_list
+from agentmem.store.records import (
+    insert_rows,
+    json_list,
+    memory_selector,
+    require_bank,
+    sql_list,
+)
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
 
 _IDS = sql_list("ids")
+#: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
+DROP = "drop"
 # Statements run in order once the memories in $ids are gone, each with the parameters it uses.
 # Lists are bound as JSON text (see store/records.py).
 _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -56,6 +65,7 @@ def forget_memories(
     with engine.db.write_lock:
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
+                require_bank(cur, bank_id, collection)
                 rows = cur.execute(
                     f"SELECT id, seq, episode_id FROM memories WHERE {where}",
                     params,
@@ -87,8 +97,12 @@ def forget_memories(
     return len(doomed)
 
 
-def delete_bank_rows(engine: Engine, bank_id: str) -> None:
-    """Remove every row of a bank (the caller drops its vector collection afterwards)."""
+def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
+    """Remove every row of a bank and journal the drop of its vector collection.
+
+    The caller drops the collection next, then clears the journal entry with
+    :func:`finish_drop`; a crash in between is finished by the next open.
+    """
     with engine.db.transaction() as cur:
         engine.keyword.remove_bank(cur, bank_id)
         for table in (
@@ -102,8 +116,14 @@ def delete_bank_rows(engine: Engine, bank_id: str) -> None:
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
+        insert_rows(cur, "vector_journal", [(collection, bank_id, DROP)])
         engine.entity_indexes.pop(bank_id, None)  # still under the write lock
         engine.graphs.pop(bank_id, None)
         engine.resolvers.pop(bank_id, None)
         engine.bank_changed(bank_id)
     engine.keyword.maybe_fold()
+
+
+def finish_drop(db: Database, collection: str) -> None:
+    """Clear the journal entry of a collection that has been dropped."""
+    db.execute("DELETE FROM vector_journal WHERE op = ? AND memory_id = ?", [DROP, collection])

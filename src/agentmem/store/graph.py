@@ -392,9 +392,12 @@ def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:
         with engine.db.write_lock:
             graph = engine.graphs.get(bank_id)
             if graph is None:
+                cur = engine.db.cursor()
                 with engine.db.storage_errors():
-                    graph = MemoryGraph.load(engine.db.cursor(), bank_id)
-                engine.graphs[bank_id] = graph
+                    graph = MemoryGraph.load(cur, bank_id)
+                # A read racing delete_bank must not leave a mirror behind for a re-created bank.
+                if cur.execute("SELECT 1 FROM banks WHERE bank_id = ?", [bank_id]).fetchall():
+                    engine.graphs[bank_id] = graph
     return graph
 
 

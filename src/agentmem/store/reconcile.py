@@ -3,7 +3,8 @@
 Every vector write is journalled in DuckDB inside the transaction that stores (or deletes) the
 facts, and cleared once Chroma has it. On open, leftover journal entries are replayed:
 facts still present are re-embedded from their stored text and upserted; deleted facts'
-vectors are deleted. Both operations are idempotent, so replaying twice is harmless.
+vectors are deleted; a deleted bank's collection is dropped. These operations are idempotent,
+so replaying twice is harmless.
 
 Chroma's embedded store has a crash window of its own: after a SIGKILL, vectors it had
 acknowledged can be missing from its HNSW index (``get`` fails with "Error finding id" and
@@ -33,6 +34,7 @@ import numpy as np
 
 from agentmem.protocols import Embedder
 from agentmem.store.database import Database
+from agentmem.store.forget import DROP
 from agentmem.store.records import json_list, sql_list
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.vectors import VectorStore, vector_metadata
@@ -50,7 +52,9 @@ def replay_vector_journal(
     )
     if not entries:
         return 0
-    for collection in {e[3] for e in entries if e[3] is not None}:
+    for collection in {e[0] for e in entries if e[2] == DROP}:  # of a deleted bank
+        vectors.drop(collection)
+    for collection in {e[3] for e in entries if e[3] is not None and e[2] != DROP}:
         deletes = [e[0] for e in entries if e[3] == collection and e[2] == "delete"]
         vectors.delete(collection, deletes)
         adds = [e[0] for e in entries if e[3] == collection and e[2] == "add"]

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentmem.config import RecallConfig
+from agentmem.errors import NotFoundError
 from agentmem.store.database import Database
 from agentmem.types import Memory
 
@@ -26,6 +27,22 @@ def to_db_time(value: datetime | None) -> datetime | None:
 def from_db_time(value: datetime | None) -> datetime | None:
     """Naive UTC from a TIMESTAMP column → aware datetime."""
     return None if value is None else value.replace(tzinfo=UTC)
+
+
+def require_bank(cur: Any, bank_id: str, collection: str) -> None:  # noqa: ANN401
+    """Raise NotFoundError unless the bank exists and is the incarnation that owns
+    ``collection``.
+
+    Every write runs this inside its transaction, under the write lock: a call that began
+    before ``delete_bank`` then either committed before it or fails here, never writing rows
+    of a deleted bank or into a bank re-created under the same id (each incarnation of a bank
+    has a vector collection of its own).
+    """
+    found = cur.execute(
+        "SELECT 1 FROM banks WHERE bank_id = ? AND collection = ?", [bank_id, collection]
+    ).fetchall()
+    if not found:
+        raise NotFoundError(f"no bank {bank_id!r}: it was deleted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +149,8 @@ def wanted_ids(param: str = "ids") -> str:
 
 
 _column_types: dict[str, dict[str, str]] = {}
+#: Rows per INSERT statement of :func:`insert_rows`.
+INSERT_BATCH = 1000
 
 
 def _json_types(cur: Any, table: str) -> dict[str, str]:
@@ -157,16 +176,18 @@ def insert_rows(cur: Any, table: str, rows: Sequence[Sequence[Any]]) -> None:
     structure = json.dumps(
         [{n: [t.removesuffix("[]")] if t.endswith("[]") else t for n, t in types.items()}]
     )
-    payload = json.dumps(
-        [dict(zip(names, row, strict=True)) for row in rows],
-        ensure_ascii=False,
-        default=_json_default,
-    )
-    cur.execute(
-        f"INSERT INTO {table} BY NAME "
-        f"SELECT unnest(from_json($rows, '{structure}'), recursive := true)",
-        {"rows": payload},
-    )
+    # In bounded statements: DuckDB's working memory for one grows with its JSON parameter.
+    for start in range(0, len(rows), INSERT_BATCH):
+        payload = json.dumps(
+            [dict(zip(names, row, strict=True)) for row in rows[start : start + INSERT_BATCH]],
+            ensure_ascii=False,
+            default=_json_default,
+        )
+        cur.execute(
+            f"INSERT INTO {table} BY NAME "
+            f"SELECT unnest(from_json($rows, '{structure}'), recursive := true)",
+            {"rows": payload},
+        )
 
 
 def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:

@@ -40,7 +40,7 @@ from agentmem.store.import_check import (
     decode_vector,
     read_lines,
 )
-from agentmem.store.records import from_db_time, insert_rows, json_list, sql_list
+from agentmem.store.records import from_db_time, insert_rows, json_list, require_bank, sql_list
 from agentmem.store.vectors import vector_metadata
 
 if TYPE_CHECKING:
@@ -259,6 +259,7 @@ def import_bank(
         new_id = _id_map(engine, checked.ids())
         try:
             with engine.db.transaction() as cur:
+                require_bank(cur, bank_id, collection)
                 cur.execute(
                     "UPDATE banks SET config = ? WHERE bank_id = ?",
                     [json.dumps(checked.config.to_mapping()), bank_id],

@@ -109,13 +109,17 @@ def _matches(metadata: Mapping[str, Any] | None, where: Mapping[str, Any]) -> bo
     return True
 
 
-def collection_name(bank_id: str, namespace: str = "") -> str:
-    """A Chroma-safe, stable collection name for a bank id (any characters allowed in ids).
+def collection_name(bank_id: str, namespace: str = "", incarnation: str = "") -> str:
+    """A Chroma-safe collection name for a bank (any characters allowed in ids).
 
     ``namespace`` (a store's id) keeps the banks of different stores apart when they share
     one Chroma server; the embedded store, which only one store uses, needs none.
+    ``incarnation`` (random, per creation of the bank) gives a bank re-created under a deleted
+    bank's id a collection of its own, so no write of the deleted bank can reach it.
     """
     key = f"{namespace}\x00{bank_id}" if namespace else bank_id
+    if incarnation:
+        key = f"{key}\x00{incarnation}"
     return "bank-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
 
 
