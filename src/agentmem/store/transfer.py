@@ -87,8 +87,8 @@ def export_bank(
             for table in ("episodes", "entities", "memories", "links")
         }
         episodes = db.fetchall(
-            "SELECT id, content, document_id, context, mentioned_at, metadata, created_at "
-            "FROM episodes WHERE bank_id = ? ORDER BY created_at, id",
+            "SELECT id, content, document_id, context, mentioned_at, metadata, created_at, "
+            "content_hash FROM episodes WHERE bank_id = ? ORDER BY created_at, id",
             [bank_id],
         )
         entities = db.fetchall(
@@ -101,7 +101,7 @@ def export_bank(
             "m.occurred_start, m.occurred_end, m.mentioned_at, m.tags, m.importance, "
             "m.access_count, m.document_id, m.context, m.metadata, m.created_at, "
             "(SELECT list(me.entity_id ORDER BY me.entity_id) FROM memory_entities AS me "
-            " WHERE me.memory_id = m.id) "
+            " WHERE me.memory_id = m.id), m.content_hash "
             "FROM memories AS m WHERE m.bank_id = ? ORDER BY m.seq",
             [bank_id],
         )
@@ -144,6 +144,7 @@ def export_bank(
                         "mentioned_at": _iso(e[4]),
                         "metadata": json.loads(e[5]) if e[5] else {},
                         "created_at": _iso(e[6]),
+                        "content_hash": e[7],
                     }
                 )
             for e in entities:
@@ -210,6 +211,7 @@ def _memory_line(m: tuple[Any, ...], vector: np.ndarray | None) -> dict[str, Any
         "metadata": json.loads(m[14]) if m[14] else {},
         "created_at": _iso(m[15]),
         "entity_ids": list(m[16] or ()),
+        "content_hash": m[17],
         "vector": _vector_text(vector),
     }
 
@@ -380,6 +382,7 @@ def _collect(
                 _db_time(obj["mentioned_at"], "mentioned_at"),
                 json.dumps(obj.get("metadata") or {}, ensure_ascii=False),
                 _db_time(obj["created_at"], "created_at"),
+                _content_hash(obj),
             )
         )
     elif kind == "entity":
@@ -449,8 +452,17 @@ def _memory_row(
         obj.get("context"),
         json.dumps(obj.get("metadata") or {}, ensure_ascii=False),
         _db_time(obj["created_at"], "created_at"),
+        _content_hash(obj),
         [new_id(e) for e in obj.get("entity_ids") or ()],
     )
+
+
+def _content_hash(obj: Mapping[str, Any]) -> str | None:
+    """The line's content hash (retain/repeats.py); files written before it have none."""
+    value = obj.get("content_hash")
+    if value is not None and not isinstance(value, str):
+        raise TypeError("content_hash must be a string")
+    return value
 
 
 def _decode_vector(text: object) -> np.ndarray:
