@@ -413,6 +413,8 @@ def _replace_document(
             f"UPDATE memories SET episode_id = $episode WHERE id IN ({sql_strings(kept)})",
             {"episode": episode_id},
         )
+    for memory_id, content_hash in resolution.hashes.items():
+        cur.execute("UPDATE memories SET content_hash = ? WHERE id = ?", [content_hash, memory_id])
     cur.execute(
         "DELETE FROM episodes WHERE bank_id = $bank AND document_id = $doc AND id <> $episode",
         {"bank": bank_id, "doc": document_id, "episode": episode_id},

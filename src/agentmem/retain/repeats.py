@@ -249,6 +249,7 @@ class Resolution:
         kept_memories: For other facts, the stored memory that stays in their place.
         held: Memories of repeated messages, returned as already stored.
         replaced: Ids of the document's memories the call replaces (deleted).
+        hashes: Content hashes for kept memories stored without one (before schema 2).
     """
 
     unchanged: bool
@@ -256,6 +257,7 @@ class Resolution:
     kept_memories: dict[int, Memory]
     held: list[Memory]
     replaced: list[str]
+    hashes: dict[str, str] = field(default_factory=dict)
 
 
 def resolve(
@@ -287,16 +289,21 @@ def resolve(
     stored: dict[tuple[Any, ...], list[Memory]] = defaultdict(list)
     for memory, h in found.document:
         stored[fact_key(memory, h)].append(memory)
-    keep, kept = [], {}
+    keep, kept, backfill = [], {}, {}
     for i, (fact, h) in enumerate(zip(new_facts, hashes, strict=True)):
-        same = stored.get(fact_key(_as_stored(fact), h))
+        fact = _as_stored(fact)
+        same = stored.get(fact_key(fact, h))
+        if not same and h is not None:  # a memory stored before hashes were kept
+            same = stored.get(fact_key(fact, None))
+            if same:
+                backfill[same[0].id] = h
         if same:
             kept[i] = same.pop(0)
         else:
             keep.append(i)
     reused = {m.id for m in kept.values()}
     replaced = [m.id for m, _ in found.document if m.id not in reused]
-    return Resolution(False, keep, kept, [], replaced)
+    return Resolution(False, keep, kept, [], replaced, backfill)
 
 
 def _as_stored(memory: Memory) -> Memory:
