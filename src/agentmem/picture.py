@@ -30,6 +30,7 @@ EDGE_COLOURS: dict[str, str] = {
     "caused_by": "#d62728",
     "temporal": "#ffbb78",
     "related": "#c5b0d5",
+    "supersedes": "#7f7f7f",
 }
 _SIZE = 1000
 _MARGIN = 40

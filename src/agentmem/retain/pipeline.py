@@ -66,6 +66,7 @@ from agentmem.retain.repeats import (
     resolve,
     subset,
 )
+from agentmem.retain.supersession import supersession_links
 from agentmem.retain.timing import anchor_in_time
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.forget import delete_rows, delete_vectors
@@ -363,12 +364,16 @@ def store_facts(
                 vectors = kept_vectors()  # before COMMIT: a model error writes nothing
                 plan = planned.result()
                 alive = _alive(cur, bank_id, plan.existing_targets())
+                newest = [(r.memory.id, r.seq, r.memory.mentioned_at, r.memory.text) for r in rows]
                 insert_rows(
                     cur,
                     "links",
                     [
                         (bank_id, src, dst, kind, weight, to_db_time(created))
-                        for src, dst, kind, weight in plan.rows(ids, alive)
+                        for src, dst, kind, weight in [
+                            *plan.rows(ids, alive),
+                            *supersession_links(cur, bank_id, newest),
+                        ]
                     ],
                 )
                 graph = loaded_graph(engine, bank_id)
