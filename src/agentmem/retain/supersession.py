@@ -34,7 +34,7 @@ SUPERSEDES = "supersedes"
 _FAMILY_WORDS: dict[str, str] = {
     "home": r"live|lives|living|moved|moving|relocat|based in|settled",
     "job": r"work|job|position|joined|joining|hired|employ|quit|internship",
-    "partner": r"girlfriend|boyfriend|partner|wife|husband|fianc|dating|married|engaged|broke up|split up|divorced|single",  # noqa: E501
+    "partner": r"girlfriend|boyfriend|partner|wife|husband|fianc|dating|seeing|going out|married|engaged|broke up|split up|divorced|single",  # noqa: E501
     "phone": r"phone|number|mobile|cell",
     "email": r"@",
     "address": r"address|live at",
