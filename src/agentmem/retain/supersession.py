@@ -107,18 +107,27 @@ _CHANGE_VERB = (
     r"cancel\w*|called off|call(?:ing)? off|postpon\w*|reschedul\w*|pushed back|push(?:ing)? back"
     r"|moved|moving|changed|changing"
 )
-# A change said of the plan's noun: "we cancelled the Porto trip", "the dinner is postponed".
+# A change said of the plan's noun: "we cancelled the Porto trip", "the dinner is postponed",
+# "the party is off".
 _PLAN_CHANGES = (
     re.compile(
-        rf"\b(?:{_CHANGE_VERB})\s+(?:(?:the|our|my|this|that|their)\s+)?(?:[\w-]+\s+)?"
-        rf"(?P<noun>{_PLAN_NOUNS})\b",
+        rf"\b(?:{_CHANGE_VERB})\s+(?:(?:the|our|my|this|that|their)\s+)?"
+        rf"(?:(?!(?:to|on|from|in|into|out|for|at|back|away)\b)[\w-]+\s+)?(?P<noun>{_PLAN_NOUNS})\b",
         re.IGNORECASE,
     ),
     re.compile(
         rf"\b(?P<noun>{_PLAN_NOUNS})\s+(?:is|was|has been|got|were|'s)\s+(?:\w+\s+)?"
-        rf"(?:{_CHANGE_VERB}|off|not happening)\b",
+        rf"(?:cancel\w*|called off|postpon\w*|reschedul\w*|pushed back|moved to|not happening)\b",
         re.IGNORECASE,
     ),
+    re.compile(rf"\b(?P<noun>{_PLAN_NOUNS})\s+(?:is|'s)\s+off\b(?!\s+to)", re.IGNORECASE),
+)
+# What makes a mention of a trip, dinner, ... a plan that a later change can replace.
+_PROSPECTIVE = re.compile(
+    r"\b(?:plan\w*|book\w*|schedul\w*|going to|gonna|will|are going|am going|is on|are on|"
+    r"next|tomorrow|leaves? on|coming up|upcoming|throwing|organi[sz]\w*|arrang\w*|have an?)\b"
+    r"|'ll\b|'re going|'m going",
+    re.IGNORECASE,
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DIGITS = re.compile(r"\+?\d[\d\s().-]{4,}\d")
@@ -250,6 +259,8 @@ def _plan_slot(text: str, speaker: str | None) -> Slot | None:
     noun = change["noun"] if change else (m[0] if (m := _PLAN_NOUN.search(text)) else None)
     if noun is None:
         return None
+    if change is None and not _PROSPECTIVE.search(text):
+        return None  # a trip told of, not one planned
     names = " ".join(sorted(_names(text)))
     return Slot(speaker.casefold(), f"plan {noun.casefold()}", names, change=change is not None)
 
