@@ -237,6 +237,10 @@ NON_UPDATES: list[tuple[str, str]] = [
     ("Wyn: I live in Bath.", "Wyn: I love living in Bath."),
     ("Xan: We're planning a meeting on Monday.", "Xan: The meeting agenda is ready."),
     ("Yves: I live in Nice.", "Yves: I'm going to move to Lyon."),
+    ("Mel: We're planning a camping trip for August.", "Mel: Our trip got off to a bad start."),
+    ("Ari: I'll always remember our trip to Japan.", "Ari: We moved on from the trip quickly."),
+    ("Cato: We're going to a concert on Friday.", "Cato: The concert moved me to tears."),
+    ("Dora: My brother works at Shell.", "Dora: My brother started a new job at BP."),
 ]
 
 

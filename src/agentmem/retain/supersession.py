@@ -43,7 +43,7 @@ _FAMILY_WORDS: dict[str, str] = {
 }
 _ANY_CUE = re.compile("|".join(f"(?:{w})" for w in _FAMILY_WORDS.values()), re.IGNORECASE)
 
-_ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still))*"  # noqa: E501
+_ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
 _SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[A-Z][a-z]+\b)(?:'m|'re|'ve)?"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern))
@@ -142,7 +142,7 @@ _NOT_CURRENT = re.compile(
 _ADDITION = re.compile(
     r"\b(?:also|too|as well|another|second|part-time|side job|one of my|besides)\b", re.IGNORECASE
 )
-_NEGATED = re.compile(r"\b(?:not|n't|no longer|never)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|no longer|never)\b|n't\b", re.IGNORECASE)
 _VALUE_LABELS = {
     "home": {"GPE", "LOC", "FAC"},
     "job": {"ORG", "GPE", "FAC", "PRODUCT", "PERSON", "NORP"},
