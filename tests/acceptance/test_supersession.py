@@ -316,6 +316,16 @@ def test_where_does_ana_live_puts_lisbon_first_and_says_berlin_was_superseded(st
     assert ("supersedes", 1.0) in {
         (data["kind"], data["weight"]) for _, _, data in bank.graph().out_edges(lisbon, data=True)
     }
+    # The link leads from the newer statement back to what it replaced.
+    before = bank.recall(
+        "Where does Ana live?",
+        strategies=["causal"],
+        seed_memory_id=lisbon,
+        edge_types=["supersedes"],
+        direction="causes",
+        reinforce=False,
+    )
+    assert berlin in [h.memory.id for h in before]
     # A question that names the earlier period may be asking for the old fact: not demoted.
     january = bank.recall("Where did Ana live in January 2025?", now=NOW, reinforce=False)
     assert "superseded" in {h.memory.id: h for h in january}[berlin].strategy_details
