@@ -25,6 +25,7 @@ from agentmem.retain import corrections
 from agentmem.retain.messages import validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
 from agentmem.retain.relations import normalize_kind, validate_weight
+from agentmem.retain.repeats import retained_from
 from agentmem.store.forget import forget_memories
 from agentmem.store.graph import bank_graph, loaded_graph, mirror_dropped_on_failure
 from agentmem.store.integrity import IntegrityReport, check_integrity
@@ -410,6 +411,26 @@ class MemoryBank:
         return found[memory_id]
 
     @_bank_verb
+    def find_retained(self, content: str | list[Mapping[str, Any]]) -> list[list[Memory]]:
+        """What the bank already holds of some content, message by message.
+
+        Lets a caller that re-sends a conversation (a restored chat history) retain only
+        what is new. Matching is the one ``retain`` uses for exact repeats.
+
+        Args:
+            content: As :meth:`retain` takes it: a string (one message) or chat messages.
+
+        Returns:
+            For each message, the memories retained from an identical message (same speaker
+            and normalised text, and the same time when the message has a ``timestamp``),
+            oldest first; empty for a new or empty message.
+
+        Raises:
+            InvalidInputError: Malformed content.
+        """
+        return retained_from(self._engine.db, self.id, content)
+
+    @_bank_verb
     def memories(
         self,
         *,
@@ -677,6 +698,7 @@ class MemoryBank:
     arecall = _async_twin(recall)
     aget = _async_twin(get)
     amemories = _async_twin(memories)
+    afind_retained = _async_twin(find_retained)
     aforget = _async_twin(forget)
     alink = _async_twin(link)
     aentities = _async_twin(entities)

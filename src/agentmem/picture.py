@@ -40,9 +40,11 @@ EDGE_COLOURS: dict[str, str] = {
     "caused_by": "#d62728",
     "temporal": "#ffbb78",
     "related": "#a58bc9",
+    "supersedes": "#7f7f7f",
 }
-#: Link kinds drawn with an arrow (source → target, as stored: an effect points at its cause).
-DIRECTED = ("followed_by", "caused_by")
+#: Link kinds drawn with an arrow (source → target, as stored: an effect points at its cause,
+#: a newer fact at the one it supersedes).
+DIRECTED = ("followed_by", "caused_by", "supersedes")
 MEMORY_COLOUR = "#555555"
 MEMORY_RADIUS = 3.5
 LABEL_WORDS = 4

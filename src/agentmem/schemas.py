@@ -87,6 +87,14 @@ class RetainOut(_ValueOut):
 
     episode_id: str
     memories: list[MemoryOut]
+    already_stored: list[str] = Field(
+        default_factory=list,
+        description="Ids among memories that the bank held before this call (a repeat).",
+    )
+    replaced: list[str] = Field(
+        default_factory=list,
+        description="Ids of the document's earlier memories this call replaced (deleted).",
+    )
     warnings: list[str]
 
 

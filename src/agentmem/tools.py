@@ -141,7 +141,12 @@ def _retain(bank: Any, args: RetainMemoryArgs) -> dict[str, Any]:
         tags=args.tags or (),
         importance=args.importance,
     )
-    return {"stored": [_memory_ref(m) for m in result]}
+    already = set(result.already_stored)
+    return {
+        "stored": [_memory_ref(m) for m in result if m.id not in already],
+        # Held before this call: the same thing was retained already and is not stored twice.
+        "already_stored": [_memory_ref(m) for m in result if m.id in already],
+    }
 
 
 def _reflect_item(item: Any) -> Any:

@@ -78,12 +78,23 @@ class Entity:
 class RetainResult:
     """What one ``retain`` call stored.
 
+    Retain is idempotent: what the bank holds already is returned, not stored again.
+
     Attributes:
-        memories: The facts created, in the order of the content.
-        episode_id: Id of the raw episode (content kept verbatim).
+        memories: The facts of the content, in its order: those this call created and those
+            the bank held already (their ids are in ``already_stored``).
+        episode_id: Id of the raw episode (content kept verbatim); for a call that changed
+            nothing, the episode that holds the content.
+        already_stored: Ids among ``memories`` that were stored before this call: all of them
+            when the call's ``document_id`` holds this content already, or when every message
+            is an exact repeat (same speaker, normalised text and mention time); the facts a
+            changed document kept unchanged (same id); the memories of repeated messages.
+        replaced: Ids of the document's earlier memories this call deleted (its
+            ``document_id`` held other content).
         warnings: Things the caller should know (e.g. no mention time was given).
         extraction: How facts were extracted: "offline", "llm", or "offline_fallback" (the
-            LLM failed, the raw episode was kept and the offline extractor ran instead).
+            LLM failed, the raw episode was kept and the offline extractor ran instead);
+            "none" when the bank held all of it and nothing was written.
         llm_calls: LLM requests made (one per chunk, plus retries).
         prompt_tokens: Prompt tokens the provider reported for those requests.
         completion_tokens: Completion tokens the provider reported.
@@ -99,6 +110,19 @@ class RetainResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     skipped_messages: int = 0
+    already_stored: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+
+    @property
+    def unchanged(self) -> bool:
+        """True when the call wrote nothing: the bank held all of its content already."""
+        return self.extraction == "none"
+
+    @property
+    def created(self) -> list[Memory]:
+        """The memories this call created (``memories`` minus ``already_stored``)."""
+        old = set(self.already_stored)
+        return [m for m in self.memories if m.id not in old]
 
     @property
     def llm_tokens(self) -> int:

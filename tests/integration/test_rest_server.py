@@ -76,6 +76,11 @@ def test_retain_recall_get_and_forget_round_trip(client, memory):
         "Alice: Invoice INV-20931 is unpaid.",
         "Assistant: I will remind finance.",
     ]
+    assert retained.json()["already_stored"] == [] == retained.json()["replaced"]
+    # The same document again is a no-op that says so.
+    again = client.post("/banks/alice/retain", json=json.loads(retained.request.content))
+    assert again.json()["already_stored"] == [m["id"] for m in facts]
+    assert [m["id"] for m in again.json()["memories"]] == [m["id"] for m in facts]
     assert facts[0]["metadata"] == {"source": "email"} and facts[0]["tags"] == ["billing"]
     assert client.get("/banks").json() == {"banks": ["alice"]}
 

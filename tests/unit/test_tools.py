@@ -91,6 +91,7 @@ def test_dispatch_runs_chat_tool_calls_from_sdk_objects_and_dicts(notes):
     reply = dispatch(notes, retain_call)
     assert reply["role"] == "tool" and reply["tool_call_id"] == "call_1"
     stored = json.loads(reply["content"])["stored"]
+    assert json.loads(reply["content"])["already_stored"] == []
     memory = notes.get(stored[0]["id"])
     assert memory.text == "The wifi password is hunter2."
     assert memory.tags == ("office",) and memory.importance == 0.9

@@ -242,7 +242,8 @@ class AgentMemStore(BaseStore):
             "indexed": op.index is not False,
         }
         bank = self.memory.bank(bank_id)
-        # Retain the new version before forgetting the old, so a refused value loses nothing.
+        # Retaining under the item's document replaces the old version's memories in the same
+        # transaction, so a refused value loses nothing.
         bank.retain(
             item_text(value, op.index if isinstance(op.index, list) else None),
             mentioned_at=now,
@@ -250,8 +251,6 @@ class AgentMemStore(BaseStore):
             document_id=_document_id(namespace, key),
             metadata={ITEM_KEY: item},
         )
-        if old_ids:
-            bank.forget(old_ids)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)

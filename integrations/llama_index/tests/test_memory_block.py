@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import pytest
 from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms import ChatMessage, MockLLM
 from llama_index.core.memory import Memory
 from llama_index.core.storage.chat_store.sql import MessageStatus
 
+import agentmem
+from agentmem.testing import HashEmbedder
 from llama_index.memory.agentmem import AgentMemMemoryBlock
 
 
@@ -33,7 +38,6 @@ def test_every_turn_is_retained_once_even_when_the_queue_never_flushes(bank):
         "Assistant: Lovely name!",
         "User: She is three years old.",
     ]
-    assert {m.document_id for m in bank.memories()} == {"s1"}
     assert all(m.metadata["session_id"] == "s1" for m in bank.memories())
 
 
@@ -87,3 +91,47 @@ async def test_truncation_drops_the_least_relevant_memories_first(bank):
     content = "- first memory, most relevant\n- second memory\n- third memory, least relevant"
     assert await block.atruncate(content, 5) == "- first memory, most relevant\n- second memory"
     assert await block.atruncate(content, 1000) is None
+
+
+_CHAT = [
+    ("user", "My cat is called Quixotrix."),
+    ("assistant", "Lovely name!"),
+    ("user", "Remind me to water the plants."),
+    ("user", "Remind me to water the plants."),
+]
+
+
+def _restored_chat(bank, session_id: str, timestamps: bool) -> Memory:
+    """A memory whose chat history holds _CHAT, as a persisted chat store restores it."""
+    memory = _memory(bank, session_id)
+    for n, (role, text) in enumerate(_CHAT):
+        kwargs = {"timestamp": datetime(2025, 2, 20, 9, n, tzinfo=UTC)} if timestamps else {}
+        memory.put(ChatMessage(role=role, content=text, additional_kwargs=kwargs))
+    return memory
+
+
+@pytest.mark.parametrize("timestamps", [False, True])
+def test_a_restarted_process_with_a_restored_history_retains_nothing_twice(tmp_path, timestamps):
+    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
+        _restored_chat(mem.bank("assistant"), "s1", timestamps).get()
+        first = mem.bank("assistant").memories()
+    assert len(first) == 4
+    # A new process: the block's state is gone, the chat store hands back the same history.
+    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("assistant")
+        memory = _restored_chat(bank, "s1", timestamps)
+        memory.get()
+        memory.put(ChatMessage(role="user", content="She is three years old."))
+        injected = [m.content for m in memory.get() if m.role == "system"]
+        after = bank.memories()
+    assert [m.id for m in after[:4]] == [m.id for m in first]
+    assert [m.text for m in after[4:]] == ["User: She is three years old."]
+    # What the chat window shows is not injected again, even after the restart.
+    assert not any("- User: My cat" in str(text) for text in injected)
+
+
+def test_turns_are_dated_by_their_message_timestamps(bank):
+    _restored_chat(bank, "s1", timestamps=True).get()
+    assert [m.mentioned_at for m in bank.memories()] == [
+        datetime(2025, 2, 20, 9, n, tzinfo=UTC) for n in range(4)
+    ]

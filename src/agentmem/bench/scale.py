@@ -175,8 +175,9 @@ def _single_retains(mem: AgentMemory, sessions: Sequence[Session], n: int) -> di
     pending: list[float] = []
     started = time.perf_counter()
     with _timed_calls(mem._engine.keyword, "add_pending", pending):
-        for message in messages:
-            bank.retain([message], mentioned_at=when, document_id="single")
+        for n, message in enumerate(messages):
+            # A document each: retaining other content under one document id replaces it.
+            bank.retain([message], mentioned_at=when, document_id=f"single-{n}")
     elapsed = time.perf_counter() - started
     return {
         "calls": len(messages),

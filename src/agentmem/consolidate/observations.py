@@ -130,8 +130,7 @@ def create_observation(
             **(extra or {}),
         },
     )
-    _, memories = store_facts(engine, bank_id, collection, config, [fact], episode=None)
-    return memories[0]
+    return store_facts(engine, bank_id, collection, config, [fact], episode=None).memories[0]
 
 
 def refine_observation(

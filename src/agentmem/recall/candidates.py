@@ -40,6 +40,8 @@ class Candidate:
     candidate that only another arm returned (None when the semantic arm did not run).
     ``entity_kinds`` are the ``(name, kind)`` pairs of the memory's entities. ``reasons`` are
     what the reranker saw in the memory, in words (shown in ``strategy_details["rerank"]``).
+    ``superseded_by`` / ``supersedes``: newer / older memories of the same subject and
+    attribute (``supersedes`` links, see ``recall/supersession.py``).
     """
 
     memory: Memory
@@ -49,3 +51,5 @@ class Candidate:
     entity_kinds: tuple[tuple[str, str], ...] = ()
     relevance: float = 0.0
     reasons: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    supersedes: list[str] = field(default_factory=list)

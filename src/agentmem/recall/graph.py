@@ -314,7 +314,8 @@ def _steps(
             yield other, "related"
             continue
         # "a caused_by b": b is a cause of a. "a followed_by b": b came after a.
-        towards_cause = outgoing if kind == "caused_by" else not outgoing
+        # "a supersedes b": b came before a (it leads to a, as a cause does).
+        towards_cause = outgoing if kind in ("caused_by", "supersedes") else not outgoing
         relation = "cause" if towards_cause else "effect"
         if direction == "both" or (direction == "causes") == towards_cause:
             yield other, relation

@@ -1,4 +1,5 @@
-"""recall: strategies (in parallel) → fuse (RRF) → rerank → composite score → token budget."""
+"""recall: strategies (in parallel) → fuse (RRF) → rerank → supersession → composite score →
+token budget."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES, StrategyContext
+from agentmem.recall.supersession import mark_superseded
 from agentmem.store.records import json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
 
@@ -25,6 +27,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     _measure_cosines(ctx, candidates)
     reranker = choose_reranker(engine, config.rerank)
     _rerank(reranker, config, candidates)
+    mark_superseded(engine, bank_id, candidates, demote=ctx.query_time.range is None)
     scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
     if config.reinforce and hits:
@@ -174,6 +177,10 @@ def _score(
             details["rerank"]["cosine"] = candidate.cosine
         if candidate.reasons:
             details["rerank"]["reasons"] = list(candidate.reasons)
+        if candidate.superseded_by:
+            details["superseded"] = {"by": list(candidate.superseded_by)}
+        if candidate.supersedes:
+            details["supersedes"] = {"ids": list(candidate.supersedes)}
         details["scoring"] = {
             "relevance": s.relevance,
             "recency": s.recency,

@@ -1,4 +1,8 @@
-"""retain: validate → extract → embed → store (episode, facts, entities, links) → index.
+"""retain: validate → skip repeats → extract → embed → store (episode, facts, entities,
+links) → index.
+
+What the bank already holds is not stored again (``retain/repeats.py``): an unchanged document
+is a no-op, a changed one replaces its memories, an exact repeat of a message is skipped.
 
 Write order, and why nothing acknowledged is lost:
 
@@ -35,7 +39,7 @@ from agentmem.config import BankConfig, normalize_tags
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, ExtractionError, LLMError, ModelError, NotFoundError
 from agentmem.retain.extract import OfflineExtractor
-from agentmem.retain.facts import EntityMention, ExtractedFact, RetainInput
+from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
 from agentmem.retain.feedback import skip_recalled
 from agentmem.retain.labels import LABEL_KIND
 from agentmem.retain.link import (
@@ -54,15 +58,28 @@ from agentmem.retain.messages import (
     validate_optional_str,
 )
 from agentmem.retain.relations import plan_links, validate_explicit_links
+from agentmem.retain.repeats import (
+    RepeatCheck,
+    Resolution,
+    find_repeats,
+    message_hash,
+    repeat_check,
+    resolve,
+    subset,
+)
+from agentmem.retain.supersession import supersession_links
 from agentmem.retain.timing import anchor_in_time
 from agentmem.store.dated_facts import DatedFacts
+from agentmem.store.forget import delete_rows, delete_vectors
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
     MemoryRow,
     insert_memories,
     insert_rows,
     memories_by_id,
+    memory_selector,
     require_bank,
+    sql_strings,
     to_db_time,
 )
 from agentmem.store.vectors import vector_metadata
@@ -115,6 +132,25 @@ def retain(
     explicit_entity = validate_optional_str(entity_id, field="entity_id", max_len=256)
     explicit_links = validate_explicit_links(links)
     _check_targets_exist(engine, bank_id, explicit_links)
+    check = repeat_check(
+        request,
+        document_id=doc_id,
+        tags=tag_values,
+        importance=chosen_importance,
+        metadata=call_metadata,
+        entity_id=explicit_entity,
+        links=explicit_links,
+    )
+    found = find_repeats(engine.db, bank_id, check)
+    if found.unchanged:
+        return _already_stored(found.held, warnings)
+    if found.repeated_messages:
+        request = replace(
+            request,
+            messages=tuple(
+                m for i, m in enumerate(request.messages) if i not in found.repeated_messages
+            ),
+        )
 
     early = _embed_early(engine, request)
     try:
@@ -126,8 +162,10 @@ def retain(
             )
             for f in extraction.facts
         ]
-        episode = Episode(raw_episode(content), doc_id, request.context, when, call_metadata)
-        episode_id, memories = store_facts(
+        episode = Episode(
+            raw_episode(content), doc_id, request.context, when, call_metadata, check.call_hash
+        )
+        stored = store_facts(
             engine,
             bank_id,
             collection,
@@ -137,14 +175,20 @@ def retain(
             tags=tag_values,
             links=explicit_links,
             early=early,
+            check=check,
+            hashes=[_source_hash(extraction.source, f) for f in facts],
         )
     except BaseException:
         if early is not None:
             wait([early.vectors])  # as in store_facts: never leave the model running
         raise
+    if stored.resolution is not None and stored.resolution.unchanged:
+        return _already_stored(stored.resolution.held, warnings)
     return RetainResult(
-        memories=memories,
-        episode_id=episode_id or "",
+        memories=stored.memories,
+        episode_id=stored.episode_id or "",
+        already_stored=stored.already_stored,
+        replaced=tuple(stored.resolution.replaced) if stored.resolution else (),
         warnings=(*warnings, *extraction.warnings),
         extraction=extraction.method,
         llm_calls=extraction.calls,
@@ -152,6 +196,24 @@ def retain(
         completion_tokens=extraction.completion_tokens,
         skipped_messages=extraction.skipped,
     )
+
+
+def _already_stored(held: list[Memory], warnings: list[str]) -> RetainResult:
+    """The result of a call whose content the bank holds already: nothing was written."""
+    return RetainResult(
+        memories=held,
+        episode_id=held[0].episode_id or "" if held else "",
+        already_stored=tuple(m.id for m in held),
+        warnings=tuple(warnings),
+        extraction="none",
+    )
+
+
+def _source_hash(source: tuple[Message, ...], fact: ExtractedFact) -> str | None:
+    """The hash of the message a fact came from (None if the extractor named no message)."""
+    if 0 <= fact.message_index < len(source):
+        return message_hash(source[fact.message_index])
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +225,25 @@ class Episode:
     context: str | None
     mentioned_at: datetime
     metadata: dict
+    content_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFacts:
+    """What :func:`store_facts` stored.
+
+    Attributes:
+        episode_id: The episode's id (None without an episode, or when nothing was written).
+        memories: The facts of the call in order: new memories, and memories kept in place
+            of facts stored already.
+        already_stored: Ids among ``memories`` stored before the call.
+        resolution: How the facts related to what the bank held (None: not checked).
+    """
+
+    episode_id: str | None
+    memories: list[Memory]
+    already_stored: tuple[str, ...] = ()
+    resolution: Resolution | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +277,15 @@ def store_facts(
     tags: tuple[str, ...] = (),
     links: list[tuple[str, str, float]] | None = None,
     early: EarlyEmbedding | None = None,
-) -> tuple[str | None, list[Memory]]:
+    check: RepeatCheck | None = None,
+    hashes: list[str | None] | None = None,
+) -> StoredFacts:
     """Embed and store facts (and their episode, if any) with entities, links and indexes.
 
     ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact.
     ``early`` vectors are used when they were made from exactly the facts' texts.
-
-    Returns:
-        The episode id (None without an episode) and the stored memories, in order.
+    ``check`` is the call's repeat check, decided again under the write lock (so concurrent
+    retains of the same content store it once); ``hashes`` the facts' source message hashes.
     """
     texts = [_embedding_text(f) for f in facts]
     if early is not None and early.texts == texts:
@@ -214,16 +296,34 @@ def store_facts(
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
     created = utc_now()
+    hashes = hashes if hashes is not None else [None] * len(facts)
     # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
     # then never delete a memory whose vector is still on its way, and the entity cache is
     # dropped before any other writer can read entities that rolled back.
     with engine.db.write_lock:
+        resolution = None
+        keep = list(range(len(facts)))
+        if check is not None:
+            planned_memories = [
+                _memory(f, "", bank_id, episode_id, tags, doc_id, context) for f in facts
+            ]
+            resolution = resolve(engine.db.cursor(), bank_id, check, planned_memories, hashes)
+            if resolution.unchanged:
+                wait([embedding])
+                return StoredFacts(None, [], resolution=resolution)
+            keep = resolution.keep
+            facts, hashes = subset(facts, keep), [hashes[i] for i in keep]
+
+        def kept_vectors() -> np.ndarray:
+            return embedding.result()[keep]
+
         # The link plan (the neighbour searches of semantic and causal links) reads only the
         # vectors, so it runs on the model's thread beside the inserts below (bulk retain at
         # 100k: 71 -> 68 ms a call); under the write lock no other writer changes them.
         planned = engine.embed_executor.submit(
-            lambda: plan_links(engine, collection, facts, embedding.result(), links or [])
+            lambda: plan_links(engine, collection, facts, kept_vectors(), links or [])
         )
+        doomed: list[str] = []
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
@@ -241,11 +341,16 @@ def store_facts(
                                 to_db_time(episode.mentioned_at),
                                 json.dumps(episode.metadata, ensure_ascii=False),
                                 to_db_time(created),
+                                episode.content_hash,
                             )
                         ],
                     )
+                if resolution is not None and doc_id is not None:
+                    doomed = _replace_document(engine, cur, bank_id, doc_id, episode_id, resolution)
                 dated = _dated_facts(engine, cur, bank_id)  # before this call's facts are in
-                rows = _memory_rows(cur, bank_id, episode_id, facts, tags, doc_id, context, created)
+                rows = _memory_rows(
+                    cur, bank_id, episode_id, facts, hashes, tags, doc_id, context, created
+                )
                 insert_memories(cur, rows)
                 ids = [r.memory.id for r in rows]
                 entity_names = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
@@ -267,15 +372,19 @@ def store_facts(
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
                     insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
                 # Everything above runs while the model embeds and the plan searches.
-                vectors = embedding.result()  # before COMMIT: a model error writes nothing
+                vectors = kept_vectors()  # before COMMIT: a model error writes nothing
                 plan = planned.result()
                 alive = _alive(cur, bank_id, plan.existing_targets())
+                newest = [(r.memory.id, r.seq, r.memory.mentioned_at, r.memory.text) for r in rows]
                 insert_rows(
                     cur,
                     "links",
                     [
                         (bank_id, src, dst, kind, weight, to_db_time(created))
-                        for src, dst, kind, weight in plan.rows(ids, alive)
+                        for src, dst, kind, weight in [
+                            *plan.rows(ids, alive),
+                            *supersession_links(cur, bank_id, newest),
+                        ]
                     ],
                 )
                 graph = loaded_graph(engine, bank_id)
@@ -290,11 +399,62 @@ def store_facts(
         dated.add(r.memory for r in rows)  # committed: the bank's time order holds them now
         engine.dated_facts[bank_id] = dated
         write_vectors(engine, bank_id, collection, rows, vectors)
+        if doomed:
+            delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()
-    memories = [
-        replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)
-    ]
-    return episode_id, memories
+    new = [replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)]
+    if resolution is None:
+        return StoredFacts(episode_id, new)
+    return _in_call_order(episode_id, new, keep, resolution)
+
+
+def _replace_document(
+    engine: Engine,
+    cur,  # noqa: ANN001
+    bank_id: str,
+    document_id: str,
+    episode_id: str | None,
+    resolution: Resolution,
+) -> list[str]:
+    """In the retain transaction: delete the document's replaced memories and its earlier
+    episodes; the memories it keeps move to the new episode. Returns the deleted ids."""
+    doomed = resolution.replaced
+    if doomed:
+        delete_rows(engine, cur, bank_id, *memory_selector(bank_id, ids=doomed))
+        engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
+        engine.dated_facts.pop(bank_id, None)  # it holds the deleted facts
+    kept = [m.id for m in resolution.kept_memories.values()]
+    if kept:
+        cur.execute(
+            f"UPDATE memories SET episode_id = $episode WHERE id IN ({sql_strings(kept)})",
+            {"episode": episode_id},
+        )
+    for memory_id, content_hash in resolution.hashes.items():
+        cur.execute("UPDATE memories SET content_hash = ? WHERE id = ?", [content_hash, memory_id])
+    cur.execute(
+        "DELETE FROM episodes WHERE bank_id = $bank AND document_id = $doc AND id <> $episode",
+        {"bank": bank_id, "doc": document_id, "episode": episode_id},
+    )
+    return doomed
+
+
+def _in_call_order(
+    episode_id: str | None, new: list[Memory], keep: list[int], resolution: Resolution
+) -> StoredFacts:
+    """The stored facts in the call's order: new memories and the memories kept in place of
+    facts stored already (moved to the new episode), then held memories of repeated messages."""
+    by_index = dict(zip(keep, new, strict=True))
+    by_index.update(
+        {i: replace(m, episode_id=episode_id) for i, m in resolution.kept_memories.items()}
+    )
+    ordered = [by_index[i] for i in sorted(by_index)]
+    already = [*resolution.kept_memories.values(), *resolution.held]
+    return StoredFacts(
+        episode_id,
+        [*ordered, *resolution.held],
+        tuple(m.id for m in already),
+        resolution,
+    )
 
 
 def _dated_facts(engine: Engine, cur, bank_id: str) -> DatedFacts:  # noqa: ANN001
@@ -311,6 +471,7 @@ def _embedding_text(fact: ExtractedFact) -> str:
 @dataclass(frozen=True, slots=True)
 class _Extraction:
     facts: list[ExtractedFact]
+    source: tuple[Message, ...]  # the messages the facts' message_index refers to
     method: str = "offline"
     calls: int = 0
     prompt_tokens: int = 0
@@ -345,11 +506,11 @@ def _extract(
     engine: Engine, bank_id: str, bank_config: BankConfig, request: RetainInput
 ) -> _Extraction:
     if engine.llm is None:
-        return _Extraction(_offline(engine, request))
+        return _Extraction(_offline(engine, request), request.messages)
     kept, skipped = skip_recalled(engine, bank_id, request)
     warnings = (f"{skipped} message(s) repeat stored memories: not extracted",) if skipped else ()
     if not kept.messages:
-        return _Extraction([], "llm", skipped=skipped, warnings=warnings)
+        return _Extraction([], (), "llm", skipped=skipped, warnings=warnings)
     try:
         out = extract_with_llm(engine.llm, kept, bank_config)
     except LLMError as exc:
@@ -359,12 +520,20 @@ def _extract(
         )
         return _Extraction(
             _offline(engine, kept),
+            kept.messages,
             "offline_fallback",
             skipped=skipped,
             warnings=(*warnings, f"LLM extraction failed, offline facts stored: {exc}"),
         )
     return _Extraction(
-        out.facts, "llm", out.calls, out.prompt_tokens, out.completion_tokens, skipped, warnings
+        out.facts,
+        kept.messages,
+        "llm",
+        out.calls,
+        out.prompt_tokens,
+        out.completion_tokens,
+        skipped,
+        warnings,
     )
 
 
@@ -417,11 +586,39 @@ def _apply_call_fields(
     )
 
 
+def _memory(
+    fact: ExtractedFact,
+    memory_id: str,
+    bank_id: str,
+    episode_id: str | None,
+    tags: tuple[str, ...],
+    document_id: str | None,
+    context: str | None,
+) -> Memory:
+    """A fact as the memory it is stored as."""
+    return Memory(
+        id=memory_id,
+        bank_id=bank_id,
+        text=fact.text,
+        fact_type=fact.fact_type,
+        occurred_start=fact.occurred_start,
+        occurred_end=fact.occurred_end,
+        mentioned_at=fact.mentioned_at,
+        tags=tuple(sorted({*tags, *fact.tags})),
+        importance=fact.importance,
+        document_id=document_id,
+        context=context,
+        metadata=fact.metadata,
+        episode_id=episode_id,
+    )
+
+
 def _memory_rows(
     cur,  # noqa: ANN001
     bank_id: str,
     episode_id: str | None,
     facts: list[ExtractedFact],
+    hashes: list[str | None],
     tags: tuple[str, ...],
     document_id: str | None,
     context: str | None,
@@ -437,27 +634,14 @@ def _memory_rows(
     ]
     return [
         MemoryRow(
-            memory=Memory(
-                id=uuid.uuid4().hex,
-                bank_id=bank_id,
-                text=fact.text,
-                fact_type=fact.fact_type,
-                occurred_start=fact.occurred_start,
-                occurred_end=fact.occurred_end,
-                mentioned_at=fact.mentioned_at,
-                tags=tuple(sorted({*tags, *fact.tags})),
-                importance=fact.importance,
-                document_id=document_id,
-                context=context,
-                metadata=fact.metadata,
-                episode_id=episode_id,
-            ),
+            memory=_memory(fact, uuid.uuid4().hex, bank_id, episode_id, tags, document_id, context),
             seq=seq,
             search_text=" ".join([fact.text, *(e.name for e in fact.entities)]),
             context_text=fact.keyword_context,
             created_at=created,
+            content_hash=content_hash,
         )
-        for seq, fact in zip(sorted(seqs), facts, strict=True)
+        for seq, fact, content_hash in zip(sorted(seqs), facts, hashes, strict=True)
     ]
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 #: Link kinds a caller may create (``bank.link``, ``retain(links=...)``); "entity" edges come
 #: from entity resolution only.
 LINK_KINDS: frozenset[str] = frozenset(
-    {"temporal", "semantic", "caused_by", "followed_by", "related"}
+    {"temporal", "semantic", "caused_by", "followed_by", "related", "supersedes"}
 )
 #: Kinds a graph walk may be restricted to (``edge_types``): the link kinds plus "entity".
 EDGE_KINDS: frozenset[str] = LINK_KINDS | {"entity"}

@@ -20,7 +20,7 @@ import duckdb
 
 from agentmem.errors import ModelError, StorageError, StoreLockedError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 # DuckDB's message when another process holds the file ("Could not set lock on file ...:
 # Conflicting lock is held in ..."); other messages holding "lock" (a corrupt "block") are not.
 _LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     context VARCHAR,
     mentioned_at TIMESTAMP NOT NULL,
     metadata JSON,
-    created_at TIMESTAMP NOT NULL
+    created_at TIMESTAMP NOT NULL,
+    content_hash VARCHAR
 );
 CREATE SEQUENCE IF NOT EXISTS memory_seq START 1;
 CREATE TABLE IF NOT EXISTS memories (
@@ -69,7 +70,8 @@ CREATE TABLE IF NOT EXISTS memories (
     document_id VARCHAR,
     context VARCHAR,
     metadata JSON,
-    created_at TIMESTAMP NOT NULL
+    created_at TIMESTAMP NOT NULL,
+    content_hash VARCHAR
 );
 CREATE TABLE IF NOT EXISTS entities (
     id VARCHAR PRIMARY KEY,
@@ -133,6 +135,26 @@ CREATE INDEX IF NOT EXISTS entities_bank ON entities (bank_id);
 CREATE INDEX IF NOT EXISTS episodes_bank ON episodes (bank_id);
 """
 
+# Upgrades of an older store, by the schema version they lead to. Columns are only ever added
+# at the end of a table, so a store created new and one upgraded have the same column order
+# (rows are inserted by position, see store/records.py).
+_MIGRATIONS: tuple[tuple[str, str], ...] = (
+    # 2: content hashes, for idempotent retain (retain/repeats.py). Rows stored before have
+    # none: a document retained before is replaced once on its next retain.
+    (
+        "2",
+        """
+        ALTER TABLE episodes ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
+        ALTER TABLE memories ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
+        """,
+    ),
+)
+# After the migrations: indexes on columns that an older store gets from them.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS memories_content_hash ON memories (content_hash);
+CREATE INDEX IF NOT EXISTS episodes_document ON episodes (document_id);
+"""
+
 
 def fts_extension_path() -> Path:
     """Path of the fts extension binary built for the installed duckdb version."""
@@ -179,10 +201,8 @@ class Database:
         try:
             self._con.execute(f"LOAD '{fts_extension_path()}'")
             self._con.execute(_SCHEMA)
-            self._con.execute(
-                "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
-                [SCHEMA_VERSION],
-            )
+            self._migrate()
+            self._con.execute(_INDEXES)
         except duckdb.Error as exc:
             self._con.close()
             raise self._error("cannot initialise", exc) from exc
@@ -198,6 +218,36 @@ class Database:
                 "new store"
             )
         return StorageError(f"{doing} {self.path}: {exc}")
+
+    def _migrate(self) -> None:
+        """Bring the schema of an older store up to :data:`SCHEMA_VERSION`, in one
+        transaction (a failed upgrade leaves the store as it was).
+
+        Raises:
+            StorageError: The store was written by a newer agentmem.
+        """
+        row = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        stored = int(row[0]) if row else None
+        if stored is not None and stored > int(SCHEMA_VERSION):
+            self._con.close()
+            raise StorageError(
+                f"{self.path} has schema version {stored}; this agentmem reads up to "
+                f"{SCHEMA_VERSION}: upgrade agentmem"
+            )
+        self._con.execute("BEGIN TRANSACTION")
+        try:
+            for version, sql in _MIGRATIONS:
+                if stored is not None and stored < int(version):
+                    self._con.execute(sql)
+            self._con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [SCHEMA_VERSION],
+            )
+            self._con.execute("COMMIT")
+        except BaseException:
+            self._con.execute("ROLLBACK")
+            raise
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's cursor (created on first use)."""

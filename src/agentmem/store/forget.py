@@ -66,35 +66,48 @@ def forget_memories(
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
-                rows = cur.execute(
-                    f"SELECT id, seq, episode_id FROM memories WHERE {where}",
-                    params,
-                ).fetchall()
-                if not rows:
+                doomed = delete_rows(engine, cur, bank_id, where, params)
+                if not doomed:
                     return 0
-                doomed = [r[0] for r in rows]
-                engine.keyword.remove_rows(cur, [r[1] for r in rows])  # while the rows exist
-                values = {
-                    "bank": bank_id,
-                    "ids": json_list(doomed),
-                    "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
-                }
-                for sql, names in _CLEANUP:
-                    cur.execute(sql, {name: values[name] for name in names})
-                insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
-                graph = loaded_graph(engine, bank_id)
-                if graph is not None:
-                    graph.remove_memories(doomed)
         finally:
             engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
             engine.bank_changed(bank_id)
-        engine.vectors.delete(collection, doomed)
-        engine.db.execute(
-            f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
-            {"ids": json_list(doomed)},
-        )
+        delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()  # drops the built postings of what went
     return len(doomed)
+
+
+def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> list[str]:  # noqa: ANN001
+    """In the caller's transaction, delete the bank's memories matching ``where`` (from
+    :func:`~agentmem.store.records.memory_selector`) with everything that hangs on them, and
+    journal their vectors' deletion; returns their ids. The caller then drops the bank's
+    entity cache and calls :func:`delete_vectors` once committed."""
+    rows = cur.execute(f"SELECT id, seq, episode_id FROM memories WHERE {where}", params).fetchall()
+    if not rows:
+        return []
+    doomed = [r[0] for r in rows]
+    engine.keyword.remove_rows(cur, [r[1] for r in rows])  # while the rows exist
+    values = {
+        "bank": bank_id,
+        "ids": json_list(doomed),
+        "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
+    }
+    for sql, names in _CLEANUP:
+        cur.execute(sql, {name: values[name] for name in names})
+    insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
+    graph = loaded_graph(engine, bank_id)
+    if graph is not None:
+        graph.remove_memories(doomed)
+    return doomed
+
+
+def delete_vectors(engine: Engine, collection: str, doomed: list[str]) -> None:
+    """Drop the vectors of deleted memories from Chroma and clear their journal entries."""
+    engine.vectors.delete(collection, doomed)
+    engine.db.execute(
+        f"DELETE FROM vector_journal WHERE op = 'delete' AND list_contains({_IDS}, memory_id)",
+        {"ids": json_list(doomed)},
+    )
 
 
 def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:

@@ -37,9 +37,10 @@ from agentmem.store.records import from_db_time, json_list, sql_list
 if TYPE_CHECKING:
     from agentmem.engine import Engine
 
-#: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a) and
-#: ``a followed_by b`` (b came after a). The others are symmetric.
-DIRECTED_KINDS: frozenset[str] = frozenset({"caused_by", "followed_by"})
+#: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a),
+#: ``a followed_by b`` (b came after a) and ``a supersedes b`` (a newer statement of what b
+#: said). The others are symmetric.
+DIRECTED_KINDS: frozenset[str] = frozenset({"caused_by", "followed_by", "supersedes"})
 #: Every edge kind, in the order of their codes.
 EDGE_KINDS: tuple[str, ...] = (
     "entity",
@@ -48,6 +49,7 @@ EDGE_KINDS: tuple[str, ...] = (
     "semantic",
     "temporal",
     "related",
+    "supersedes",
 )
 
 _KIND_CODE = {kind: code for code, kind in enumerate(EDGE_KINDS)}

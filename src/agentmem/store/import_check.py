@@ -29,6 +29,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -69,7 +70,16 @@ _FIELDS: dict[str, frozenset[str]] = {
         {"format", "bank_id", "embedder", "dimension", "config", "created_at", "counts", "vectors"}
     ),
     "episode": frozenset(
-        {"id", "content", "document_id", "context", "mentioned_at", "metadata", "created_at"}
+        {
+            "id",
+            "content",
+            "document_id",
+            "context",
+            "mentioned_at",
+            "metadata",
+            "created_at",
+            "content_hash",
+        }
     ),
     "entity": frozenset({"id", "name", "kind", "aliases", "created_at", "kind_votes"}),
     "memory": frozenset(
@@ -90,6 +100,7 @@ _FIELDS: dict[str, frozenset[str]] = {
             "context",
             "metadata",
             "created_at",
+            "content_hash",
             "entity_ids",
             "vector",
         }
@@ -112,8 +123,10 @@ _OPTIONAL = frozenset(
         "vector",
         "access_count",
         "kind_votes",
+        "content_hash",
     }
 )
+_HEX = re.compile(r"[0-9a-f]{1,128}")
 _COUNTED = ("episodes", "entities", "memories", "links")
 
 
@@ -136,6 +149,7 @@ class ImportedMemory(NamedTuple):
     context: str | None
     metadata: str
     created_at: datetime
+    content_hash: str | None
     entity_ids: list[str]
 
 
@@ -188,6 +202,15 @@ class _Line:
             return validate(self.obj.get(name))
         except InvalidInputError as exc:
             raise self.error(name, str(exc)) from None
+
+
+def _content_hash(value: Any) -> str | None:
+    """What makes a re-retain of the same content a no-op (retain/repeats.py): hex digits."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _HEX.fullmatch(value):
+        raise InvalidInputError("expected up to 128 hexadecimal digits")
+    return value
 
 
 def _kind_votes(value: Any) -> str | None:
@@ -508,6 +531,7 @@ def _check_line(line: _Line, checked: CheckedExport, refs: _References, dimensio
                 get("mentioned_at", _time),
                 get("metadata", _metadata),
                 get("created_at", _time),
+                get("content_hash", _content_hash),
             )
         )
     elif line.type == "entity":
@@ -585,5 +609,6 @@ def _memory(line: _Line, refs: _References, dimension: int) -> ImportedMemory:
         context=get("context", _string(10_000, optional=True)),
         metadata=get("metadata", _metadata),
         created_at=get("created_at", _time),
+        content_hash=get("content_hash", _content_hash),
         entity_ids=entity_ids,
     )

@@ -54,6 +54,7 @@ class MemoryRow:
     search_text: str
     context_text: str
     created_at: datetime
+    content_hash: str | None = None  # of the source message (retain/repeats.py)
 
 
 MEMORY_SELECT = """
@@ -215,6 +216,7 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
                 m.context,
                 json.dumps(m.metadata, ensure_ascii=False),
                 to_db_time(r.created_at),
+                r.content_hash,
             )
             for r in rows
             for m in (r.memory,)

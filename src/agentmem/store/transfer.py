@@ -84,8 +84,8 @@ def export_bank(
             for table in ("episodes", "entities", "memories", "links")
         }
         episodes = db.fetchall(
-            "SELECT id, content, document_id, context, mentioned_at, metadata, created_at "
-            "FROM episodes WHERE bank_id = ? ORDER BY created_at, id",
+            "SELECT id, content, document_id, context, mentioned_at, metadata, created_at, "
+            "content_hash FROM episodes WHERE bank_id = ? ORDER BY created_at, id",
             [bank_id],
         )
         entities = db.fetchall(
@@ -99,7 +99,7 @@ def export_bank(
             "m.occurred_start, m.occurred_end, m.mentioned_at, m.tags, m.importance, "
             "m.access_count, m.document_id, m.context, m.metadata, m.created_at, "
             "(SELECT list(me.entity_id ORDER BY me.entity_id) FROM memory_entities AS me "
-            " WHERE me.memory_id = m.id) "
+            " WHERE me.memory_id = m.id), m.content_hash "
             "FROM memories AS m WHERE m.bank_id = ? ORDER BY m.seq",
             [bank_id],
         )
@@ -146,6 +146,7 @@ def export_bank(
                         "mentioned_at": _iso(e[4]),
                         "metadata": json.loads(e[5]) if e[5] else {},
                         "created_at": _iso(e[6]),
+                        "content_hash": e[7],
                     }
                 )
             for e in entities:
@@ -213,6 +214,7 @@ def _memory_line(m: tuple[Any, ...], vector: np.ndarray | None) -> dict[str, Any
         "metadata": json.loads(m[14]) if m[14] else {},
         "created_at": _iso(m[15]),
         "entity_ids": list(m[16] or ()),
+        "content_hash": m[17],
         "vector": _vector_text(vector),
     }
 

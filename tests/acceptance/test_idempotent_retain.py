@@ -1,0 +1,278 @@
+"""Retaining the same thing twice does not duplicate it (issue 19 §4).
+
+A document re-retained with the same content is a no-op; with other content it replaces the
+document's memories, keeping the ids of unchanged facts; without a document an exact repeat
+(speaker, normalised text, mention time) is skipped. All of it survives a reopen, an export
+and import, an upgrade of an older store, and two threads retaining at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentmem
+from agentmem.cli import main
+from agentmem.errors import StorageError
+from agentmem.testing import HashEmbedder
+
+T0 = datetime(2025, 1, 10, 9, tzinfo=UTC)
+SESSION = [
+    {"role": "user", "name": "Ana", "content": "I adopted a greyhound called Pixel."},
+    {"role": "user", "name": "Bo", "content": "I work at Quixotrix as a welder."},
+    {"role": "user", "name": "Ana", "content": "Pixel sleeps on the sofa all day."},
+]
+
+
+def _open(path):
+    return agentmem.AgentMemory(path, embedder=HashEmbedder())
+
+
+def _ids(memories) -> list[str]:
+    return [m.id for m in memories]
+
+
+def test_an_unchanged_document_is_a_no_op_that_returns_its_memories(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        again = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        assert not first.already_stored and not first.unchanged
+        assert again.unchanged and again.extraction == "none"
+        assert _ids(again) == _ids(first) and again.already_stored == tuple(_ids(first))
+        assert again.created == [] and again.episode_id == first.episode_id
+        assert _ids(bank.memories()) == _ids(first)
+    with _open(tmp_path / "s") as mem:  # the hash is persisted
+        bank = mem.bank("b")
+        assert bank.retain(SESSION, mentioned_at=T0, document_id="s1").unchanged
+        assert len(bank.memories()) == 3
+        assert bank.check_integrity().problems == ()
+
+
+def test_a_changed_document_replaces_its_memories_keeping_unchanged_ids(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        other = bank.retain("Carla likes tea.", mentioned_at=T0, document_id="s2")
+        bank.recall("greyhound")  # access counts are kept on the memories that stay
+        edited = [
+            SESSION[0],
+            {"role": "user", "name": "Bo", "content": "I work at Zentrix as a welder now."},
+            SESSION[2],
+        ]
+        second = bank.retain(edited, mentioned_at=T0, document_id="s1")
+        kept = {first.memories[0].id, first.memories[2].id}
+        assert set(second.already_stored) == kept
+        assert second.replaced == (first.memories[1].id,)
+        assert [m.text for m in second] == [
+            "Ana: I adopted a greyhound called Pixel.",
+            "Bo: I work at Zentrix as a welder now.",
+            "Ana: Pixel sleeps on the sofa all day.",
+        ]
+        stored = bank.memories(document_id="s1")
+        assert {m.id for m in stored} == {m.id for m in second}
+        assert {m.episode_id for m in stored} == {second.episode_id}
+        assert _ids(bank.memories(document_id="s2")) == _ids(other)  # other documents untouched
+        gone = first.memories[1].id
+        with pytest.raises(agentmem.NotFoundError):
+            bank.get(gone)
+        assert gone not in bank.graph()
+        assert all(h.memory.id != gone for h in bank.recall("Quixotrix welder", top_k=20))
+        assert "Quixotrix" not in {e.name for e in bank.entities()}
+        assert bank.check_integrity().problems == ()
+        # The edited version is now the one held: retaining it again changes nothing.
+        assert bank.retain(edited, mentioned_at=T0, document_id="s1").unchanged
+
+
+def test_a_document_retained_with_other_fields_is_changed_content(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        tagged = bank.retain(SESSION, mentioned_at=T0, document_id="s1", tags=["pets"])
+        assert not tagged.unchanged and set(tagged.replaced) == set(_ids(first))
+        assert [m.tags for m in bank.memories()] == [("pets",)] * 3
+
+
+def test_an_exact_repeat_without_a_document_is_skipped(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0)
+        assert bank.retain(SESSION, mentioned_at=T0).unchanged
+        # Normalised text: whitespace and case do not make a message new.
+        shouted = [
+            {**m, "content": "  " + m["content"].upper().replace(" ", "   ")} for m in SESSION
+        ]
+        assert bank.retain(shouted, mentioned_at=T0).already_stored == tuple(_ids(first))
+        # Another mention time, speaker or text is something new.
+        later = bank.retain(SESSION[:1], mentioned_at=datetime(2025, 2, 1, tzinfo=UTC))
+        other_speaker = bank.retain([{**SESSION[0], "name": "Bo"}], mentioned_at=T0)
+        assert not later.already_stored and not other_speaker.already_stored
+        # A call mixing repeats and new messages stores only the new ones.
+        mixed = bank.retain(
+            [*SESSION[:2], {"role": "user", "name": "Ana", "content": "Pixel is four."}],
+            mentioned_at=T0,
+        )
+        assert [m.text for m in mixed.created] == ["Ana: Pixel is four."]
+        assert set(mixed.already_stored) == set(_ids(first)[:2])
+        assert len(bank.memories()) == 3 + 2 + 1
+        assert bank.retain("Quixotrix pays on Fridays.", mentioned_at=T0).memories
+        assert bank.retain("quixotrix pays on fridays.", mentioned_at=T0).unchanged
+        # A message's own timestamp is its mention time.
+        timed = [{**SESSION[0], "timestamp": "2025-03-01T10:00:00Z"}]
+        assert not bank.retain(timed, mentioned_at=T0).already_stored
+        assert bank.retain(timed, mentioned_at=datetime(2026, 1, 1, tzinfo=UTC)).unchanged
+
+
+def test_find_retained_tells_message_by_message(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0)
+        found = bank.find_retained(
+            [
+                SESSION[0],
+                {"role": "user", "content": "   "},
+                {**SESSION[1], "timestamp": T0},
+                {**SESSION[2], "timestamp": "2030-01-01"},
+                {"role": "user", "name": "Ana", "content": "Never said."},
+            ]
+        )
+        assert [_ids(f) for f in found] == [
+            [first.memories[0].id],
+            [],
+            [first.memories[1].id],
+            [],
+            [],
+        ]
+        with pytest.raises(agentmem.InvalidInputError):
+            bank.find_retained([{"role": "user"}])
+
+
+def test_repeats_survive_export_and_import(tmp_path):
+    with _open(tmp_path / "a") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        bank.retain("Carla likes tea.", mentioned_at=T0)
+        bank.export(tmp_path / "b.jsonl")
+    with _open(tmp_path / "c") as mem:
+        mem.import_(tmp_path / "b.jsonl")
+        bank = mem.bank("b")
+        assert bank.retain(SESSION, mentioned_at=T0, document_id="s1").already_stored == tuple(
+            _ids(first)
+        )
+        assert bank.retain("Carla likes tea.", mentioned_at=T0).unchanged
+        assert len(bank.memories()) == 4
+
+
+def _downgrade_to_v1(path) -> None:
+    """Make a store look as agentmem's schema version 1 left it (no content hashes)."""
+    con = duckdb.connect(str(path / "agentmem.duckdb"))
+    indexes = con.execute(
+        "SELECT index_name FROM duckdb_indexes() WHERE table_name IN ('memories', 'episodes')"
+    ).fetchall()
+    for (name,) in indexes:  # DuckDB alters no table that has an index
+        con.execute(f"DROP INDEX {name}")
+    con.execute("ALTER TABLE memories DROP COLUMN content_hash")
+    con.execute("ALTER TABLE episodes DROP COLUMN content_hash")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+
+
+def test_a_store_of_schema_1_is_upgraded_and_its_documents_deduplicated(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        first = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        loose = bank.retain("Carla likes tea.", mentioned_at=T0)
+    _downgrade_to_v1(tmp_path / "s")
+    with _open(tmp_path / "s") as mem:
+        assert mem._engine.db.get_meta("schema_version") == "2"
+        bank = mem.bank("b")
+        assert _ids(bank.memories()) == [*_ids(first), *_ids(loose)]
+        # No hash stored yet: the document is replaced once, its unchanged facts keep their ids.
+        again = bank.retain(SESSION, mentioned_at=T0, document_id="s1")
+        assert not again.unchanged and again.already_stored == tuple(_ids(first))
+        assert bank.retain(SESSION, mentioned_at=T0, document_id="s1").unchanged
+        assert len(bank.memories()) == 4
+        assert bank.check_integrity().problems == ()
+
+
+def test_a_store_of_a_newer_schema_is_refused_untouched(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        mem.bank("b").retain("Carla likes tea.", mentioned_at=T0)
+    con = duckdb.connect(str(tmp_path / "s" / "agentmem.duckdb"))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(StorageError, match="schema version 99"):
+        _open(tmp_path / "s")
+    con = duckdb.connect(str(tmp_path / "s" / "agentmem.duckdb"))
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("99",)
+    con.close()
+
+
+@pytest.mark.parametrize("document_id", ["s1", None])
+def test_two_threads_retaining_the_same_content_store_it_once(tmp_path, document_id):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        barrier = threading.Barrier(4)
+        results = []
+
+        def retain() -> None:
+            barrier.wait()
+            results.append(bank.retain(SESSION, mentioned_at=T0, document_id=document_id))
+
+        threads = [threading.Thread(target=retain) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(bank.memories()) == 3
+        assert sum(not r.already_stored for r in results) == 1
+        assert {frozenset(_ids(r)) for r in results} == {frozenset(_ids(bank.memories()))}
+        assert bank.check_integrity().problems == ()
+
+
+def test_the_demo_run_twice_does_not_double_the_memories(tmp_path, capsys):
+    assert main(["demo", "--path", str(tmp_path / "demo")]) == 0
+    with agentmem.AgentMemory(tmp_path / "demo") as mem:  # the demo's own embedder
+        before = [(m.id, m.text) for m in mem.bank("demo").memories()]
+    assert main(["demo", "--path", str(tmp_path / "demo")]) == 0
+    with agentmem.AgentMemory(tmp_path / "demo") as mem:
+        assert [(m.id, m.text) for m in mem.bank("demo").memories()] == before
+    assert len(before) > 20
+    capsys.readouterr()
+
+
+_WORDS = st.sampled_from(["tea", "Tea", "coffee", "  tea ", "Berlin", "berlin", "Lisbon"])
+_MESSAGES = st.lists(
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant"]),
+            "content": st.lists(_WORDS, min_size=1, max_size=3).map(" ".join),
+        }
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(calls=st.lists(_MESSAGES, min_size=1, max_size=4), document=st.booleans())
+def test_retaining_any_earlier_call_again_stores_nothing(tmp_path_factory, calls, document):
+    with _open(tmp_path_factory.mktemp("p")) as mem:
+        bank = mem.bank("b")
+        for n, messages in enumerate(calls):
+            bank.retain(messages, mentioned_at=T0, document_id=f"d{n}" if document else None)
+        held = _ids(bank.memories())
+        last = len(calls) - 1
+        again = bank.retain(
+            calls[last], mentioned_at=T0, document_id=f"d{last}" if document else None
+        )
+        assert again.unchanged
+        assert _ids(bank.memories()) == held
+        assert set(again.already_stored) <= set(held)

@@ -1,0 +1,350 @@
+"""A newer statement supersedes an older one (issue 19 §5).
+
+The update pairs and non-updates below are the measured set: the newer fact of an update
+must rank above the older in relevance-only recall for at least 90 % of the pairs, and at
+least 95 % of the non-updates must get no ``supersedes`` link. Both sets live in one bank, so
+each pair is recalled among all the others.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import agentmem
+
+pytestmark = pytest.mark.slow
+
+OLD = datetime(2025, 1, 10, 9, tzinfo=UTC)
+NEW = datetime(2025, 3, 10, 9, tzinfo=UTC)
+NOW = NEW + timedelta(days=1)
+RELEVANCE_ONLY = {"w_relevance": 1, "w_recency": 0, "w_importance": 0, "w_reinforcement": 0}
+
+# (older statement, newer statement, question). "Name: text" is said by Name.
+UPDATES: list[tuple[str, str, str]] = [
+    ("Ana: I live in Berlin.", "Ana: We moved to Lisbon last week.", "Where does Ana live?"),
+    ("Ben: I live in Manchester.", "Ben: I just moved to Leeds.", "Where does Ben live?"),
+    (
+        "Carla: I'm based in Toronto these days.",
+        "Carla: I relocated to Vancouver in February.",
+        "Where is Carla based?",
+    ),
+    ("Dev: We live in Pune.", "Dev: We finally moved to Bangalore.", "Which city is Dev in?"),
+    (
+        "Elif: I live in Istanbul with my cat.",
+        "Elif: I moved to Ankara for good.",
+        "Where does Elif live now?",
+    ),
+    (
+        "Femi: I'm living in Lagos at the moment.",
+        "Femi: We have moved to Accra.",
+        "Where is Femi living?",
+    ),  # noqa: E501
+    (
+        "Gus: I work at Quixotrix as a welder.",
+        "Gus: I just started a new job at Zentrix.",
+        "Where does Gus work?",
+    ),
+    ("Hana: I work for Siemens.", "Hana: I joined Bosch this month.", "Who is Hana's employer?"),
+    (
+        "Ivan: I work at Deloitte as an analyst.",
+        "Ivan: I got a job at KPMG.",
+        "Where does Ivan work?",
+    ),
+    (
+        "Jade: I'm working at Google on search.",
+        "Jade: I accepted a position at Meta.",
+        "Which company does Jade work for?",
+    ),
+    ("Kofi: I work at Barclays.", "Kofi: I quit my job last week.", "Where does Kofi work?"),
+    ("Lena: My employer is Spotify.", "Lena: I was hired by Klarna.", "Who does Lena work for?"),
+    ("Milo: My girlfriend is Sara.", "Milo: We broke up last month.", "Who is Milo's girlfriend?"),
+    ("Nia: I'm dating Tom.", "Nia: I'm engaged to Luca now.", "Who is Nia's partner?"),
+    ("Omar: My wife is Leila.", "Omar: We got divorced in February.", "Who is Omar married to?"),
+    (
+        "Priya: My boyfriend is Arjun.",
+        "Priya: My boyfriend is Rohan now.",
+        "Who is Priya's boyfriend?",
+    ),
+    ("Quinn: I'm seeing Alex.", "Quinn: I'm single again.", "Is Quinn dating anyone?"),
+    (
+        "Rosa: My phone number is 555-0101.",
+        "Rosa: My new phone number is 555-0199.",
+        "What is Rosa's phone number?",
+    ),
+    (
+        "Sam: My number is 07700 900123.",
+        "Sam: My new number is 07700 900456.",
+        "What is Sam's number?",
+    ),
+    (
+        "Tara: My mobile is +44 7911 123456.",
+        "Tara: My mobile number is +44 7911 654321 now.",
+        "What is Tara's mobile number?",
+    ),
+    (
+        "Uma: My email is uma@oldmail.com.",
+        "Uma: My new email address is uma@newmail.org.",
+        "What is Uma's email?",
+    ),
+    (
+        "Victor: My e-mail is victor@work.com.",
+        "Victor: My email is vic@home.net now.",
+        "What is Victor's email address?",
+    ),
+    (
+        "Wen: My email address is wen.li@uni.edu.",
+        "Wen: My email is wen@startup.io.",
+        "How can I email Wen?",
+    ),
+    (
+        "Xavi: My address is 12 Rose Street.",
+        "Xavi: My new address is 48 Oak Avenue.",
+        "What is Xavi's address?",
+    ),
+    (
+        "Yara: Our address is 3 Mill Lane.",
+        "Yara: Our new home address is 9 Hill Road.",
+        "What is Yara's address?",
+    ),
+    (
+        "Zane: My mailing address is PO Box 221.",
+        "Zane: My address is now PO Box 845.",
+        "What is Zane's mailing address?",
+    ),
+    (
+        "Abby: My favourite colour is blue.",
+        "Abby: Green is my favourite colour now.",
+        "What is Abby's favourite colour?",
+    ),
+    (
+        "Bruno: My favorite food is sushi.",
+        "Bruno: My favorite food is ramen these days.",
+        "What is Bruno's favorite food?",
+    ),
+    (
+        "Cleo: My favourite band is Muse.",
+        "Cleo: My new favourite band is Arctic Monkeys.",
+        "What is Cleo's favourite band?",
+    ),
+    (
+        "Dario: My favourite movie is Alien.",
+        "Dario: My favourite movie is now Dune.",
+        "What is Dario's favourite movie?",
+    ),
+    (
+        "Esme: My favourite book is Emma.",
+        "Esme: Persuasion is my favourite book now.",
+        "What is Esme's favourite book?",
+    ),
+    (
+        "Finn: My favorite sport is tennis.",
+        "Finn: My favorite sport has become padel.",
+        "What is Finn's favorite sport?",
+    ),
+    (
+        "Gia: My favourite drink is coffee.",
+        "Gia: My favourite drink is matcha now.",
+        "What is Gia's favourite drink?",
+    ),
+    (
+        "Hugo: We're planning a trip to Porto in April.",
+        "Hugo: The Porto trip is cancelled.",
+        "Is Hugo going on the Porto trip?",
+    ),
+    (
+        "Iris: I booked a dinner at Nopa for Friday.",
+        "Iris: We moved the dinner to Saturday.",
+        "When is Iris's dinner?",
+    ),
+    (
+        "Jon: The team meeting is on Monday at 10.",
+        "Jon: The team meeting was postponed to Wednesday.",
+        "When is Jon's team meeting?",
+    ),
+    (
+        "Kira: Our wedding is planned for June.",
+        "Kira: We postponed the wedding to September.",
+        "When is Kira's wedding?",
+    ),
+    (
+        "Liam: I have a dentist appointment on Tuesday.",
+        "Liam: I rescheduled the appointment to Thursday.",
+        "When is Liam's dentist appointment?",
+    ),
+    (
+        "Maya: We're throwing a party on Saturday.",
+        "Maya: The party is called off.",
+        "Is Maya's party still on?",
+    ),
+    (
+        "Nico: My flight to Rome leaves on the 3rd.",
+        "Nico: I changed my flight to the 5th.",
+        "When does Nico fly to Rome?",
+    ),
+    (
+        "Olga: We're going on a vacation to Crete in July.",
+        "Olga: We cancelled the vacation.",
+        "Is Olga going on vacation to Crete?",
+    ),
+    ("Pablo: I live in Seville.", "Pablo: I've moved to Madrid.", "Where does Pablo live?"),
+    ("Rhea: I work at Airbus.", "Rhea: I started a new job at Boeing.", "Where does Rhea work?"),
+    ("Stan lives in Oslo.", "Stan moved to Bergen.", "Where does Stan live?"),
+    ("Tess: My partner is Noah.", "Tess: My partner is Eli now.", "Who is Tess's partner?"),
+]
+
+# (older, newer): same subject and another attribute, other subjects, or compatible facts.
+NON_UPDATES: list[tuple[str, str]] = [
+    ("Alba: I live in Berlin.", "Alba: I work at Siemens."),
+    ("Bea: My favourite colour is red.", "Bea: My favourite food is pasta."),
+    ("Cai: My phone number is 555-0303.", "Cai: My email is cai@mail.com."),
+    ("Dina: I work at Lidl.", "Dina: My boyfriend is Marco."),
+    ("Ezra: We live in Rome.", "Ezra: We're planning a trip to Paris."),
+    ("Fay: My address is 5 Elm Street.", "Fay: My phone number is 555-0404."),
+    ("Gil: My favourite band is Blur.", "Gil: My favourite movie is Heat."),
+    ("Hal: I moved to Denver.", "Hal: I joined Intel."),
+    ("Ines: I live in Porto.", "Jack: I live in Lyon."),
+    ("Kai: I work at Apple.", "Lou: I work at Nokia."),
+    ("Mae: My favourite colour is blue.", "Ned: My favourite colour is green."),
+    ("Ola: My phone number is 555-1111.", "Pat: My phone number is 555-2222."),
+    ("Rex: My girlfriend is Amy.", "Sol: My girlfriend is Zoe."),
+    ("Ted: My email is ted@a.com.", "Uri: My email is uri@b.com."),
+    ("Val: We're planning a dinner on Friday.", "Wes: We cancelled the dinner."),
+    ("Xia: My address is 1 Main Street.", "Yusuf: My address is 2 Main Street."),
+    ("Amir: My sister lives in Cork.", "Amir: I live in Dublin."),
+    ("Bel: My mum lives in Kent.", "Bel: My dad lives in Essex."),
+    ("Cyd: I live in Berlin.", "Cyd: I still live in Berlin."),
+    ("Dan: I work at Acme.", "Dan: I also work at a cafe on weekends."),
+    ("Eve: My favourite colour is blue.", "Eve: Blue is still my favourite colour."),
+    ("Fox: We're planning a trip to Porto.", "Fox: We're also planning a trip to Rome."),
+    ("Gwen: I work at Nike.", "Gwen: I work at Nike as a designer."),
+    ("Hart: I'm thinking of moving to Madrid.", "Hart: I live in Valencia."),
+    ("Ida: I live in Leeds.", "Ida: I lived in York as a child."),
+    ("Jo: I live in Paris.", "Jo: Do you live in Paris too?"),
+    ("Kim: My girlfriend is Lea.", "Kim: Lea is my girlfriend and we live together."),
+    ("Lia: We're planning a party for Saturday.", "Lia: The party on Saturday will be great."),
+    ("Max: I booked a flight to Rome.", "Max: The flight to Oslo was cancelled."),
+    ("Noa: I work at Zara.", "Noa: I used to work at Mango."),
+    ("Oli: My favourite food is pizza.", "Oli: Pizza is one of my favourite foods."),
+    ("Pia: I live in Bern.", "Pia: I might move to Zurich next year."),
+    ("Ray: My phone number is 555-7777.", "Ray: Call my office number 555-8888 for work."),
+    ("Sia: I work at Roche.", "Sia: My husband works at Novartis."),
+    ("Tom: We moved to Austin.", "Tom: My parents moved to Dallas."),
+    ("Ugo: I'm dating Nina.", "Ugo: Nina and I went to Rome."),
+    ("Vic: My email is vic@x.com.", "Vic: Send it to my email vic@x.com."),
+    ("Wyn: I live in Bath.", "Wyn: I love living in Bath."),
+    ("Xan: We're planning a meeting on Monday.", "Xan: The meeting agenda is ready."),
+    ("Yves: I live in Nice.", "Yves: I'm going to move to Lyon."),
+    ("Mel: We're planning a camping trip for August.", "Mel: Our trip got off to a bad start."),
+    ("Ari: I'll always remember our trip to Japan.", "Ari: We moved on from the trip quickly."),
+    ("Cato: We're going to a concert on Friday.", "Cato: The concert moved me to tears."),
+    ("Dora: My brother works at Shell.", "Dora: My brother started a new job at BP."),
+]
+
+
+def _content(statement: str) -> str | list[dict]:
+    speaker, sep, said = statement.partition(": ")
+    if not sep:
+        return statement
+    return [{"role": "user", "name": speaker, "content": said}]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("supersession")
+    with agentmem.AgentMemory(path) as mem:
+        bank = mem.bank("people")
+        stored = {}
+        pairs = [*((o, n) for o, n, _ in UPDATES), *NON_UPDATES]
+        for n, (older, _) in enumerate(pairs):
+            stored[older] = bank.retain(_content(older), mentioned_at=OLD + timedelta(minutes=n))
+        for n, (_, newer) in enumerate(pairs):
+            stored[newer] = bank.retain(_content(newer), mentioned_at=NEW + timedelta(minutes=n))
+        ids = {text: result.memories[0].id for text, result in stored.items()}
+        yield mem, bank, ids
+
+
+def _supersedes(mem) -> set[tuple[str, str]]:
+    rows = mem._engine.db.fetchall("SELECT src_id, dst_id FROM links WHERE kind = 'supersedes'")
+    return {(src, dst) for src, dst in rows}
+
+
+def test_updates_rank_the_newer_fact_first_and_non_updates_stay_unlinked(store, capsys):
+    mem, bank, ids = store
+    links = _supersedes(mem)
+    linked = [(ids[new], ids[old]) in links for old, new, _ in UPDATES]
+    newer_first = []
+    for old, new, question in UPDATES:
+        hits = [
+            h.memory.id
+            for h in bank.recall(
+                question, now=NOW, top_k=20, scoring_weights=RELEVANCE_ONLY, reinforce=False
+            )
+        ]  # noqa: E501
+        rank = {memory_id: i for i, memory_id in enumerate(hits)}
+        newer_first.append(rank.get(ids[new], 99) < rank.get(ids[old], 99))
+    wrongly_linked = [
+        (old, new)
+        for old, new in NON_UPDATES
+        if {(ids[new], ids[old]), (ids[old], ids[new])} & links
+    ]
+    right = {(ids[new], ids[old]) for old, new, _ in UPDATES}
+    precision = len(links & right) / len(links)
+    with capsys.disabled():
+        print(
+            f"\nsupersession: {sum(linked)}/{len(UPDATES)} updates linked, newer first in "
+            f"{sum(newer_first)}/{len(UPDATES)}; {len(wrongly_linked)}/{len(NON_UPDATES)} "
+            f"non-updates linked; link precision {precision:.3f}"
+        )
+    assert sum(newer_first) / len(UPDATES) >= 0.9
+    assert 1 - len(wrongly_linked) / len(NON_UPDATES) >= 0.95, wrongly_linked
+    assert precision >= 0.95
+
+
+def test_where_does_ana_live_puts_lisbon_first_and_says_berlin_was_superseded(store, tmp_path):
+    mem, bank, ids = store
+    berlin, lisbon = ids["Ana: I live in Berlin."], ids["Ana: We moved to Lisbon last week."]
+    hits = bank.recall("Where does Ana live?", now=NOW, reinforce=False).hits
+    order = [h.memory.id for h in hits]
+    assert order.index(lisbon) < order.index(berlin)
+    details = {h.memory.id: h.strategy_details for h in hits}
+    assert details[berlin]["superseded"] == {"by": [lisbon]}
+    assert details[lisbon]["supersedes"] == {"ids": [berlin]}
+    assert bank.get(berlin).text == "Ana: I live in Berlin."  # superseded, never deleted
+    assert ("supersedes", 1.0) in {
+        (data["kind"], data["weight"]) for _, _, data in bank.graph().out_edges(lisbon, data=True)
+    }
+    # The link leads from the newer statement back to what it replaced.
+    before = bank.recall(
+        "Where does Ana live?",
+        strategies=["causal"],
+        seed_memory_id=lisbon,
+        edge_types=["supersedes"],
+        direction="causes",
+        reinforce=False,
+    )
+    assert berlin in [h.memory.id for h in before]
+    # A question that names the earlier period may be asking for the old fact: not demoted.
+    january = bank.recall("Where did Ana live in January 2025?", now=NOW, reinforce=False)
+    assert "superseded" in {h.memory.id: h for h in january}[berlin].strategy_details
+    bank.export(tmp_path / "people.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "people.jsonl").open()]
+    assert {"type": "link", "src_id": lisbon, "dst_id": berlin, "kind": "supersedes"}.items() <= {
+        k: v
+        for line in lines
+        if line.get("kind") == "supersedes" and line["src_id"] == lisbon
+        for k, v in line.items()
+    }.items()
+
+
+def test_a_statement_retained_late_is_superseded_by_the_newer_one_already_stored(tmp_path):
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        lisbon = bank.retain(_content("Ana: We moved to Lisbon last week."), mentioned_at=NEW)
+        berlin = bank.retain(_content("Ana: I live in Berlin."), mentioned_at=OLD)
+        assert _supersedes(mem) == {(lisbon.memories[0].id, berlin.memories[0].id)}
+        bank.forget(lisbon.memories[0].id)
+        assert _supersedes(mem) == set()
+        assert bank.check_integrity().problems == ()

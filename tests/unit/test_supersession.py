@@ -1,0 +1,82 @@
+"""Slots and the supersedes rule (retain/supersession.py), on texts as they are stored."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentmem.retain.supersession import Slot, slots_of, split_speaker, supersedes
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        ("Ana: I live in Berlin.", Slot("ana", "home", "berlin")),
+        ("Ana: I don't live in Berlin anymore.", Slot("ana", "home", "not berlin")),
+        ("Stan moved to Bergen.", Slot("stan", "home", "bergen")),
+        ("Gus: I work at Quixotrix as a welder.", Slot("gus", "job", "quixotrix")),
+        ("Kofi: I quit my job last week.", Slot("kofi", "job", "none")),
+        ("Milo: We broke up last month.", Slot("milo", "partner", "none")),
+        ("Rosa: My new phone number is 555-0199.", Slot("rosa", "phone", "5550199")),
+        ("Uma: My email is uma@oldmail.com.", Slot("uma", "email", "uma@oldmail.com")),
+        ("Abby: Green is my favorite color now.", Slot("abby", "favourite colour", "green")),
+        ("Hugo: The Porto trip is cancelled.", Slot("hugo", "plan trip", "porto", change=True)),
+    ],
+)
+def test_a_statement_fills_its_slot(text, slot):
+    assert slot in slots_of([text])[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ana: Do you live in Berlin?",
+        "Ana: I lived in Rome for years.",
+        "Ana: I'm thinking of moving to Madrid.",
+        "Ana: My sister lives in Rome.",
+        "Ana: I also work at a cafe.",
+        "Ana: Our trip got off to a bad start.",
+        "Ana: The trip to Porto was lovely.",
+        "I live in Berlin.",  # nobody to say it of
+    ],
+)
+def test_what_does_not_say_what_holds_now_fills_no_slot(text):
+    assert slots_of([text]) == [[]]
+
+
+def test_split_speaker_reads_the_stored_chat_form():
+    assert split_speaker("Ana: I live in Berlin.") == ("Ana", "I live in Berlin.")
+    assert split_speaker("Stan lives in Oslo.") == (None, "Stan lives in Oslo.")
+
+
+_PIECES = st.sampled_from(
+    [
+        "I ",
+        "we ",
+        "my ",
+        "don't ",
+        "live in ",
+        "moved to ",
+        "Berlin ",
+        "work at ",
+        "job ",
+        "?",
+        "favourite colour is ",
+        "trip ",
+        "cancelled ",
+        "phone number is ",
+        "Ana: ",
+        "@x.io ",
+        ".",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_PIECES | st.text(max_size=5), max_size=12).map("".join), max_size=4))
+def test_any_text_reads_and_no_slot_supersedes_itself(texts):
+    for slots in slots_of(texts):
+        for slot in slots:
+            assert slot.subject and slot.family
+            assert not supersedes(slot, slot) or slot.family.startswith("plan ")
