@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from agentmem.config import Limits
 from agentmem.errors import InvalidInputError
 from agentmem.retain.facts import ExtractedFact, Message, RetainInput
 from agentmem.retain.messages import normalize_content
@@ -175,7 +176,9 @@ def retained_from(conn: Any, bank_id: str, content: object) -> list[list[Memory]
     """
     raws = [content] if isinstance(content, str) else content
     if not isinstance(raws, Sequence) or isinstance(raws, bytes | bytearray):
-        normalize_content(content, mentioned_at=_UNTIMED)  # raises the error retain would
+        normalize_content(
+            content, mentioned_at=_UNTIMED, max_depth=_JSON_DEPTH
+        )  # raises the error retain would
         return []
     keys: list[tuple[str, datetime | None] | None] = []
     for raw in raws:
@@ -190,10 +193,14 @@ def retained_from(conn: Any, bank_id: str, content: object) -> list[list[Memory]
     return [[] if key is None else next(found) for key in keys]
 
 
+#: How deep message metadata may nest, as retain allows by default.
+_JSON_DEPTH = Limits().json_depth
+
+
 def _message(content: object) -> Message | None:
     """The one message of ``content``, or None if it is empty."""
     try:
-        return normalize_content(content, mentioned_at=_UNTIMED).messages[0]
+        return normalize_content(content, mentioned_at=_UNTIMED, max_depth=_JSON_DEPTH).messages[0]
     except InvalidInputError:
         raw = content if isinstance(content, str) else content[0]  # type: ignore[index]
         text = raw.get("content") if isinstance(raw, Mapping) else getattr(raw, "content", raw)

@@ -39,11 +39,10 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from agentmem._time import optional_utc, to_utc, utc_now
-from agentmem.config import BankConfig, normalize_tags
+from agentmem.config import BankConfig, Limits, normalize_tags
 from agentmem.errors import InvalidInputError
 from agentmem.retain.corrections import validate_name
 from agentmem.retain.messages import (
-    MAX_CONTENT_CHARS,
     clean_text,
     normalize_content,
     raw_episode,
@@ -60,6 +59,9 @@ HEADER_TYPE = "agentmem-export"
 # The memories table stores access_count as a 32-bit INTEGER that every recall increments.
 MAX_ACCESS_COUNT = 1_000_000_000
 MAX_ID_CHARS = 256
+# A memory's text is at most what one retain call may hold; metadata nests as retain allows.
+MAX_CONTENT_CHARS = Limits().retain_chars
+MAX_JSON_DEPTH = Limits().json_depth
 # Keyword-only texts: a fact's text with its entity names, its neighbouring turns.
 _INDEXED_CHARS = 4 * MAX_CONTENT_CHARS
 
@@ -299,7 +301,9 @@ def _tags(value: Any) -> list[str]:
 
 
 def _metadata(value: Any) -> str:
-    checked = _exactly(lambda v: validate_json(v, field="metadata"))(value or {})
+    checked = _exactly(lambda v: validate_json(v, field="metadata", max_depth=MAX_JSON_DEPTH))(
+        value or {}
+    )
     return json.dumps(checked, ensure_ascii=False)
 
 
@@ -332,7 +336,7 @@ def _episode_content(value: Any) -> str:
     """Content as retain keeps it: a string or chat messages retain accepts, cleaned."""
     if not isinstance(value, str | list):
         raise InvalidInputError(f"must be a string or a list of messages, got {value!r:.40}")
-    normalize_content(value, mentioned_at=utc_now())
+    normalize_content(value, mentioned_at=utc_now(), max_depth=MAX_JSON_DEPTH)
     text = raw_episode(value)
     if json.loads(text) != value:
         raise InvalidInputError("holds a lone surrogate, a control character or a non-number")
