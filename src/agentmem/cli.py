@@ -217,8 +217,8 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     from agentmem.picture import write_picture
 
     bank_id = _graph_bank(args)
-    _refuse_overwrite(args.out, args.force)
     with _existing_bank(args.path, bank_id) as bank:
+        _refuse_overwrite(args.out, args.force)
         graph = bank.graph()
         times = {memory.id: memory.mentioned_at for memory in bank.memories()}
     picture = write_picture(
@@ -229,8 +229,8 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    _refuse_overwrite(args.file, args.force)
     with _existing_bank(args.path, args.bank) as bank, _progress(console) as progress:
+        _refuse_overwrite(args.file, args.force)
         task = progress.add_task(f"exporting {args.bank}", total=None)
         count = bank.export(
             args.file,
@@ -310,8 +310,9 @@ def _token(args: argparse.Namespace) -> str | None:
         raise InvalidInputError(f"{source}: {exc}; leave it out to serve without one") from None
 
 
-class _Stopped(Exception):
-    """SIGTERM or SIGINT asked a server to stop."""
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT asked a server to stop (a BaseException, like KeyboardInterrupt, so
+    no ``except Exception`` on the way swallows it)."""
 
 
 @contextmanager
@@ -346,6 +347,13 @@ def _serving(serve: Callable[[], None]) -> int:
     return 0
 
 
+def _warm_up(mem: AgentMemory) -> None:
+    """Load the models before the server says it is up, so no client's first call waits for
+    them (a client with a short timeout would fail). Logged on stderr: stdout may carry MCP."""
+    with Console(stderr=True).status("loading the models"):
+        mem.warm_up()
+
+
 def _serve_http(app: Any, host: str, port: int) -> None:
     import uvicorn
 
@@ -369,6 +377,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     def serve() -> None:
         with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+            _warm_up(mem)
             _serve_http(create_app(mem, **settings), args.host, args.port)
 
     return _serving(serve)
@@ -387,6 +396,7 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
 
     def serve() -> None:
         with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+            _warm_up(mem)
             server = create_mcp_server(mem.bank(args.bank))
             if args.transport == "stdio":
                 server.run("stdio")  # stdout carries the protocol; logs go to stderr
