@@ -83,7 +83,7 @@ def _retain_or_refuse(bank: agentmem.MemoryBank, content: object, **kwargs: obje
     except agentmem.InvalidInputError:
         assert bank.stats()["memories"] == before  # refused means nothing written
         return
-    assert bank.stats()["memories"] == before + len(result)
+    assert bank.stats()["memories"] == before + len(result.created)  # repeats are not stored
     for memory in result:
         assert memory.text.strip() and memory.bank_id == bank.id
         assert "\x00" not in memory.text

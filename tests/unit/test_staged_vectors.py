@@ -11,6 +11,7 @@ import agentmem
 from agentmem.testing import HashEmbedder
 
 T0 = "2025-03-04T09:00:00Z"
+T0_LATER = "2025-03-04T10:00:00Z"
 
 
 def _chroma_ids(mem: agentmem.AgentMemory, bank: agentmem.MemoryBank) -> set[str]:
@@ -39,7 +40,8 @@ def test_semantic_links_reach_staged_facts_without_flushing_them(store_path):
     with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
         bank = mem.bank("b")
         first = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
-        again = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        # Said again later (the same text at the same time would be an exact repeat).
+        again = bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0_LATER)
         assert not _chroma_ids(mem, bank)  # both retains staged, nothing flushed
         graph = bank.graph()
         kinds = {

@@ -173,11 +173,13 @@ def _single_retains(mem: AgentMemory, sessions: Sequence[Session], n: int) -> di
     messages = [m for s in sessions for m in s.messages if m["role"] == "user"][:n]
     when = sessions[-1].mentioned_at
     pending: list[float] = []
+    run = time.time_ns()
     started = time.perf_counter()
     with _timed_calls(mem._engine.keyword, "add_pending", pending):
         for n, message in enumerate(messages):
-            # A document each: retaining other content under one document id replaces it.
-            bank.retain([message], mentioned_at=when, document_id=f"single-{n}")
+            # A new document each (a reused store holds the last run's): retaining other
+            # content under one document id replaces it, the same content is a no-op.
+            bank.retain([message], mentioned_at=when, document_id=f"single-{run}-{n}")
     elapsed = time.perf_counter() - started
     return {
         "calls": len(messages),

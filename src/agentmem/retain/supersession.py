@@ -101,6 +101,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _FAVOURITE_FIRST = re.compile(
     r"^(?P<v>[\w' -]{1,40}?) (?:is|are) (?:now |still )?(?P<s>my) (?:new )?favou?rite (?P<x>[a-z]+)\b"  # noqa: E501
 )
+_FAVOURITE = re.compile(_FAMILY_WORDS["favourite"], re.IGNORECASE)
 _PLAN_NOUNS = _FAMILY_WORDS["plan"]
 _PLAN_NOUN = re.compile(rf"\b(?:{_PLAN_NOUNS})\b", re.IGNORECASE)
 _CHANGE_VERB = (
@@ -172,7 +173,7 @@ def split_speaker(text: str) -> tuple[str | None, str]:
 def slots_of(texts: Sequence[str]) -> list[list[Slot]]:
     """The slots each stored fact text fills (most fill none; those are not parsed)."""
     split = [split_speaker(t) for t in texts]
-    wanted = [i for i, (_, said) in enumerate(split) if _ANY_CUE.search(said)]
+    wanted = [i for i, (_, said) in enumerate(split) if _may_fill_a_slot(said)]
     result: list[list[Slot]] = [[] for _ in texts]
     if not wanted:
         return result
@@ -182,6 +183,17 @@ def slots_of(texts: Sequence[str]) -> list[list[Slot]]:
         for sentence in doc.sents:
             result[i] += _sentence_slots(sentence, speaker, doc)
     return result
+
+
+def _may_fill_a_slot(text: str) -> bool:
+    """Whether a text matches a slot's words at all: only those are parsed."""
+    if not _ANY_CUE.search(text):
+        return False
+    if any(pattern.search(text) for _, pattern in _PATTERNS) or _FAVOURITE.search(text):
+        return True
+    return bool(_PLAN_NOUN.search(text)) and bool(
+        _PROSPECTIVE.search(text) or any(p.search(text) for p in _PLAN_CHANGES)
+    )
 
 
 def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:  # noqa: ANN401
