@@ -27,7 +27,7 @@ def link_rows(mem: agentmem.AgentMemory, bank_id: str) -> set[tuple[str, str]]:
 def test_a_sentence_that_states_its_cause_links_effect_to_cause(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("launch")
-        cause, effect = bank.retain(
+        effect, cause = bank.retain(
             "Because the supplier missed its deadline, the product launch was delayed.",
             mentioned_at=T0,
         ).memories
@@ -54,7 +54,7 @@ def test_a_chat_turn_with_a_because_clause_is_caused_by_the_clause(
         "name": "Maya",
         "content": "Bad news. The launch slipped because the vendor's API was down.",
     }
-    cause, effect = bank.retain([turn], mentioned_at=T0).memories
+    effect, cause = bank.retain([turn], mentioned_at=T0).memories
     assert cause.text == "Maya: The vendor's API was down."
     assert effect.text == f"Maya: {turn['content']}"
     assert (effect.id, cause.id) in link_rows(mem, "demo")
@@ -135,5 +135,20 @@ def test_a_second_retain_keeps_old_cause_links(mem: agentmem.AgentMemory) -> Non
     first = bank.retain("Because the road was closed, we took the train.", mentioned_at=T0)
     second = bank.retain("The train was late because a signal failed.", mentioned_at=T1)
     links = caused_by(bank)
-    assert (first.memories[1].id, first.memories[0].id) in links
-    assert (second.memories[1].id, second.memories[0].id) in links
+    assert (first.memories[0].id, first.memories[1].id) in links
+    assert (second.memories[0].id, second.memories[1].id) in links
+
+
+def test_a_result_that_follows_a_split_sentence_is_caused_by_the_sentence(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("order")
+    sentence, clause, result = bank.retain(
+        "Because the road was closed, we took the slow train. As a result, we missed the talk.",
+        mentioned_at=T0,
+    ).memories
+    assert clause.text == "The road was closed."
+    links = caused_by(bank)
+    assert (sentence.id, clause.id) in links
+    assert (result.id, sentence.id) in links
+    assert (result.id, clause.id) not in links

@@ -141,6 +141,6 @@ def test_a_turn_that_states_its_cause_is_embedded_early_with_its_cause(store_pat
         turn = "The launch slipped because the vendor's API was down."
         stored = mem.bank("b").retain(_turns(turn), mentioned_at=T0)
         assert extractor.embedded_meanwhile == [True]
-        texts = ["Ana: The vendor's API was down.", f"Ana: {turn}"]
+        texts = [f"Ana: {turn}", "Ana: The vendor's API was down."]
         assert [m.text for m in stored] == texts
         assert embedder.batches[0] == texts  # the early vectors were the ones kept

@@ -5,7 +5,7 @@
   facts of about ``max_fact_chars``.
 * Plain text is split into sentences; very short sentences are merged with the next one.
 * A sentence that gives a cause for something in it ("The launch slipped because the vendor's
-  API was down") also yields the cause clause as a fact of its own, just before it, that the
+  API was down") also yields the cause clause as a fact of its own, right after it, that the
   sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier fact of the call
   already says it.
 * Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
@@ -59,13 +59,10 @@ class OfflineExtractor:
             )
             entities = recognize_entities(doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, doc, is_text=content.is_text):
-                causes: list[int] = []
-                for clause in _new_causes(piece, [f.text for f in facts]):
-                    causes.append(len(facts))
-                    facts.append(_fact(content, message, index, clause, entities))
-                facts.append(
-                    _fact(content, message, index, piece, entities, neighbours, tuple(causes))
-                )
+                clauses = _new_causes(piece, [f.text for f in facts])
+                causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
+                facts.append(_fact(content, message, index, piece, entities, neighbours, causes))
+                facts.extend(_fact(content, message, index, c, entities) for c in clauses)
         return facts
 
     def texts_without_parsing(self, content: RetainInput) -> list[str] | None:
@@ -80,8 +77,9 @@ class OfflineExtractor:
             return None
         texts: list[str] = []
         for message in messages:
-            texts.extend(_with_speaker(message, c) for c in _new_causes(message.content, texts))
+            clauses = _new_causes(message.content, texts)
             texts.append(_speaker_text(message))
+            texts.extend(_with_speaker(message, c) for c in clauses)
         return texts
 
     def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
