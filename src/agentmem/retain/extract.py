@@ -171,7 +171,7 @@ def estimate_importance(
     if _GREETING.match(text.strip()):
         return 0.2
     score = 0.5
-    if any(e.name != speaker for e in entities):
+    if any(e.name != speaker and not e.tentative for e in entities):
         score += 0.1
     if _HAS_NUMBER.search(text):
         score += 0.1

@@ -436,7 +436,8 @@ def _memory_rows(
                 episode_id=episode_id,
             ),
             seq=seq,
-            search_text=" ".join([fact.text, *(e.name for e in fact.entities)]),
+            # A tentative mention is a word of the text that may name nothing: no extra weight.
+            search_text=" ".join([fact.text, *(e.name for e in fact.entities if not e.tentative)]),
             context_text=fact.keyword_context,
             created_at=created,
         )
