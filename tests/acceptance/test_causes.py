@@ -45,20 +45,32 @@ def test_a_sentence_that_states_its_cause_links_effect_to_cause(store_path: Path
         assert bank.check_integrity().problems == ()
 
 
-def test_a_chat_turn_with_a_because_clause_is_caused_by_the_clause(
+def test_the_demo_sentence_as_text_links_effect_to_cause(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("text")
+    effect, cause = bank.retain(
+        "The launch slipped because the vendor's API was down", mentioned_at=T0
+    ).memories
+    assert cause.text == "The vendor's API was down."
+    assert link_rows(mem, "text") == {(effect.id, cause.id)}
+
+
+def test_a_chat_turn_stays_one_fact_caused_by_the_memory_that_states_its_cause(
     mem: agentmem.AgentMemory,
 ) -> None:
     bank = mem.bank("demo")
+    said = bank.retain(
+        [{"role": "user", "name": "Maya", "content": "The vendor's API was down all morning."}],
+        mentioned_at=T0,
+    ).memories[0]
     turn = {
         "role": "user",
         "name": "Maya",
         "content": "Bad news. The launch slipped because the vendor's API was down.",
     }
-    effect, cause = bank.retain([turn], mentioned_at=T0).memories
-    assert cause.text == "Maya: The vendor's API was down."
+    (effect,) = bank.retain([turn], mentioned_at=T1).memories
     assert effect.text == f"Maya: {turn['content']}"
-    assert (effect.id, cause.id) in link_rows(mem, "demo")
-    assert (cause.id, effect.id) not in link_rows(mem, "demo")
+    assert (effect.id, said.id) in link_rows(mem, "demo")
+    assert (said.id, effect.id) not in link_rows(mem, "demo")
 
 
 def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) -> None:

@@ -4,10 +4,12 @@
   keeps its speaker and the whole thought; a longer turn is split at sentence boundaries into
   facts of about ``max_fact_chars``.
 * Plain text is split into sentences; very short sentences are merged with the next one.
-* A sentence that gives a cause for something in it ("The launch slipped because the vendor's
-  API was down") also yields the cause clause as a fact of its own, right after it, that the
-  sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier fact of the call
-  already says it.
+* In plain text, a sentence that gives a cause for something in it ("The launch slipped
+  because the vendor's API was down") also yields the cause clause as a fact of its own, right
+  after it, that the sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier
+  fact of the call already says it. A chat turn stays one fact (a second memory of the same
+  turn would take a place in the top hits from other turns); ``retain/relations.py`` links it
+  to an earlier memory that states its cause clause.
 * Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
 * ``keyword_context`` holds the neighbouring turns, indexed for keyword search only: a question
   is often phrased like the turn that asked it, while the answer sits in the reply.
@@ -59,7 +61,7 @@ class OfflineExtractor:
             )
             entities = recognize_entities(doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, doc, is_text=content.is_text):
-                clauses = _new_causes(piece, [f.text for f in facts])
+                clauses = _new_causes(piece, [f.text for f in facts]) if content.is_text else []
                 causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
                 facts.append(_fact(content, message, index, piece, entities, neighbours, causes))
                 facts.extend(_fact(content, message, index, c, entities) for c in clauses)
@@ -75,12 +77,7 @@ class OfflineExtractor:
         messages = content.messages
         if content.is_text or any(len(m.content) > self.max_turn_chars for m in messages):
             return None
-        texts: list[str] = []
-        for message in messages:
-            clauses = _new_causes(message.content, texts)
-            texts.append(_speaker_text(message))
-            texts.extend(_with_speaker(message, c) for c in clauses)
-        return texts
+        return [_speaker_text(m) for m in messages]
 
     def _pieces(self, message: Message, doc, *, is_text: bool) -> Iterator[str]:  # noqa: ANN001
         text = message.content
