@@ -27,7 +27,7 @@ def link_rows(mem: agentmem.AgentMemory, bank_id: str) -> set[tuple[str, str]]:
 def test_a_sentence_that_states_its_cause_links_effect_to_cause(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("launch")
-        cause, effect = bank.retain(
+        effect, cause = bank.retain(
             "Because the supplier missed its deadline, the product launch was delayed.",
             mentioned_at=T0,
         ).memories
@@ -45,20 +45,32 @@ def test_a_sentence_that_states_its_cause_links_effect_to_cause(store_path: Path
         assert bank.check_integrity().problems == ()
 
 
-def test_a_chat_turn_with_a_because_clause_is_caused_by_the_clause(
+def test_the_demo_sentence_as_text_links_effect_to_cause(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("text")
+    effect, cause = bank.retain(
+        "The launch slipped because the vendor's API was down", mentioned_at=T0
+    ).memories
+    assert cause.text == "The vendor's API was down."
+    assert link_rows(mem, "text") == {(effect.id, cause.id)}
+
+
+def test_a_chat_turn_stays_one_fact_caused_by_the_memory_that_states_its_cause(
     mem: agentmem.AgentMemory,
 ) -> None:
     bank = mem.bank("demo")
+    said = bank.retain(
+        [{"role": "user", "name": "Maya", "content": "The vendor's API was down all morning."}],
+        mentioned_at=T0,
+    ).memories[0]
     turn = {
         "role": "user",
         "name": "Maya",
         "content": "Bad news. The launch slipped because the vendor's API was down.",
     }
-    cause, effect = bank.retain([turn], mentioned_at=T0).memories
-    assert cause.text == "Maya: The vendor's API was down."
+    (effect,) = bank.retain([turn], mentioned_at=T1).memories
     assert effect.text == f"Maya: {turn['content']}"
-    assert (effect.id, cause.id) in link_rows(mem, "demo")
-    assert (cause.id, effect.id) not in link_rows(mem, "demo")
+    assert (effect.id, said.id) in link_rows(mem, "demo")
+    assert (said.id, effect.id) not in link_rows(mem, "demo")
 
 
 def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) -> None:
@@ -135,5 +147,20 @@ def test_a_second_retain_keeps_old_cause_links(mem: agentmem.AgentMemory) -> Non
     first = bank.retain("Because the road was closed, we took the train.", mentioned_at=T0)
     second = bank.retain("The train was late because a signal failed.", mentioned_at=T1)
     links = caused_by(bank)
-    assert (first.memories[1].id, first.memories[0].id) in links
-    assert (second.memories[1].id, second.memories[0].id) in links
+    assert (first.memories[0].id, first.memories[1].id) in links
+    assert (second.memories[0].id, second.memories[1].id) in links
+
+
+def test_a_result_that_follows_a_split_sentence_is_caused_by_the_sentence(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("order")
+    sentence, clause, result = bank.retain(
+        "Because the road was closed, we took the slow train. As a result, we missed the talk.",
+        mentioned_at=T0,
+    ).memories
+    assert clause.text == "The road was closed."
+    links = caused_by(bank)
+    assert (sentence.id, clause.id) in links
+    assert (result.id, sentence.id) in links
+    assert (result.id, clause.id) not in links

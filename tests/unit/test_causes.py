@@ -19,7 +19,6 @@ CAUSES = [
     ("It rained all day, so we stayed in.", "It rained all day"),
     ("The server crashed, which is why the site was down.", "The server crashed"),
     ("The vendor was late and as a result the launch slipped.", "The vendor was late"),
-    ("The flight was cancelled due to the storm over Iceland.", "the storm over Iceland"),
     ("The outage led to a week of delays.", "The outage"),
     ("A burst pipe caused the flooding in the basement.", "A burst pipe"),
     ("Bad news: the vendor was late, so we slipped.", "the vendor was late"),
@@ -33,7 +32,8 @@ NO_CAUSE = [
     "Thanks so much for the help.",
     "I saved money so that we could travel.",
     "I love painting because it relaxes me.",  # the clause says nothing on its own
-    "He was late due to traffic.",  # nor does one word
+    "The flight was cancelled due to the storm over Iceland.",  # names, does not state, a cause
+    "Because of the rain, we stayed in.",
     "The launch is on May 6.",
 ]
 

@@ -132,15 +132,3 @@ def test_a_failed_retain_leaves_no_early_embedding_running(store_path):
             bank.retain(_turns("Zorblat ships on Mondays."), mentioned_at=T0)
         assert embedder.finished.is_set()  # waited for, not left running
         assert bank.memories() == []
-
-
-def test_a_turn_that_states_its_cause_is_embedded_early_with_its_cause(store_path):
-    embedder = CountingEmbedder()
-    extractor = WatchingExtractor(embedder)
-    with agentmem.AgentMemory(store_path, embedder=embedder, extractor=extractor) as mem:
-        turn = "The launch slipped because the vendor's API was down."
-        stored = mem.bank("b").retain(_turns(turn), mentioned_at=T0)
-        assert extractor.embedded_meanwhile == [True]
-        texts = ["Ana: The vendor's API was down.", f"Ana: {turn}"]
-        assert [m.text for m in stored] == texts
-        assert embedder.batches[0] == texts  # the early vectors were the ones kept

@@ -3,16 +3,19 @@ was delayed" states a cause and its effect at once.
 
 :func:`cause_clauses` finds them by cue phrase, offline and conservatively:
 
-- "because (of)", "due to", "owing to" before or after the effect ("The launch slipped because
-  the vendor's API was down", "Because the supplier missed its deadline, ...");
+- "because" + clause before or after the effect ("The launch slipped because the vendor's API
+  was down", "Because the supplier missed its deadline, ..."); "because of" and "due to" name
+  a cause without stating it as a fact, and are left to ``retain/relations.py``, which links
+  such a fact to an earlier memory that states the cause;
 - "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
   a kid") and not with a perfect main clause ("I have lived here since we married");
 - ", so" followed by a clause ("It rained, so we stayed in"), never "so that" or "so much";
 - "as a result", "which is why", "that's why" after the cause;
 - "X led to / caused / resulted in Y": X is the cause.
 
-The extractor stores each cause clause as a fact of its own that the whole sentence's fact is
-``caused_by`` (``retain/extract.py``), unless an earlier fact of the same call already says it.
+The extractor stores each cause clause as a fact of its own, right after the whole sentence's
+fact, which is ``caused_by`` it (``retain/extract.py``), unless an earlier fact of the same
+call already says it.
 Pure text functions: the clauses are known before spaCy runs, so early embedding still works.
 """
 
@@ -44,11 +47,11 @@ _PERFECT = re.compile(
 _CLAUSE_END = r"(?P<end>[^.;!?]*)"
 # (pattern, which group is the cause); each finds one cause in one sentence.
 _OPENING = re.compile(
-    r"^(?P<cue>because(?: of)?|due to|owing to|since)\s+(?P<cause>[^,;]{8,200}),\s*(?P<effect>.+)$",
+    r"^(?P<cue>because|since)\s+(?!of\b)(?P<cause>[^,;]{8,200}),\s*(?P<effect>.+)$",
     re.IGNORECASE,
 )
 _TRAILING = re.compile(
-    r"^(?P<effect>.{6,}?),?\s+(?P<cue>because(?: of)?|due to|owing to|since)\s+"
+    r"^(?P<effect>.{6,}?),?\s+(?P<cue>because|since)\s+(?!of\b)"
     r"(?P<cause>[^.;!?]{8,200})",
     re.IGNORECASE,
 )

@@ -4,10 +4,12 @@
   keeps its speaker and the whole thought; a longer turn is split at sentence boundaries into
   facts of about ``max_fact_chars``.
 * Plain text is split into sentences; very short sentences are merged with the next one.
-* A sentence that gives a cause for something in it ("The launch slipped because the vendor's
-  API was down") also yields the cause clause as a fact of its own, just before it, that the
-  sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier fact of the call
-  already says it.
+* In plain text, a sentence that gives a cause for something in it ("The launch slipped
+  because the vendor's API was down") also yields the cause clause as a fact of its own, right
+  after it, that the sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier
+  fact of the call already says it. A chat turn stays one fact (a second memory of the same
+  turn would take a place in the top hits from other turns); ``retain/relations.py`` links it
+  to an earlier memory that states its cause clause.
 * Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
 * ``keyword_context`` holds the neighbouring turns, indexed for keyword search only: a question
   is often phrased like the turn that asked it, while the answer sits in the reply.
@@ -78,13 +80,10 @@ class OfflineExtractor:
             )
             entities = recognize_entities(doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, segment, doc, is_text=content.is_text):
-                causes: list[int] = []
-                for clause in _new_causes(piece, [f.text for f in facts]):
-                    causes.append(len(facts))
-                    facts.append(_fact(content, message, index, clause, entities))
-                facts.append(
-                    _fact(content, message, index, piece, entities, neighbours, tuple(causes))
-                )
+                clauses = _new_causes(piece, [f.text for f in facts]) if content.is_text else []
+                causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
+                facts.append(_fact(content, message, index, piece, entities, neighbours, causes))
+                facts.extend(_fact(content, message, index, c, entities) for c in clauses)
         return facts
 
     def texts_without_parsing(self, content: RetainInput) -> list[str] | None:
@@ -97,11 +96,7 @@ class OfflineExtractor:
         messages = content.messages
         if content.is_text or any(len(m.content) > self.max_turn_chars for m in messages):
             return None
-        texts: list[str] = []
-        for message in messages:
-            texts.extend(_with_speaker(message, c) for c in _new_causes(message.content, texts))
-            texts.append(_speaker_text(message))
-        return texts
+        return [_speaker_text(m) for m in messages]
 
     def _pieces(self, message: Message, text: str, doc: Doc, *, is_text: bool) -> Iterator[str]:
         """The facts' texts of one segment ``text`` of ``message``, parsed as ``doc``."""
@@ -228,7 +223,7 @@ def estimate_importance(
     if _GREETING.match(text.strip()):
         return 0.2
     score = 0.5
-    if any(e.name != speaker for e in entities):
+    if any(e.name != speaker and not e.tentative for e in entities):
         score += 0.1
     if _HAS_NUMBER.search(text):
         score += 0.1

@@ -64,7 +64,7 @@ class ExtractedFact:
         metadata: Metadata of the source message.
         keyword_context: Extra text indexed for keyword search only (e.g. the neighbouring turns),
             so a question phrased like the turn before still finds the reply that answers it.
-        caused_by: Indexes of earlier facts of the same retain call that caused this one
+        caused_by: Indexes of other facts of the same retain call that caused this one
             (stored as ``caused_by`` links).
         tags: Tags of this fact on top of the call's (labels with ``tag: true``).
     """

@@ -636,7 +636,8 @@ def _memory_rows(
         MemoryRow(
             memory=_memory(fact, uuid.uuid4().hex, bank_id, episode_id, tags, document_id, context),
             seq=seq,
-            search_text=" ".join([fact.text, *(e.name for e in fact.entities)]),
+            # A tentative mention is a word of the text that may name nothing: no extra weight.
+            search_text=" ".join([fact.text, *(e.name for e in fact.entities if not e.tentative)]),
             context_text=fact.keyword_context,
             created_at=created,
             content_hash=content_hash,

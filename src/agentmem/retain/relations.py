@@ -217,16 +217,23 @@ def _causal_links(
 ) -> list[tuple[int, int | str, float]]:
     links: list[tuple[int, int | str, float]] = []
     clauses: list[tuple[int, str]] = []
+    # Cause clauses the extractor split off a sentence sit right after it (an LLM's causes
+    # come before); the fact "before" a fact is the last one that is not such a clause.
+    split_off = {j for i, fact in enumerate(facts) for j in fact.caused_by if j > i}
+    previous: int | None = None
     for i, fact in enumerate(facts):
+        before, previous = previous, (previous if i in split_off else i)
+        if i in split_off:
+            continue
         body = _body(fact.text)
         # "Because the supplier was late, the launch slipped" holds its own cause: the fact
         # before it is neither its cause nor its effect.
         self_contained = bool(fact.caused_by) or bool(cause_clauses(body))
-        if i > 0 and not self_contained and _EFFECT_OPENERS.match(body):
-            links.append((i, i - 1, CUE_LINK_WEIGHT))
+        if before is not None and not self_contained and _EFFECT_OPENERS.match(body):
+            links.append((i, before, CUE_LINK_WEIGHT))
             continue
-        if i > 0 and not self_contained and _CAUSE_OPENERS.match(body):
-            links.append((i - 1, i, CUE_LINK_WEIGHT))
+        if before is not None and not self_contained and _CAUSE_OPENERS.match(body):
+            links.append((before, i, CUE_LINK_WEIGHT))
             continue
         for pattern in _CAUSE_CLAUSES:
             match = pattern.search(body)
