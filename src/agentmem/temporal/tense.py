@@ -100,6 +100,14 @@ def _nearest_before(tokens: list[Token]) -> Direction | None:
         return None
     main = verbs[-1]
     finite = next((t for t in reversed(verbs) if t[2] in _FINITE), None)
+    # "Flying to Kyoto on May 3" is a plan; "a family posing on a track in the fall"
+    # describes a noun and says nothing of when.
+    if (
+        finite is None
+        and main[2] == "VBG"
+        and any(t[2].startswith(("NN", "PRP")) for t in tokens[: tokens.index(main)])
+    ):
+        return None
     chain = verbs[verbs.index(finite) :] if finite is not None else [main]
     return _direction(chain, " ".join(t[3] for t in tokens))
 
