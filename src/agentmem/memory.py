@@ -312,7 +312,9 @@ class AgentMemory:
         self._check_open()
         if bank_id is not None:
             validate_bank_id(bank_id)
-        checked = check_export(path, self.embedder.name, self.embedder.dimension)
+        checked = check_export(
+            path, self.embedder.name, self.embedder.dimension, self._config.limits
+        )
         target = validate_bank_id(checked.header["bank_id"] if bank_id is None else bank_id)
         created = target not in self.banks()
         bank = self.bank(target)

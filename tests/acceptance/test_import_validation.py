@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import agentmem
 from agentmem.cli import main
-from agentmem.store.import_check import MAX_CONTENT_CHARS
+from agentmem.config import Limits
 from agentmem.testing import HashEmbedder
 from tests.conftest import CONVERSATION, T0, T1
 
@@ -76,7 +76,7 @@ BAD_VALUES: list[tuple[str, str, list[Any]]] = [
     (
         "memory",
         "text",
-        ["", "   ", "a\x00b", "\ud800 lone", "x" * (MAX_CONTENT_CHARS + 1), 5, None],
+        ["", "   ", "a\x00b", "\ud800 lone", "x" * (Limits().retain_chars + 1), 5, None],
     ),
     ("memory", "search_text", [None, 5, "", "\ud800"]),
     ("memory", "context_text", [None, 5, "a\x00b"]),

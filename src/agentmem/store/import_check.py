@@ -40,9 +40,10 @@ import numpy as np
 
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.config import BankConfig, Limits, normalize_tags
-from agentmem.errors import InvalidInputError
+from agentmem.errors import InvalidInputError, shown
 from agentmem.retain.corrections import validate_name
 from agentmem.retain.messages import (
+    check_retain_size,
     clean_text,
     normalize_content,
     raw_episode,
@@ -59,11 +60,9 @@ HEADER_TYPE = "agentmem-export"
 # The memories table stores access_count as a 32-bit INTEGER that every recall increments.
 MAX_ACCESS_COUNT = 1_000_000_000
 MAX_ID_CHARS = 256
-# A memory's text is at most what one retain call may hold; metadata nests as retain allows.
-MAX_CONTENT_CHARS = Limits().retain_chars
-MAX_JSON_DEPTH = Limits().json_depth
-# Keyword-only texts: a fact's text with its entity names, its neighbouring turns.
-_INDEXED_CHARS = 4 * MAX_CONTENT_CHARS
+# Keyword-only texts (a fact's text with its entity names, its neighbouring turns) may be
+# this many times as long as the content of a retain call.
+_INDEXED_TIMES = 4
 
 T = TypeVar("T")
 
@@ -300,11 +299,12 @@ def _tags(value: Any) -> list[str]:
     return list(normalize_tags(value))
 
 
-def _metadata(value: Any) -> str:
-    checked = _exactly(lambda v: validate_json(v, field="metadata", max_depth=MAX_JSON_DEPTH))(
-        value or {}
-    )
-    return json.dumps(checked, ensure_ascii=False)
+def _metadata(max_depth: int) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        validate = _exactly(lambda v: validate_json(v, field="metadata", max_depth=max_depth))
+        return json.dumps(validate(value or {}), ensure_ascii=False)
+
+    return check
 
 
 def _one_of(allowed: tuple[str, ...] | frozenset[str]) -> Callable[[Any], str]:
@@ -332,15 +332,20 @@ def _importance(value: Any) -> float:
     return validate_importance(value)  # type: ignore[return-value]
 
 
-def _episode_content(value: Any) -> str:
+def _episode_content(limits: Limits) -> Callable[[Any], str]:
     """Content as retain keeps it: a string or chat messages retain accepts, cleaned."""
-    if not isinstance(value, str | list):
-        raise InvalidInputError(f"must be a string or a list of messages, got {value!r:.40}")
-    normalize_content(value, mentioned_at=utc_now(), max_depth=MAX_JSON_DEPTH)
-    text = raw_episode(value)
-    if json.loads(text) != value:
-        raise InvalidInputError("holds a lone surrogate, a control character or a non-number")
-    return text
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str | list):
+            raise InvalidInputError(f"must be a string or a list of messages, got {shown(value)}")
+        check_retain_size(value, max_chars=limits.retain_chars, max_messages=limits.retain_messages)
+        normalize_content(value, mentioned_at=utc_now(), max_depth=limits.json_depth)
+        text = raw_episode(value)
+        if json.loads(text) != value:
+            raise InvalidInputError("holds a lone surrogate, a control character or a non-number")
+        return text
+
+    return check
 
 
 def decode_vector(text: object, dimension: int) -> np.ndarray:
@@ -450,8 +455,11 @@ def _counts(value: Any) -> dict[str, int]:
     return counts
 
 
-def check_export(path: str | Path, embedder_name: str, dimension: int) -> CheckedExport:
-    """Read and check the whole file for a store whose embedder is ``embedder_name``.
+def check_export(
+    path: str | Path, embedder_name: str, dimension: int, limits: Limits
+) -> CheckedExport:
+    """Read and check the whole file for a store whose embedder is ``embedder_name`` and
+    whose calls are bounded by ``limits`` (as retain's are).
 
     Raises:
         InvalidInputError: The first violation found, naming its line and field.
@@ -472,7 +480,7 @@ def check_export(path: str | Path, embedder_name: str, dimension: int) -> Checke
     refs = _References()
     for number, obj in read_lines(path):
         if number > 1:
-            _check_line(_Line(path, number, obj), checked, refs, header["dimension"])
+            _check_line(_Line(path, number, obj), checked, refs, header["dimension"], limits)
     refs.check(path, checked)
     return checked
 
@@ -521,7 +529,9 @@ class _References:
             )
 
 
-def _check_line(line: _Line, checked: CheckedExport, refs: _References, dimension: int) -> None:
+def _check_line(
+    line: _Line, checked: CheckedExport, refs: _References, dimension: int, limits: Limits
+) -> None:
     get = line.get
     if line.type == "episode":
         identifier = get("id", _string(MAX_ID_CHARS))
@@ -529,11 +539,11 @@ def _check_line(line: _Line, checked: CheckedExport, refs: _References, dimensio
         checked.episodes.append(
             (
                 identifier,
-                get("content", _episode_content),
+                get("content", _episode_content(limits)),
                 get("document_id", _string(512, optional=True)),
                 get("context", _string(10_000, optional=True)),
                 get("mentioned_at", _time),
-                get("metadata", _metadata),
+                get("metadata", _metadata(limits.json_depth)),
                 get("created_at", _time),
                 get("content_hash", _content_hash),
             )
@@ -552,7 +562,7 @@ def _check_line(line: _Line, checked: CheckedExport, refs: _References, dimensio
             )
         )
     elif line.type == "memory":
-        checked.memories.append(_memory(line, refs, dimension))
+        checked.memories.append(_memory(line, refs, dimension, limits))
     elif line.type == "link":
         src, dst = get("src_id", _string(MAX_ID_CHARS)), get("dst_id", _string(MAX_ID_CHARS))
         if src == dst:
@@ -579,7 +589,7 @@ def _check_line(line: _Line, checked: CheckedExport, refs: _References, dimensio
         )
 
 
-def _memory(line: _Line, refs: _References, dimension: int) -> ImportedMemory:
+def _memory(line: _Line, refs: _References, dimension: int, limits: Limits) -> ImportedMemory:
     get = line.get
     identifier = get("id", _string(MAX_ID_CHARS))
     refs.define(line, "memory", identifier)
@@ -598,10 +608,12 @@ def _memory(line: _Line, refs: _References, dimension: int) -> ImportedMemory:
     return ImportedMemory(
         id=identifier,
         episode_id=episode,
-        text=get("text", _text(MAX_CONTENT_CHARS)),
+        text=get("text", _text(limits.retain_chars)),
         # The text with its entities' names; the neighbouring turns.
-        search_text=get("search_text", _text(_INDEXED_CHARS)),
-        context_text=get("context_text", _text(_INDEXED_CHARS, allow_empty=True)),
+        search_text=get("search_text", _text(_INDEXED_TIMES * limits.retain_chars)),
+        context_text=get(
+            "context_text", _text(_INDEXED_TIMES * limits.retain_chars, allow_empty=True)
+        ),
         fact_type=get("fact_type", _one_of(FACT_TYPES)),
         occurred_start=start,
         occurred_end=end,
@@ -611,7 +623,7 @@ def _memory(line: _Line, refs: _References, dimension: int) -> ImportedMemory:
         access_count=get("access_count", _access_count),
         document_id=get("document_id", _string(512, optional=True)),
         context=get("context", _string(10_000, optional=True)),
-        metadata=get("metadata", _metadata),
+        metadata=get("metadata", _metadata(limits.json_depth)),
         created_at=get("created_at", _time),
         content_hash=get("content_hash", _content_hash),
         entity_ids=entity_ids,
