@@ -20,11 +20,11 @@ from agentmem.config import BankConfig, RecallConfig, normalize_tags
 from agentmem.consolidate.observations import consolidate, list_observations
 from agentmem.consolidate.worker import ConsolidationJob
 from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.links import normalize_kind, validate_weight
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain import corrections
 from agentmem.retain.messages import validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
-from agentmem.retain.relations import normalize_kind, validate_weight
 from agentmem.retain.repeats import retained_from
 from agentmem.store.forget import forget_memories
 from agentmem.store.graph import bank_graph, loaded_graph, mirror_dropped_on_failure
@@ -163,8 +163,9 @@ class MemoryBank:
             document_id: Groups retains (a session, a file); ``forget(document_id=...)``.
             entity_id: An explicit entity every fact of this call is about.
             metadata: Free JSON stored on every fact (a message's own metadata wins).
-            links: Explicit edges from every new fact to existing memories, HEBBS-style:
-                ``[("caused_by", memory_id, 0.9), ("related", other_id)]`` (weight default 1).
+            links: Explicit edges from every new fact to existing memories, as (kind, target id,
+                weight) tuples: ``[("caused_by", memory_id, 0.9), ("related", other_id)]``
+                (weight default 1).
 
         Returns:
             The facts created, each recallable by every strategy when this returns. With an
@@ -343,9 +344,10 @@ class MemoryBank:
             top_k: At most this many hits (1 to 10,000).
             max_tokens: cl100k_base token budget of the returned texts; misfits are skipped
                 and the top hit is always returned (truncated if it alone is too long).
-            strategies: None runs TEMPR ("semantic", "keyword", "graph" and "temporal",
-                fused); or names: "semantic" (alias "similarity"), "keyword", "graph",
-                "temporal", "timeline", "causal", "analogical".
+            strategies: None runs the four default strategies side by side and fuses them
+                ("semantic", "keyword", "graph" and "temporal"); or names: "semantic" (alias
+                "similarity"), "keyword" (alias "bm25"), "graph", "temporal", "timeline",
+                "causal", "analogical".
             fact_types: Only these fact types ("world", "experience", ...).
             tags: Only memories with these tags, as ``tags_match`` says: "any" (at least
                 one), "all", or "exact" (the same set).
@@ -374,7 +376,7 @@ class MemoryBank:
             InvalidInputError: Empty query or one over ``Limits.query_chars``, unknown
                 strategy, bad weights or filters, a parameter that no strategy in use reads.
             NotFoundError: ``seed_memory_id`` is not a memory of this bank.
-            NotAvailableError: A strategy of the contract that this version does not have.
+            NotAvailableError: A documented strategy that this version does not have.
         """
         config = RecallConfig.build(
             query,
@@ -494,7 +496,7 @@ class MemoryBank:
         """Add (or re-weight) an explicit edge between two memories of this bank.
 
         ``bank.link(effect, cause, "caused_by")`` says ``cause`` is a cause of ``effect``;
-        ``bank.link(a, b, "followed_by")`` that ``b`` came after ``a``. HEBBS's spellings
+        ``bank.link(a, b, "followed_by")`` that ``b`` came after ``a``. CamelCase spellings
         ("CausedBy") are accepted. The edge is walked by the "graph" and "causal" strategies
         as soon as this returns.
 

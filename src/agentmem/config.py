@@ -15,6 +15,7 @@ from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError, shown
+from agentmem.links import EDGE_KINDS, normalize_kind
 from agentmem.retain.labels import LabelGroup, parse_label_groups
 from agentmem.retain.messages import clean_text
 from agentmem.temporal.expressions import checked_date_order
@@ -338,8 +339,6 @@ def _validate_strategy_params(
 
     The graph strategies' arguments are normalised here; timeline's are read by its strategy.
     """
-    from agentmem.retain.relations import EDGE_KINDS, normalize_kind
-
     accepted = frozenset().union(*(STRATEGY_PARAMS[name] for name in strategies))
     unknown = sorted(set(params) - accepted)
     if unknown:

@@ -34,12 +34,11 @@ def client(memory, serve):
         yield http
 
 
-def test_every_route_needs_the_token_when_one_is_set(client):
+def test_every_data_route_needs_the_token_when_one_is_set(client):
     for method, path in [
         ("GET", "/health"),
-        ("GET", "/openapi.json"),
-        ("GET", "/docs"),
         ("GET", "/banks"),
+        ("GET", "/banks/b/memories"),
         ("POST", "/banks/b/recall"),
         ("DELETE", "/banks/b"),
     ]:
@@ -49,6 +48,15 @@ def test_every_route_needs_the_token_when_one_is_set(client):
             assert response.headers["www-authenticate"].startswith("Bearer")
             assert response.json()["error"] == "Unauthorized"
     assert client.get("/health").json() == {"status": "ok", "version": agentmem.__version__}
+
+
+def test_the_docs_page_and_schema_open_in_a_browser_without_the_token(client):
+    """They hold no data; the page's Authorize button takes the token for its calls."""
+    for path in ("/docs", "/openapi.json"):
+        assert client.get(path, headers={"Authorization": ""}).status_code == 200, path
+    schema = client.get("/openapi.json", headers={"Authorization": ""}).json()
+    assert "bearer" in str(schema["components"]["securitySchemes"]).lower()
+    assert client.get("/docs/../banks", headers={"Authorization": ""}).status_code == 401
 
 
 def test_without_a_token_the_server_is_open(memory, serve):

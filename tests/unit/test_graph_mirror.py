@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import agentmem
+from agentmem.links import EDGE_KINDS as WALKABLE_KINDS
 from agentmem.retain import corrections
-from agentmem.retain.relations import EDGE_KINDS as WALKABLE_KINDS
 from agentmem.store.database import Database
 from agentmem.store.graph import EDGE_KINDS, MemoryGraph, bank_graph
 from agentmem.testing import HashEmbedder

@@ -92,7 +92,7 @@ def _ablations() -> dict[str, tuple[str, dict[str, Any]]]:
     walking that kind of link (``edge_types``), so a row says what the kind contributes.
     """
     from agentmem.config import TEMPR_STRATEGIES
-    from agentmem.retain.relations import EDGE_KINDS
+    from agentmem.links import EDGE_KINDS
 
     rows: dict[str, tuple[str, dict[str, Any]]] = {
         "graph": (

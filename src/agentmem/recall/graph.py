@@ -1,4 +1,5 @@
-"""Graph strategies over the bank's memory graph (``store/graph.py``): "graph" and "causal".
+"""The "graph" strategy over the bank's memory graph (``store/graph.py``); "causal" lives in
+``recall/causal.py``.
 
 **graph** is spreading activation as in the seed (Hindsight's TEMPR graph arm):
 
@@ -14,8 +15,7 @@
    decayed hop, like a direct link, but weak through hubs.
 3. At most ``thinking_budget`` nodes are expanded; the most activated memories reached (as
    many as any arm returns) come back with their activation as raw and normalised score. More
-   would crowd the other arms' candidates out of the reranked head: on LoCoMo, returning every
-   memory reached cost 0.02 R@10.
+   would crowd the other arms' candidates out of the reranked head.
 4. Each hit says how it was reached (``strategy_details["graph"]``): ``path``, seed first
    (``[{"memory": hit}, {"entity": "Giulia"}, {"memory": id}]``), and, when the activation was
    carried from another memory, ``from`` (the last memory on the path) and ``carried`` (the
@@ -23,11 +23,6 @@
    hit's own likelihood (``recall/calibrated.py``), so a fact two hops from the question can
    outrank facts that only repeat the question's name. The walk reads no entity kinds: only
    how many memories of the bank an entity is in.
-
-**causal** walks from ``seed_memory_id`` (or the memory closest to the query, which is then
-returned first at distance 0) along ``edge_types`` (default "caused_by" and "followed_by") up
-to ``max_depth`` hops (default 5, hard cap 10), towards causes, effects or both
-(``direction``), and ranks by distance, then recency.
 """
 
 from __future__ import annotations
@@ -38,16 +33,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentmem.errors import NotFoundError
 from agentmem.recall.calibrated import content_words
 from agentmem.recall.candidates import StrategyHit
-from agentmem.store.graph import DIRECTED_KINDS, MemoryGraph, bank_graph
+from agentmem.store.graph import MemoryGraph, bank_graph
 
 if TYPE_CHECKING:
     from agentmem.recall.strategies import StrategyContext
 
-MAX_DEPTH_CAP = 10
-CAUSAL_EDGE_TYPES: tuple[str, ...] = ("caused_by", "followed_by")
 _QUERY_WORD = re.compile(r"[^\W_]+(?:[.'’&-][^\W_]+)*")
 _POSSESSIVE = re.compile(r"['’]s\Z", re.IGNORECASE)
 _MAX_NAME_WORDS = 4
@@ -223,99 +215,3 @@ def _path_details(
         details["from"] = origin
         details["carried"] = min(1.0, level[path[-1]] / level[origin])
     return details
-
-
-def causal_strategy(ctx: StrategyContext) -> list[StrategyHit]:
-    """The "causal" strategy: a bounded walk from seed memories, by distance then recency.
-
-    Raises:
-        NotFoundError: ``seed_memory_id`` names no memory of this bank.
-    """
-    params = ctx.config.strategy_params
-    graph = bank_graph(ctx.engine, ctx.bank_id)
-    explicit = params.get("seed_memory_id")
-    seeds: list[str]
-    if explicit is not None:
-        seeds = [explicit] if isinstance(explicit, str) else list(explicit)
-    else:
-        closest = ctx.semantic_hits()[:1]
-        seeds = [closest[0].memory_id] if closest else []
-    depth_limit = min(
-        MAX_DEPTH_CAP, int(params.get("max_depth", ctx.engine.config.graph.causal_max_depth))
-    )
-    edge_types = frozenset(params.get("edge_types") or CAUSAL_EDGE_TYPES)
-    direction = params.get("direction", "both")
-    with graph.lock:
-        for seed in seeds:
-            if seed not in graph or graph.is_entity(seed):
-                raise NotFoundError(f"no memory {seed!r} in bank {ctx.bank_id!r}")
-        found = _walk(graph, seeds, depth_limit, edge_types, direction)
-        if explicit is not None:
-            for seed in seeds:
-                found.pop(seed, None)  # the caller knows its seeds; a chosen seed is news
-        ranked = sorted(
-            found.items(), key=lambda item: (item[1][0], -graph.mentioned_at(item[0]), item[0])
-        )
-    return [
-        StrategyHit(
-            memory_id=node,
-            rank=rank,
-            score=1.0 / (1 + distance),
-            normalized=1.0 / (1 + distance),
-            details={"distance": distance, "relation": relation},
-        )
-        for rank, (node, (distance, relation)) in enumerate(ranked[: ctx.pool], start=1)
-    ]
-
-
-def _walk(
-    graph: MemoryGraph,
-    seeds: list[str],
-    depth_limit: int,
-    edge_types: frozenset[str],
-    direction: str,
-) -> dict[str, tuple[int, str]]:
-    """Breadth-first: memory id → (distance, "seed" | "cause" | "effect" | "related")."""
-    found: dict[str, tuple[int, str]] = {seed: (0, "seed") for seed in seeds}
-    frontier = list(seeds)
-    for distance in range(1, depth_limit + 1):
-        following: list[str] = []
-        for node in frontier:
-            origin = found[node][1]
-            for other, relation in _steps(graph, node, edge_types, direction):
-                if other in found:
-                    continue
-                # A chain keeps its first causal meaning: a cause of a cause is a cause.
-                kept = relation if origin in ("seed", "related") else origin
-                found[other] = (distance, kept)
-                following.append(other)
-        if not following:
-            break
-        frontier = following
-    return found
-
-
-def _steps(
-    graph: MemoryGraph, node: str, edge_types: frozenset[str], direction: str
-) -> Iterable[tuple[str, str]]:
-    """Memories one hop from ``node``, with the relation the hop means."""
-    for other, kind, _, outgoing in graph.edges_of(node):
-        if kind not in edge_types:
-            continue
-        if kind == "entity":
-            # memory → entity → memory counts as one hop through a shared entity.
-            yield from (
-                (m, "related")
-                for m, k, _, out in graph.edges_of(other)
-                if k == "entity" and not out and m != node
-            )
-            continue
-        if kind not in DIRECTED_KINDS:
-            yield other, "related"
-            continue
-        # "a caused_by b": b is a cause of a. "a followed_by b": b came after a.
-        # "a supersedes b": b came before a (it leads to a, as a cause does).
-        towards_cause = outgoing if kind in ("caused_by", "supersedes") else not outgoing
-        relation = "cause" if towards_cause else "effect"
-        if direction == "both" or (direction == "causes") == towards_cause:
-            yield other, relation

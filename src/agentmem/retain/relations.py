@@ -17,12 +17,11 @@ inside it, keeping only targets that still exist.
   caused by the earlier memory that best matches the clause, when the match is close
   (``causal_clause_threshold``). Cue-phrase links weigh less than explicit ones.
 * **explicit**: ``retain(..., links=[("caused_by", memory_id, 0.9)])`` links every new fact
-  to an existing memory (HEBBS's ``--edge TARGET:caused_by:0.9``).
+  to an existing memory.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,19 +30,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem.errors import InvalidInputError, shown
+from agentmem.links import normalize_kind, validate_weight
 from agentmem.retain.causes import cause_clauses
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
     from agentmem.retain.facts import ExtractedFact
-
-#: Link kinds a caller may create (``bank.link``, ``retain(links=...)``); "entity" edges come
-#: from entity resolution only.
-LINK_KINDS: frozenset[str] = frozenset(
-    {"temporal", "semantic", "caused_by", "followed_by", "related", "supersedes"}
-)
-#: Kinds a graph walk may be restricted to (``edge_types``): the link kinds plus "entity".
-EDGE_KINDS: frozenset[str] = LINK_KINDS | {"entity"}
 
 # Weight of a cue-phrase link between neighbouring facts: weaker evidence than an explicit link.
 CUE_LINK_WEIGHT = 0.8
@@ -66,35 +58,6 @@ _CAUSE_CLAUSES = (
     ),
     re.compile(r"(?P<cause>[^.;!?]{8,160}?)\s+(?:led to|resulted in|caused)\b", re.IGNORECASE),
 )
-
-
-def normalize_kind(kind: object, allowed: frozenset[str] = LINK_KINDS) -> str:
-    """A link kind in our spelling: "caused_by"; HEBBS's "CausedBy" is accepted too.
-
-    Raises:
-        InvalidInputError: Not a string, or not one of ``allowed``.
-    """
-    if not isinstance(kind, str):
-        raise InvalidInputError(f"link kind must be a string, got {type(kind).__name__}")
-    name = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", kind.strip()).lower().replace("-", "_")
-    if name not in allowed:
-        raise InvalidInputError(
-            f"unknown link kind {shown(kind)}; expected one of {sorted(allowed)}"
-        )
-    return name
-
-
-def validate_weight(weight: object) -> float:
-    """A link weight: a finite number in [0, 1].
-
-    Raises:
-        InvalidInputError: Anything else.
-    """
-    if isinstance(weight, bool) or not isinstance(weight, int | float):
-        raise InvalidInputError("weight must be a number")
-    if not math.isfinite(weight) or not 0 <= weight <= 1:
-        raise InvalidInputError("weight must be in [0, 1]")
-    return float(weight)
 
 
 def validate_explicit_links(links: object) -> list[tuple[str, str, float]]:

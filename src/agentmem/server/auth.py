@@ -48,17 +48,21 @@ class BearerAuth:
     Args:
         app: The ASGI application to protect.
         token: The token clients must present.
+        public_paths: Paths served without the token (pages that hold no data, such as the
+            API's documentation, which a browser opens without a way to add the header).
 
     Raises:
         InvalidInputError: ``token`` is empty or not printable ASCII without spaces.
     """
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: Any, token: str, public_paths: frozenset[str] = frozenset()) -> None:
         self.app = app
         self._expected = check_token(token).encode()
+        self._public = public_paths
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self._authorized(scope):
+        public = scope["type"] == "http" and scope.get("path") in self._public
+        if scope["type"] != "http" or public or self._authorized(scope):
             await self.app(scope, receive, send)
             return
         await send_error(

@@ -59,6 +59,8 @@ from agentmem.server.guards import (
 )
 from agentmem.tools import run_tool
 
+#: Served without the token: the interactive docs and the OpenAPI schema (no data).
+DOCUMENTATION_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
 logger = logging.getLogger(__name__)
 
 NDJSON = "application/x-ndjson"
@@ -286,8 +288,8 @@ def create_app(
 
     Args:
         memory: The store to serve. The app does not close it.
-        token: When set, every request (the docs and schema too) must carry
-            ``Authorization: Bearer <token>``; others get 401.
+        token: When set, every request but the docs page and the schema (which hold no
+            data) must carry ``Authorization: Bearer <token>``; others get 401.
         allowed_hosts: ``Host`` names the server answers to besides the address a client
             connected to (and ``localhost`` on loopback): the public name behind a reverse
             proxy or a DNS name; ``["*"]`` turns the check off. Others get 421.
@@ -488,7 +490,9 @@ def create_app(
     # Added innermost first: a request meets the Host check, then the token, then the limit.
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, per_path={"/import": max_import_bytes})
     if token is not None:
-        app.add_middleware(BearerAuth, token=token)
+        # The docs page and the schema hold no data; a browser opens them without a header,
+        # and the page's "Authorize" button then takes the token for every call it makes.
+        app.add_middleware(BearerAuth, token=token, public_paths=DOCUMENTATION_PATHS)
     app.add_middleware(HostGuard, allowed_hosts=allowed_hosts)
     if token is None:
         return app

@@ -28,14 +28,14 @@ import threading
 from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import networkx as nx
 
 from agentmem.store.records import from_db_time, json_list, sql_list
 
 if TYPE_CHECKING:
-    from agentmem.engine import Engine
+    from agentmem.store.database import Database
 
 #: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a),
 #: ``a followed_by b`` (b came after a) and ``a supersedes b`` (a newer statement of what b
@@ -383,7 +383,14 @@ def _batched(
         yield from batch
 
 
-def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:
+class GraphOwner(Protocol):
+    """What keeps the per-bank mirrors (the engine): the database and a mirror per bank."""
+
+    db: Database
+    graphs: dict[str, MemoryGraph]
+
+
+def bank_graph(engine: GraphOwner, bank_id: str) -> MemoryGraph:
     """The bank's mirror, loaded from the store on first use in this process.
 
     Loaded under the store's write lock, so no write can commit between the load and the
@@ -404,7 +411,7 @@ def bank_graph(engine: Engine, bank_id: str) -> MemoryGraph:
 
 
 @contextmanager
-def mirror_dropped_on_failure(engine: Engine, bank_id: str) -> Iterator[None]:
+def mirror_dropped_on_failure(engine: GraphOwner, bank_id: str) -> Iterator[None]:
     """Drop the bank's graph mirror if the block fails.
 
     Wrap a write's whole transaction in it, COMMIT included: a write that updated the mirror
@@ -418,6 +425,6 @@ def mirror_dropped_on_failure(engine: Engine, bank_id: str) -> Iterator[None]:
         raise
 
 
-def loaded_graph(engine: Engine, bank_id: str) -> MemoryGraph | None:
+def loaded_graph(engine: GraphOwner, bank_id: str) -> MemoryGraph | None:
     """The bank's mirror if it is loaded; writers update only a loaded mirror."""
     return engine.graphs.get(bank_id)

@@ -41,6 +41,7 @@ import numpy as np
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.config import BankConfig, Limits, normalize_tags
 from agentmem.errors import InvalidInputError, shown
+from agentmem.links import LINK_KINDS, normalize_kind, validate_weight
 from agentmem.retain.corrections import validate_name
 from agentmem.retain.messages import (
     check_retain_size,
@@ -51,7 +52,6 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
-from agentmem.retain.relations import LINK_KINDS, normalize_kind, validate_weight
 from agentmem.store.records import to_db_time
 from agentmem.types import FACT_TYPES
 
