@@ -87,8 +87,8 @@ class FusionWeights:
     BM25 is the strongest single arm on conversational memory (research/retrieval-lessons.md),
     so it weighs more than cosine similarity. A fact inside the period a query names (or, for
     a "when" question, anchored in time) is strong evidence, so the temporal arm weighs as much
-    as BM25 (LoCoMo temporal R@10 .767 at 0.25, .780 at 0.5, .785 at 1.0). The graph arm's
-    activation is a weaker signal of its own (README, Benchmarks).
+    as BM25. The graph arm's activation is a weaker signal of its own (docs/benchmarks.md has
+    the measurements behind these weights).
     """
 
     keyword: float = 1.0
@@ -113,12 +113,8 @@ class GraphConfig:
             late") and an earlier memory for a cue-phrase "caused_by" link.
         entry_points: Semantic matches the "graph" strategy starts from (the seed's top-5).
         entry_similarity: Cosine an entry point needs (the seed's 0.5). MiniLM puts a question
-            and the chat turn answering it at 0.3-0.5: at the seed's 5 / 0.5, 40 % of LoCoMo
-            questions had no semantic entry point. 10 / 0.3 raised R@10 .798 -> .802
-            (multi-hop .532 -> .549, default weights .735 -> .747); 5-20 at 0-0.35 all gave
-            .801-.803. It pays only since every candidate's cosine is measured (see
-            ``Candidate.cosine``): before, the extra graph candidates were scored as unrelated
-            (.796 -> .788).
+            and the chat turn answering it at 0.3-0.5, so the seed's threshold left many
+            questions without an entry point (docs/benchmarks.md).
         decay: Activation kept per memory-to-memory hop (the seed's 0.8).
         causal_boost: Factor on "caused_by" edges (the seed's 2x); activation is capped at 1.
         causal_max_depth: Default ``max_depth`` of the "causal" strategy (hard cap 10).

@@ -106,9 +106,8 @@ class MiniLMEmbedder:
 
     By default the weight products run in int8 (``dynamic_int8``, see
     :mod:`agentmem.models.quantize`), one text per run: a third of the CPU of the packaged
-    model's fp32 arithmetic (a short chat turn 3.8 → 1.2 ms, 490 → 830 a second), vectors at
-    cosine 0.99 to it; LoCoMo R@10 .793 against .796 relevance-only, .737 both under the
-    default weights. The two are different embedders to a bank (:attr:`name`); a store made
+    model's fp32 arithmetic, vectors at cosine 0.99 to it (docs/benchmarks.md has the figures).
+    The two are different embedders to a bank (:attr:`name`); a store made
     with ``dynamic_int8=False`` keeps it when opened with the default embedder.
 
     The ONNX session loads on first use, once per process, and is shared across instances

@@ -13,8 +13,7 @@ has it). With one text per run (see ``MiniLMEmbedder``) a short chat turn costs 
 instead of 3.8 on this project's 2-core machine, a query 1.1–1.5 ms instead of 3.2, and the
 vectors keep a cosine of 0.99 with the weight-only model's. Weights use 7 bits (``±63``): on
 CPUs without VNNI the int8 kernel adds pairs of products in 16 bits, where full-range weights
-could saturate, so a model gives the same vectors on every x86 CPU. (Full range measured no
-better on LoCoMo: R@10 .794 against .793.)
+could saturate, so a model gives the same vectors on every x86 CPU.
 
 The products of two activations (attention scores) stay fp32. Nothing is written to disk.
 """

@@ -19,9 +19,9 @@ import numpy as np
 
 from agentmem.errors import StorageError
 
-# ef_search 128 (was 64): recall asks for 60 neighbours, and at 64 the approximate search
-# missed some of the exact top 60 (0.4% on a LoCoMo bank), differently each time a small
-# bank is reopened (its index is rebuilt from the log by several threads); at 128 none.
+# ef_search 128: recall asks for 60 neighbours, and at 64 the approximate search missed some
+# of the exact top 60, differently each time a small bank is reopened (its index is rebuilt
+# from the log by several threads).
 HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_construction": 128, "ef_search": 128}}
 # A filtered query first looks for its matches among this many times as many nearest
 # vectors, then among the wider number, before it asks Chroma to filter. At 100k vectors, for
