@@ -306,7 +306,7 @@ def test_updates_rank_the_newer_fact_first_and_non_updates_stay_unlinked(store, 
 def test_where_does_ana_live_puts_lisbon_first_and_says_berlin_was_superseded(store, tmp_path):
     mem, bank, ids = store
     berlin, lisbon = ids["Ana: I live in Berlin."], ids["Ana: We moved to Lisbon last week."]
-    hits = bank.recall("Where does Ana live?", now=NOW, reinforce=False).hits
+    hits = bank.recall("Where does Ana live?", now=NOW, reinforce=False, top_k=50).hits
     order = [h.memory.id for h in hits]
     assert order.index(lisbon) < order.index(berlin)
     details = {h.memory.id: h.strategy_details for h in hits}

@@ -366,7 +366,7 @@ def test_fused_candidates_carry_their_entities_kinds(tmp_path, tags):
     kinds the reranker matches against the question."""
     with AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
         bank = mem.bank("b")
-        message = {"role": "user", "name": "Alice", "content": "I flew to Paris with Google."}
+        message = {"role": "user", "name": "Alice", "content": "I flew to Paris to work at Google."}
         memory = bank.retain([message], tags=["trip"]).memories[0]
         config = RecallConfig.build("q", tags=tags)
         (fused,) = _fuse(mem._engine, "b", config, {"semantic": [hit(memory.id, 1)]})

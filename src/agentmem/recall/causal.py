@@ -10,8 +10,8 @@ path that reached it (``strategy_details["causal"]``: ``distance``, ``relation``
 
 - "cause": every hop went from an effect to its cause ("a caused_by b", walked a → b);
 - "effect": every hop went from a cause to its effect;
-- "earlier" / "later": every hop went back / forward, some along "followed_by" (order, not
-  cause);
+- "earlier" / "later": every hop went back / forward, some along "followed_by" or
+  "supersedes" (order, not cause: a newer statement leads back to the one it replaced);
 - "related": the path turns (a sibling effect of the seed's cause is no cause of the seed) or
   crosses an undirected link or a shared entity.
 
@@ -157,6 +157,7 @@ def _steps(
             yield other, None
             continue
         # "a caused_by b": b is a cause of a. "a followed_by b": b came after a.
-        back = outgoing if kind == "caused_by" else not outgoing
+        # "a supersedes b": b is what a replaced, so it came before a.
+        back = outgoing if kind in ("caused_by", "supersedes") else not outgoing
         if direction == "both" or (direction == "causes") == back:
             yield other, ("back" if back else "forward", kind == "caused_by")
