@@ -8,8 +8,9 @@ import pytest
 
 import agentmem
 from agentmem.config import RecallConfig
-from agentmem.recall.strategies import StrategyContext
-from agentmem.recall.temporal import EXPANSION_DECAY, _expand, parse_query_time
+from agentmem.recall.context import StrategyContext
+from agentmem.recall.query_time import parse_query_time
+from agentmem.recall.temporal import EXPANSION_DECAY, _expand
 from agentmem.types import TimeRange
 
 JAN_15 = "2025-01-15T10:00:00Z"

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentmem
-from agentmem.recall.graph import entities_named_in, spreading_activation
+from agentmem.recall.graph import spreading_activation
+from agentmem.recall.people import entities_named_in
 from agentmem.store.graph import MemoryGraph, bank_graph
 from agentmem.testing import HashEmbedder
 from tests.conftest import T0
@@ -71,7 +72,7 @@ def test_budget_bounds_expansion_and_causal_edges_are_boosted(walk):
 
 
 def test_people_are_cut_from_what_the_semantic_arm_embeds(tmp_path):
-    from agentmem.recall.graph import without_people
+    from agentmem.recall.people import without_people
 
     with agentmem.AgentMemory(tmp_path / "p", embedder=HashEmbedder()) as mem:
         bank = mem.bank("b")

@@ -243,8 +243,8 @@ def test_fusion_keeps_the_first_rerank_top_n_candidates_that_load(tmp_path, tags
 def test_candidates_beyond_the_semantic_pool_get_their_measured_cosine(tmp_path):
     """The reranker reads a cosine for every candidate: the semantic arm's score when it
     returned the memory, else one measured on the stored vector (not an assumed "unrelated")."""
+    from agentmem.recall.context import StrategyContext
     from agentmem.recall.pipeline import _measure_cosines
-    from agentmem.recall.strategies import StrategyContext
 
     embedder = HashEmbedder()
     with AgentMemory(tmp_path, embedder=embedder) as mem:

@@ -38,7 +38,7 @@ from agentmem.store.records import filter_clause
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
-    from agentmem.recall.strategies import StrategyContext
+    from agentmem.recall.context import StrategyContext
 
 DEFAULT_ALPHA = 0.5
 #: Structural similarity a memory needs to be an analogue: a fifth of the weighted parts, so

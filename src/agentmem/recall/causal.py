@@ -28,7 +28,7 @@ from agentmem.recall.candidates import StrategyHit
 from agentmem.store.graph import DIRECTED_KINDS, MemoryGraph, bank_graph
 
 if TYPE_CHECKING:
-    from agentmem.recall.strategies import StrategyContext
+    from agentmem.recall.context import StrategyContext
 
 MAX_DEPTH_CAP = 10
 CAUSAL_EDGE_TYPES: tuple[str, ...] = ("caused_by", "followed_by")

@@ -11,9 +11,10 @@ from agentmem.errors import AgentMemError, InvalidInputError, StorageError
 from agentmem.protocols import Reranker
 from agentmem.recall.budget import fit_to_budget
 from agentmem.recall.candidates import Candidate, StrategyHit
+from agentmem.recall.context import StrategyContext
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.scoring import signals
-from agentmem.recall.strategies import STRATEGIES, StrategyContext
+from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
 from agentmem.store.records import json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult

@@ -1,175 +1,39 @@
-"""Time in recall: what period a query names, and the "temporal" and "timeline" strategies.
+"""The "temporal" and "timeline" strategies (the period a query names is found by
+``recall/query_time.py``).
 
-* :func:`parse_query_time` finds the period a query is about, relative to ``now``: an
-  expression ("in June 2024", "last spring"), "recently", or "our last conversation". Queries
-  about *when we talked* ("what did we discuss last week", "what did you tell me yesterday")
-  match on ``mentioned_at``; all others on when things happened (a fact's occurrence interval,
-  or its mention time when it has none), whenever the fact was said: a plan for the 12th of
-  March said in February is dated the 12th of March. The expression's words are cut from the
-  query the semantic arm sees, so "June" does not drag in every June that was mentioned; the
-  keyword arm keeps the words that name the calendar ("the 12th of March", "2021"), which a
-  turn about that date is likely to repeat, and drops those that count from ``now``
-  ("last week").
 * **temporal**: semantic entry points inside the period or near it (Chroma filtered on the
   facts' time metadata), scored by how much of each fact's interval falls inside (less for
   one just outside, see ``NEAR_SHARE``) and how close it is in meaning, higher when the
   fact's own words date it there (``in_period`` in its details), then one hop along graph
   links to facts that stay inside the period or near it.
-* **timeline** (HEBBS): the memories of one entity in time order, within ``start``/``end``.
+* **timeline**: the memories of one entity in time order, within ``start``/``end``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentmem._time import optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
+from agentmem.recall.query_time import (
+    CEILING,
+    FLOOR,
+    NEAR_WEIGHT,
+    TimeMode,
+)
 from agentmem.store.graph import bank_graph
 from agentmem.store.records import memories_by_id, to_db_time
-from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.types import TimeRange
 
 if TYPE_CHECKING:
-    from agentmem.recall.strategies import StrategyContext
+    from agentmem.recall.context import StrategyContext
 
-TimeMode = Literal["occurrence", "mention"]
-
-_TALK = re.compile(
-    r"\b(discuss(ed|ing)?|talk(ed|ing)?|chat(ted|ting)?|conversations?|spoke|speak|"
-    r"told me|tell me|tell you|told you|mention(ed)?|said|say|went over|covered|asked)\b",
-    re.IGNORECASE,
-)
-# "more recently" compares ("Which pet did she adopt more recently?"); it names no period.
-_RECENTLY = re.compile(r"\b(?<!more )(?<!less )(recently|lately|of late)\b", re.IGNORECASE)
-_LAST_CONVERSATION = re.compile(
-    r"\b(last|latest|previous|most recent) "
-    r"(conversation|chat|session|talk|time we (talked|spoke))\b",
-    re.IGNORECASE,
-)
-# Questions that ask for a time: their answer is most likely a fact anchored in time.
-_ASKS_WHEN = re.compile(
-    r"^\W*(when\b|since when\b|how long ago\b|at what time\b|"
-    r"(what|which) (year|month|date|day|week|time)\b|on what (date|day)\b|"
-    r"in (what|which) (year|month)\b)",
-    re.IGNORECASE,
-)
-_BEFORE = re.compile(r"\b(?:before|prior\s+to|until|till|up\s+to)\s+(?:the\s+)?$", re.IGNORECASE)
-_AS_OF = re.compile(r"\b(?:as\s+of|by)\s+(?:the\s+)?$", re.IGNORECASE)
-_AFTER = re.compile(r"\b(?:after|later\s+than)\s+(?:the\s+)?$", re.IGNORECASE)
-RECENT_DAYS = 7
-# Open-ended ranges are clamped to what the stores can hold.
-_FLOOR = datetime(1, 1, 2, tzinfo=UTC)
-_CEILING = datetime(9999, 12, 30, tzinfo=UTC)
 EXPANSION_DECAY = 0.8
-#: Added to the score of a fact dated inside the period by its own words (LoCoMo temporal
-#: R@10 .842 -> .848 at 0.3-1.0; 0.5 chosen).
+#: Added to the score of a fact dated inside the period by its own words.
 DATED_BONUS = 0.5
-#: Facts just outside a period still count, less: "last Friday" said on a Sunday is the
-#: first weekend of October give or take a day, and a trip one came back from the day after
-#: "the last two weeks of August" was in them. Within NEAR_SHARE of the named period's length
-#: (at least NEAR_MIN; for an open period such as "as of September 2023", of the month named)
-#: a fact scores up to NEAR_WEIGHT, falling linearly with the gap. On LoCoMo's prebuilt banks:
-#: temporal R@10 .846 -> .850, overall .793 -> .795, no category lower; flat for shares
-#: 0.1-0.5, minimums of half a day to two days and weights 0.3-1.0.
-NEAR_SHARE = 0.25
-NEAR_MIN = timedelta(days=1)
-NEAR_WEIGHT = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class QueryTime:
-    """The period a query names and how to match it.
-
-    Attributes:
-        range: The period, or None when the query names none.
-        mode: "occurrence" (when things happened) or "mention" (when they were said).
-        content_query: The query without its time words, for the semantic arm.
-        asks_when: The query asks for a time ("When did ...?"), so facts anchored in time
-            are the likely answers.
-        near: How far outside the period a fact still counts as near it (see NEAR_SHARE).
-    """
-
-    range: TimeRange | None
-    mode: TimeMode
-    content_query: str
-    asks_when: bool = False
-    near: timedelta = timedelta(0)
-    keyword_query: str = ""
-
-    @property
-    def keyword_text(self) -> str:
-        """The query the keyword arm sees: the content plus the words naming the calendar."""
-        return self.keyword_query or self.content_query
-
-
-def parse_query_time(
-    query: str, now: datetime, last_mention: datetime | None, *, date_order: str = "MDY"
-) -> QueryTime:
-    """The period ``query`` is about, relative to ``now``.
-
-    Args:
-        query: The recall query.
-        now: The reference for relative words.
-        last_mention: When the bank last learned something ("our last conversation").
-        date_order: The bank's reading of numeric dates ("MDY" or "DMY").
-    """
-    mode: TimeMode = "mention" if _TALK.search(query) else "occurrence"
-    asks_when = bool(_ASKS_WHEN.match(query))
-    expressions = find_time_expressions(query, now, date_order=date_order)
-    if expressions:
-        content = query
-        for expression in reversed(expressions):
-            lo, hi = expression.span
-            content = content[:lo] + " " + content[hi:]
-        spans = [_open_ended(query, e) for e in expressions]
-        period = TimeRange(min(lo for lo, _ in spans), max(hi for _, hi in spans))
-        # "before 2020" is open, but the margin is a share of the year it names.
-        named = max(e.end - e.start for e in expressions)
-        bounded = period.start > _FLOOR and period.end < _CEILING
-        near = _near(period.end - period.start if bounded else named)
-        content = _content(content, query)
-        keywords = " ".join([content, *(e.text for e in expressions if e.named)])
-        return QueryTime(period, mode, content, asks_when, near, keywords)
-    if match := _LAST_CONVERSATION.search(query):
-        if last_mention is None:
-            return QueryTime(None, mode, query, asks_when)
-        day = last_mention.replace(hour=0, minute=0, second=0, microsecond=0)
-        cut = query[: match.start()] + " " + query[match.end() :]
-        period = TimeRange(day, last_mention + timedelta(seconds=1))
-        near = _near(period.end - period.start)
-        return QueryTime(period, "mention", _content(cut, query), asks_when, near)
-    if match := _RECENTLY.search(query):
-        cut = query[: match.start()] + " " + query[match.end() :]
-        period = TimeRange(now - timedelta(days=RECENT_DAYS), now + timedelta(seconds=1))
-        near = _near(period.end - period.start)
-        return QueryTime(period, mode, _content(cut, query), asks_when, near)
-    return QueryTime(None, mode, query, asks_when)
-
-
-def _open_ended(query: str, expression: ParsedTime) -> tuple[datetime, datetime]:
-    """The period an expression bounds: "before 2020" is everything up to 2020, not 2020.
-
-    ("the week before 16 November 2023" and "since 2021" are expressions of their own.)
-    """
-    lead = query[: expression.span[0]]
-    if _BEFORE.search(lead):
-        return _FLOOR, expression.start
-    if _AS_OF.search(lead):
-        return _FLOOR, expression.end
-    if _AFTER.search(lead):
-        return expression.end, _CEILING
-    return expression.start, expression.end
-
-
-def _content(stripped: str, query: str) -> str:
-    """The query without its time words; the whole query if nothing else is left."""
-    words = re.sub(r"\s+", " ", stripped).strip(" ,.;:!?")
-    return words if re.search(r"\w{3,}", words) else query
 
 
 def temporal(ctx: StrategyContext) -> list[StrategyHit]:
@@ -182,8 +46,8 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     if period is None:
         return _dated(ctx) if ctx.query_time.asks_when else []
     near = ctx.query_time.near
-    lo = max(period.start, _FLOOR + near).timestamp() - near.total_seconds()
-    hi = min(period.end, _CEILING - near).timestamp() + near.total_seconds()
+    lo = max(period.start, FLOOR + near).timestamp() - near.total_seconds()
+    hi = min(period.end, CEILING - near).timestamp() + near.total_seconds()
     if ctx.query_time.mode == "mention":
         where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
     else:
@@ -248,11 +112,6 @@ def _event_times(ctx: StrategyContext, ids: Iterable[str]) -> dict[str, _EventTi
     return {r[0]: _EventTime(*r[1:]) for r in rows}
 
 
-def _near(named: timedelta) -> timedelta:
-    """How far outside a period of length ``named`` a fact still counts as near it."""
-    return max(NEAR_MIN, NEAR_SHARE * named)
-
-
 def _inside_fraction(
     time: _EventTime | None, period: TimeRange, mode: TimeMode, near: timedelta
 ) -> float:
@@ -315,8 +174,8 @@ def timeline(ctx: StrategyContext) -> list[StrategyHit]:
     order = params.get("order", "desc")
     if order not in ("asc", "desc"):
         raise InvalidInputError('order must be "asc" or "desc"')
-    start = optional_utc(params.get("start"), field="start") or _FLOOR
-    end = optional_utc(params.get("end"), field="end") or _CEILING
+    start = optional_utc(params.get("start"), field="start") or FLOOR
+    end = optional_utc(params.get("end"), field="end") or CEILING
     entity_ids = ctx.entity_ids(entity)
     if not entity_ids:
         return []

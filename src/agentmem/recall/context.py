@@ -1,0 +1,104 @@
+"""What every recall strategy sees: :class:`StrategyContext`, one per recall.
+
+It holds the engine, the bank and the validated config, and computes once what several
+strategies need (the query's period and embedding, the semantic hits), so the pipeline can run
+the strategies side by side.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from agentmem.config import RecallConfig
+from agentmem.engine import Engine
+from agentmem.recall.candidates import StrategyHit, cosine_relevance
+from agentmem.recall.people import without_people
+from agentmem.recall.query_time import QueryTime, parse_query_time
+from agentmem.store.graph import bank_graph
+from agentmem.store.records import from_db_time
+
+
+@dataclass
+class StrategyContext:
+    """What a strategy needs: the engine, the bank and the validated recall config."""
+
+    engine: Engine
+    bank_id: str
+    collection: str
+    config: RecallConfig
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _semantic: list[StrategyHit] | None = field(default=None, repr=False)
+
+    def semantic_hits(self) -> list[StrategyHit]:
+        """The semantic arm's hits, computed once per recall for every strategy that needs
+        them (graph entry points, the causal seed, analogical candidates)."""
+        with self._lock:
+            if self._semantic is None:
+                where = None
+                if self.config.fact_types:
+                    where = {"fact_type": {"$in": list(self.config.fact_types)}}
+                scored = self.engine.vectors.query(
+                    self.collection, self.query_vector, self.pool, where
+                )
+                self._semantic = ranked(scored, cosine_relevance)
+            return self._semantic
+
+    def cosines(self, memory_ids: list[str]) -> dict[str, float]:
+        """The query's cosine similarity with these memories' stored vectors (the semantic
+        arm's measure, for memories beyond its pool; ids without a vector are absent)."""
+        vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
+        query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
+        return {
+            memory_id: float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12)
+            for memory_id, vector in vectors.items()
+        }
+
+    @cached_property
+    def query_time(self) -> QueryTime:
+        """The period the query names (if any), parsed once per recall."""
+        last = self.engine.last_mention(self.bank_id)
+        return parse_query_time(
+            self.config.query,
+            self.config.now,
+            from_db_time(last),
+            date_order=self.config.date_order,
+        )
+
+    @cached_property
+    def query_vector(self) -> np.ndarray:
+        """The embedding of the query's content, computed once: its time words removed and,
+        when the keyword arm runs beside it, the names of people (see ``without_people``)."""
+        text = self.query_time.content_query
+        if "keyword" in self.config.strategies:
+            text = without_people(text, bank_graph(self.engine, self.bank_id))
+        return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+
+    def entity_ids(self, name: str) -> list[str]:
+        """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""
+        wanted = " ".join(name.split()).casefold()
+        rows = self.engine.db.fetchall(
+            "SELECT id FROM entities WHERE bank_id = $bank AND (lower(name) = $name "
+            "OR list_contains(list_transform(aliases, a -> lower(a)), $name))",
+            {"bank": self.bank_id, "name": wanted},
+        )
+        return [r[0] for r in rows]
+
+    @property
+    def pool(self) -> int:
+        """How many memories a strategy returns (more when hard filters will drop some)."""
+        base = max(self.engine.config.candidates_per_strategy, 3 * self.config.top_k)
+        return base * 4 if self.config.has_filters else base
+
+
+def ranked(
+    scored: list[tuple[str, float]], normalize: Callable[[float], float]
+) -> list[StrategyHit]:
+    return [
+        StrategyHit(memory_id=memory_id, rank=rank, score=score, normalized=normalize(score))
+        for rank, (memory_id, score) in enumerate(scored, start=1)
+    ]
