@@ -9,8 +9,7 @@ for the query, with a logistic model over signals that mean the same in every qu
 * the share of the query's content words the memory contains (coverage), and its product
   with relative BM25 (the best match *and* most of the query),
 * the raw cosine similarity (MiniLM: unrelated text sits near 0.1), of every candidate: one
-  only another arm returned has it measured on its stored vector (``Candidate.cosine``);
-  assuming such a keyword match unrelated cost LoCoMo open-domain R@10 .519 → .490,
+  only another arm returned has it measured on its stored vector (``Candidate.cosine``),
 * the temporal arm's closeness (inside the period the query names), and whether the
   memory's own words date it inside that period ("I finished the project last week" for
   "What was Jolene working on in early January 2023?"),
@@ -33,26 +32,13 @@ for the query, with a logistic model over signals that mean the same in every qu
   candidates is likelier evidence itself; the model adds the other members' estimated
   probabilities, times :data:`W_SESSION`, to a memory's log-odds.
 
-The coefficients were fit on LoCoMo (10 conversations, 1,536 questions; the top 50 fused
-candidates of each, labelled by whether they cover a gold evidence turn). Fitting on half the
-conversations and testing on the other half gave R@10 .725 against .717 for the score
-fusion. The speaker feature came later, tuned on the same data with the other coefficients
-fixed: R@10 .730 → .745 (multi-hop .449 → .483) at 2.0, flat from 2.0 to 3.0. The
-first-person feature was set the same way: R@10 .749 → .756 at 1.0 (.750 at 1.5), on each half
-of the conversations .760 → .765 and .738 → .747, open-domain .367 → .429. Session support
-likewise: R@10 .776 → .792 at 0.2 (0.15 .787, 0.25 .796, 0.3 .794, 0.5 .791 with multi-hop
-falling .524 → .503, 1.0 .772), on each half .778 → .790 and .774 → .795; under the default
-weights .738 at 0.2 (unchanged) but .734 at 0.25 (multi-hop .472 → .446). The answer-kind
-feature came last, set the same way: R@10 .803 → .807 at 1.5 (multi-hop .549 → .562,
-open-domain .518 → .525; 1.0 .805, 2.0 .807, 3.0 .806), on each half .799 → .804 and
-.807 → .810, default weights .747 → .746 (2.0: .743). Rules alone (at 2.0): place .804,
-product .805, person .804, organisation .802 (open-domain +.007), event +.001. Requiring a
-cosine above 0.1 changed no figure (0.15: R@10 .806, multi-hop .560; 0.3: .804). The fitted
-log-odds are shifted by :data:`PRIOR_SHIFT` so that relevance mixes well
-with recency and importance in the composite score; the mapping stays fixed and
-query-independent, so a relevance means the same in every query and higher always means
-more likely evidence (``agentmem bench locomo`` writes the reliability table, relevance band
-→ share of evidence, into its report).
+The coefficients were fit on LoCoMo (the top 50 fused candidates of each question, labelled by
+whether they cover a gold evidence turn); later features were set with the others fixed.
+The fitted log-odds are shifted by :data:`PRIOR_SHIFT` so that relevance mixes well with
+recency and importance in the composite score; the mapping stays fixed and query-independent,
+so a relevance means the same in every query (``agentmem bench locomo`` writes the
+reliability table, relevance band → share of evidence, into its report). How each weight was
+chosen, with its figures, is in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -71,25 +57,15 @@ from agentmem.types import Memory
 INTERCEPT = -7.08
 #: Added to the fitted log-odds. The fit estimates P(evidence) among a question's top 50
 #: candidates, of which about 2% are evidence, so raw probabilities sit near 0 and would let
-#: recency decide under the default composite weights (LoCoMo default-weights R@10 .559).
-#: Shifting the odds (×13) keeps relevance a fixed, query-independent function of the
-#: signals and puts a strong match near the top of [0, 1]. Default-weights R@10 on LoCoMo,
-#: with the speaker feature: .696 at +4.08, .729 at +3.08, .732 at +2.58 and +2.08, .715 at
-#: +1.08 (before that feature +4.08 was best, .700). Session support reads the shifted
-#: probabilities, so the shift now moves relevance-only ranking too; with session support at
-#: 0.25, (relevance-only, default weights) = (.796, .734) at +2.58, (.794, .753) at +2.08,
-#: (.790, .762) at +1.58, (.791, .764) at +1.08. Below +2.58 a lone keyword match in a small
-#: bank ("ramen" among three items, hash embeddings) lost to a more important unrelated item
-#: under the default weights, so the shift stays.
+#: recency decide under the default composite weights; the shift (odds ×13) puts a strong
+#: match near the top of [0, 1] and keeps relevance a fixed function of the signals.
 PRIOR_SHIFT = 2.58
 W_KEYWORD_RELATIVE = 1.28
 W_KEYWORD_RAW = 0.76  # times log(1 + bm25)
-#: Fit at 1.62 on cosines of the whole query; set to 2.5 once the semantic arm embedded the
-#: query without the people it names (R@10 .769 -> .775; 2.0 .772, 3.0 .776, 3.5 .772).
+#: Set for cosines of the query without the people it names (the semantic arm's query).
 W_COSINE = 2.5
 W_TEMPORAL = 2.03
-#: For a fact dated inside the period the query names (set on LoCoMo with the other
-#: coefficients fixed: temporal R@10 .835 -> .845, overall .793 -> .797; flat from 2 to 4).
+#: For a fact dated inside the period the query names.
 W_IN_PERIOD = 3.0
 W_COVERAGE = 1.02
 W_KEYWORD_X_COVERAGE = 2.70
@@ -99,16 +75,12 @@ W_ANSWER_KIND = 1.5
 #: Log-odds per unit of other same-session candidates' estimated probability.
 W_SESSION = 0.2
 #: Log-odds per unit of graph activation (the weight the uncalibrated arm had: 2 × its fusion
-#: weight 0.4). Larger weights raised relevance-only R@10 on LoCoMo conversations 1-5 but
-#: pushed relevance towards 1 for every entry point, so recency and importance decided the
-#: order under the default composite weights.
+#: weight 0.4); larger weights push every entry point's relevance towards 1.
 W_GRAPH = 0.8
 #: Log-odds per unit of graph support: the estimated probability of the candidate the walk
 #: carried activation from through an entity, times the share that arrived (see
-#: :func:`graph_support`). Set on LoCoMo conversations 1-5 with the other coefficients fixed:
-#: R@10 is flat from 2 to 8 there (few of its questions take a hop through a rare entity), and
-#: 3 lets one likely hit lift a fact through an entity it names past facts that only repeat
-#: the query's name.
+#: :func:`graph_support`): enough for one likely hit to lift a fact through an entity it
+#: names past facts that only repeat the query's name.
 W_GRAPH_SUPPORT = 3.0
 #: Logit per unit of normalised score, times the arm's fusion weight, for arms the model was
 #: not fit on (uncalibrated until they are).
