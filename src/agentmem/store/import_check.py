@@ -39,11 +39,10 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from agentmem._time import optional_utc, to_utc, utc_now
-from agentmem.config import BankConfig, normalize_tags
+from agentmem.config import BankConfig, Limits, normalize_tags
 from agentmem.errors import InvalidInputError
 from agentmem.retain.corrections import validate_name
 from agentmem.retain.messages import (
-    MAX_CONTENT_CHARS,
     clean_text,
     normalize_content,
     raw_episode,
@@ -61,6 +60,8 @@ HEADER_TYPE = "agentmem-export"
 MAX_ACCESS_COUNT = 1_000_000_000
 MAX_ID_CHARS = 256
 # Keyword-only texts: a fact's text with its entity names, its neighbouring turns.
+_LIMITS = Limits()
+MAX_CONTENT_CHARS = _LIMITS.retain_chars
 _INDEXED_CHARS = 4 * MAX_CONTENT_CHARS
 
 T = TypeVar("T")
@@ -299,7 +300,7 @@ def _tags(value: Any) -> list[str]:
 
 
 def _metadata(value: Any) -> str:
-    checked = _exactly(lambda v: validate_json(v, field="metadata"))(value or {})
+    checked = _exactly(lambda v: validate_json(v, field="metadata", max_depth=_LIMITS.json_depth))(value or {})
     return json.dumps(checked, ensure_ascii=False)
 
 
@@ -332,7 +333,7 @@ def _episode_content(value: Any) -> str:
     """Content as retain keeps it: a string or chat messages retain accepts, cleaned."""
     if not isinstance(value, str | list):
         raise InvalidInputError(f"must be a string or a list of messages, got {value!r:.40}")
-    normalize_content(value, mentioned_at=utc_now())
+    normalize_content(value, mentioned_at=utc_now(), max_depth=_LIMITS.json_depth)
     text = raw_episode(value)
     if json.loads(text) != value:
         raise InvalidInputError("holds a lone surrogate, a control character or a non-number")
