@@ -100,6 +100,12 @@ def test_a_correctly_named_question_recalls_as_before(tmp_path):
         ({"Howard": "person"}, "How did it go?", "How did it go?"),
         # Short words are not matched by spelling ("Evan" is not "Ivan").
         ({"Ivan": "person"}, "Where is Evan?", "Where is Evan?"),
+        # A part of a name the query holds whole is not read alone.
+        (
+            {"Harry Potter": "person", "Tim": "person"},
+            "Did Tim like Harry Potter?",
+            "Did Tim like Harry Potter?",
+        ),
         # Unrelated names stay.
         ({"Muhamed": "person"}, "Where does Lisa work?", "Where does Lisa work?"),
     ],

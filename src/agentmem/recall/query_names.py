@@ -6,8 +6,9 @@ names — the keyword arm, the graph arm's seed entities, the semantic arm's peo
 reranker's "said by the person the query names" — then misses. :func:`canonical_query`
 rewrites such names before any arm runs, conservatively, so a wrong rewrite is rare:
 
-1. a word that already is a name or alias of any entity of the bank is kept (exact first:
-   "Ann" stays "Ann" when the bank knows both Ann and Anna);
+1. a word that already is a name or alias of any entity of the bank, or a part of a name the
+   query holds whole, is kept (exact first: "Ann" stays "Ann" when the bank knows both Ann
+   and Anna; "Harry" in "Harry Potter" is not read alone);
 2. else the retain resolver's own person rules decide (nicknames, a first name for a full
    name: :meth:`~agentmem.retain.resolve.EntityResolver.resolve`);
 3. else one person whose name part is a close spelling (rapidfuzz ratio at least
@@ -26,6 +27,7 @@ import re
 from rapidfuzz import fuzz
 
 from agentmem.recall.calibrated import STOPWORDS
+from agentmem.recall.graph import entities_named_in
 from agentmem.retain.facts import EntityMention
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.graph import MemoryGraph
@@ -45,10 +47,16 @@ def canonical_query(query: str, graph: MemoryGraph) -> str:
     """``query`` with each person's name the bank spells otherwise replaced by its canonical
     name (the query unchanged when no name needs it)."""
     with graph.lock:
+        named = {
+            part.casefold()
+            for entity_id in entities_named_in(query, graph)
+            for name in (graph.entity_info(entity_id)[0], *graph.entity_info(entity_id)[2])
+            for part in name.split()
+        }
         words = {
             word
             for word in _NAME_WORD.findall(query)
-            if word.casefold() not in STOPWORDS and not graph.entity_ids_named(word)
+            if word.casefold() not in STOPWORDS | named and not graph.entity_ids_named(word)
         }
         if not words:
             return query
