@@ -63,7 +63,8 @@ def canonical_query(query: str, graph: MemoryGraph) -> str:
         people = _people(graph)
     if not people:
         return query
-    replacements = {word: name for word in words if (name := _resolve(word, people))}
+    index = EntityIndex(people)
+    replacements = {word: name for word in words if (name := _resolve(word, people, index))}
     if not replacements:
         return query
     return _NAME_WORD.sub(lambda m: replacements.get(m.group(0), m.group(0)), query)
@@ -80,9 +81,10 @@ def _people(graph: MemoryGraph) -> list[KnownEntity]:
     return people
 
 
-def _resolve(word: str, people: list[KnownEntity]) -> str | None:
-    """The canonical name of the one person ``word`` names, by the rules of the module."""
-    match = _RESOLVER.resolve(EntityMention(word, "person"), EntityIndex(people))
+def _resolve(word: str, people: list[KnownEntity], index: EntityIndex) -> str | None:
+    """The canonical name of the one person ``word`` names, by the rules of the module
+    (``index`` holds ``people``)."""
+    match = _RESOLVER.resolve(EntityMention(word, "person"), index)
     if match is not None:
         return match.name
     lowered = word.casefold()
