@@ -11,8 +11,6 @@ for the query, with a logistic model over signals that mean the same in every qu
 * the raw cosine similarity (MiniLM: unrelated text sits near 0.1), of every candidate: one
   only another arm returned has it measured on its stored vector (``Candidate.cosine``);
   assuming such a keyword match unrelated cost LoCoMo open-domain R@10 .519 → .490,
-* the cosine relative to the query's best (:func:`semantic_share`), so the semantic arm's top
-  match can win without a word in common with the question, as the keyword arm's can,
 * the temporal arm's closeness (inside the period the query names), and whether the
   memory's own words date it inside that period ("I finished the project last week" for
   "What was Jolene working on in early January 2023?"),
@@ -89,11 +87,6 @@ W_KEYWORD_RAW = 0.76  # times log(1 + bm25)
 #: Fit at 1.62 on cosines of the whole query; set to 2.5 once the semantic arm embedded the
 #: query without the people it names (R@10 .769 -> .775; 2.0 .772, 3.0 .776, 3.5 .772).
 W_COSINE = 2.5
-#: Log-odds for the query's best semantic match, falling to 0 at the unrelated cosine (see
-#: :func:`semantic_share`): the semantic counterpart of relative BM25.
-#: Set on LoCoMo conversations 1-5 with the other coefficients fixed: the best R@10 at
-#: which no category fell.
-W_SEMANTIC_SHARE = 1.5
 W_TEMPORAL = 2.03
 #: For a fact dated inside the period the query names (set on LoCoMo with the other
 #: coefficients fixed: temporal R@10 .835 -> .845, overall .793 -> .797; flat from 2 to 4).
@@ -202,21 +195,6 @@ def answer_entity(
     )
 
 
-def semantic_share(cosine: float, best: float) -> float:
-    """How close a memory comes to the query's best semantic match, in [0, 1]: 1 for the
-    best, 0 at MiniLM's unrelated cosine or below.
-
-    The raw cosine means the same in every query, but an answer in other words than the
-    question ("How long is your commute?" — "The drive to the office takes me forty minutes")
-    has a modest cosine and no keyword support, and loses to turns sharing one common word
-    with the question. Like relative BM25, this says it is the best the semantic arm found.
-    """
-    if best <= UNRELATED_COSINE:
-        return 0.0
-    share = max(0.0, cosine - UNRELATED_COSINE) / (best - UNRELATED_COSINE)
-    return min(1.0, share)
-
-
 def first_person(text: str) -> bool:
     """Whether a text speaks more in the first person than to its listener."""
     words = _WORD.findall(text.lower())
@@ -233,13 +211,11 @@ def _session(memory: Memory) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Question:
-    """What the model reads of a query: its content words, all its words, the kinds it asks
-    for, and the best cosine of its candidates."""
+    """What the model reads of a query: its content words, all its words, the kinds it asks for."""
 
     content: frozenset[str]
     words: frozenset[str]
     kinds: frozenset[str]
-    best_cosine: float
 
 
 def _reasons(
@@ -278,10 +254,6 @@ def graph_support(candidate: Candidate, likelihood: Mapping[str, float]) -> floa
     return likelihood[origin] * float(graph.details["carried"])
 
 
-def _cosine(candidate: Candidate) -> float:
-    return UNRELATED_COSINE if candidate.cosine is None else candidate.cosine
-
-
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 
@@ -312,10 +284,7 @@ class CalibratedReranker:
         if not arms >= _MODEL_ARMS:
             return self._fallback.rerank(query, candidates)
         question = _Question(
-            content_words(query),
-            frozenset(_WORD.findall(query.lower())),
-            answer_kinds(query),
-            max((_cosine(c) for c in candidates), default=UNRELATED_COSINE),
+            content_words(query), frozenset(_WORD.findall(query.lower())), answer_kinds(query)
         )
         logits = [self._logit(question, candidate) for candidate in candidates]
         alone = [_sigmoid(logit) for logit in logits]
@@ -341,7 +310,7 @@ class CalibratedReranker:
         keyword = hits.get("keyword")
         relative = keyword.normalized if keyword else 0.0
         raw = max(0.0, keyword.score) if keyword else 0.0
-        cosine = _cosine(candidate)
+        cosine = UNRELATED_COSINE if candidate.cosine is None else candidate.cosine
         temporal = hits["temporal"].normalized if "temporal" in hits else 0.0
         in_period = hits["temporal"].details.get("in_period", 0.0) if "temporal" in hits else 0.0
         said_by_named = speaker_named(question.words, candidate.memory)
@@ -365,7 +334,6 @@ class CalibratedReranker:
             + W_KEYWORD_RELATIVE * relative
             + W_KEYWORD_RAW * math.log1p(raw)
             + W_COSINE * cosine
-            + W_SEMANTIC_SHARE * semantic_share(cosine, question.best_cosine)
             + W_TEMPORAL * temporal
             + W_IN_PERIOD * in_period
             + W_COVERAGE * coverage
