@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentmem import AgentMemory
 from agentmem.recall.query_names import canonical_query
@@ -112,3 +115,21 @@ def test_a_correctly_named_question_recalls_as_before(tmp_path):
 )
 def test_canonical_query_rewrites_only_a_clear_match(names, query, expected):
     assert canonical_query(query, graph_of(names)) == expected
+
+
+NAME_WORD = re.compile(r"\b[A-Z][^\W\d_]+\b")
+
+
+@given(
+    st.text(alphabet=st.sampled_from("JoMuhamedLisbnacrwt '’?-,."), max_size=60)
+    | st.text(max_size=40)
+)
+@settings(max_examples=300, deadline=None)
+def test_canonical_query_only_swaps_capitalised_words_for_a_persons_name(query):
+    graph = graph_of({"Muhamed": "person", "Joanna": "person", "Lisbon": "place"})
+    rewritten = canonical_query(query, graph)
+    # Everything but the capitalised words is kept, and a word changes only into a person.
+    assert NAME_WORD.sub("#", rewritten) == NAME_WORD.sub("#", query)
+    changed = set(NAME_WORD.findall(rewritten)) - set(NAME_WORD.findall(query))
+    assert changed <= {"Muhamed", "Joanna"}
+    assert canonical_query(rewritten, graph) == rewritten  # canonical names stay canonical
