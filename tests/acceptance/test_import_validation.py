@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import agentmem
 from agentmem.cli import main
-from agentmem.retain.messages import MAX_CONTENT_CHARS
+from agentmem.store.import_check import MAX_CONTENT_CHARS
 from agentmem.testing import HashEmbedder
 from tests.conftest import CONVERSATION, T0, T1
 
