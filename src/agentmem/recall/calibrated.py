@@ -92,7 +92,7 @@ _CALIBRATED_ARMS = frozenset({"keyword", "semantic", "temporal", "graph"})
 _MODEL_ARMS = frozenset({"keyword", "semantic"})
 
 _WORD = re.compile(r"[^\W_]+")
-# The stopwords the coefficients were fit with.
+#: The stopwords the coefficients were fit with (also what no name of a person can be).
 _STOPWORD_TEXT = (
     "a an the of to in on and or is are was were be been do does did what which who "
     "whom whose when where why how that this these those it its for with about at by from as "
@@ -100,7 +100,7 @@ _STOPWORD_TEXT = (
     "would should will shall may might there here than then so if into over after before up "
     "down out any some"
 )
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _FIRST_PERSON = frozenset(
     ["i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"]
 )
@@ -111,7 +111,7 @@ _STEM = 5
 
 def content_words(text: str) -> frozenset[str]:
     """A text's content words: lower-cased, stopwords dropped, cut to a five-letter stem."""
-    return frozenset(word[:_STEM] for word in _WORD.findall(text.lower()) if word not in _STOPWORDS)
+    return frozenset(word[:_STEM] for word in _WORD.findall(text.lower()) if word not in STOPWORDS)
 
 
 def speaker_named(query_words: frozenset[str], memory: Memory) -> bool:

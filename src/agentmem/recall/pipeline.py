@@ -1,8 +1,9 @@
-"""recall: strategies (in parallel) → fuse (RRF) → rerank → supersession → composite score →
-token budget."""
+"""recall: the query's names resolved → strategies (in parallel) → fuse (RRF) → rerank →
+supersession → composite score → token budget."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from agentmem.config import RecallConfig
@@ -13,15 +14,18 @@ from agentmem.recall.budget import fit_to_budget
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.context import StrategyContext
 from agentmem.recall.fusion import reciprocal_rank_fusion
+from agentmem.recall.query_names import canonical_query
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
+from agentmem.store.graph import bank_graph
 from agentmem.store.records import json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
 
 
 def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) -> RecallResult:
     """Run one recall; see ``MemoryBank.recall`` for the contract."""
+    config = replace(config, query=canonical_query(config.query, bank_graph(engine, bank_id)))
     ctx = StrategyContext(engine, bank_id, collection, config)
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
