@@ -430,7 +430,8 @@ class MemoryBank:
         Raises:
             InvalidInputError: Malformed content.
         """
-        return retained_from(self._engine.db, self.id, content)
+        depth = self._engine.config.limits.json_depth
+        return retained_from(self._engine.db, self.id, content, max_depth=depth)
 
     @_bank_verb
     def memories(

@@ -133,8 +133,13 @@ def render_html(
     Returns:
         The page; it loads nothing from anywhere.
     """
-    shown = select(graph, max_memories)
-    times = times or {}
+    return _page(graph, select(graph, max_memories), title, times or {})
+
+
+def _page(
+    graph: nx.MultiDiGraph, shown: nx.MultiDiGraph, title: str, times: Mapping[str, datetime]
+) -> str:
+    """The page drawing ``shown``, the part of ``graph`` that :func:`select` kept."""
     positions = (
         nx.spring_layout(nx.Graph(shown), seed=7, k=1.5 / math.sqrt(max(1, len(shown))))
         if len(shown)
@@ -377,7 +382,7 @@ def write_picture(
     if suffix not in (".html", ".htm", ".svg"):
         raise InvalidInputError("the picture is written as .html or .svg")
     shown = select(graph, max_memories)
-    page = render_html(graph, title=title, max_memories=max_memories, times=times)
+    page = _page(graph, shown, title, times or {})
     if suffix == ".svg":
         page = page[page.index("<svg") : page.index("</svg>") + len("</svg>")] + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)

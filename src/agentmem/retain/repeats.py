@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from agentmem.config import Limits
 from agentmem.errors import InvalidInputError
 from agentmem.retain.facts import ExtractedFact, Message, RetainInput
 from agentmem.retain.messages import normalize_content
@@ -166,23 +165,29 @@ def held_messages(
 _UNTIMED = datetime(1, 1, 2, tzinfo=UTC)
 
 
-def retained_from(conn: Any, bank_id: str, content: object) -> list[list[Memory]]:  # noqa: ANN401
+def retained_from(
+    conn: Any,  # noqa: ANN401
+    bank_id: str,
+    content: object,
+    *,
+    max_depth: int,
+) -> list[list[Memory]]:
     """For each message of ``content`` (as ``retain`` takes it; a string is one message), the
     bank's memories from an identical message: same speaker and normalised text, and the same
-    time when the message has a ``timestamp``. Empty messages hold nothing.
+    time when the message has a ``timestamp``. Empty messages hold nothing. Message metadata
+    may nest ``max_depth`` levels, as in retain.
 
     Raises:
         InvalidInputError: Malformed content, as ``retain`` would refuse it.
     """
     raws = [content] if isinstance(content, str) else content
     if not isinstance(raws, Sequence) or isinstance(raws, bytes | bytearray):
-        normalize_content(
-            content, mentioned_at=_UNTIMED, max_depth=_JSON_DEPTH
-        )  # raises the error retain would
+        # Raises the error retain would.
+        normalize_content(content, mentioned_at=_UNTIMED, max_depth=max_depth)
         return []
     keys: list[tuple[str, datetime | None] | None] = []
     for raw in raws:
-        message = _message(content if isinstance(content, str) else [raw])
+        message = _message(content if isinstance(content, str) else [raw], max_depth)
         untimed = message is None or message.mentioned_at == _UNTIMED
         keys.append(
             None
@@ -193,14 +198,10 @@ def retained_from(conn: Any, bank_id: str, content: object) -> list[list[Memory]
     return [[] if key is None else next(found) for key in keys]
 
 
-#: How deep message metadata may nest, as retain allows by default.
-_JSON_DEPTH = Limits().json_depth
-
-
-def _message(content: object) -> Message | None:
+def _message(content: object, max_depth: int) -> Message | None:
     """The one message of ``content``, or None if it is empty."""
     try:
-        return normalize_content(content, mentioned_at=_UNTIMED, max_depth=_JSON_DEPTH).messages[0]
+        return normalize_content(content, mentioned_at=_UNTIMED, max_depth=max_depth).messages[0]
     except InvalidInputError:
         raw = content if isinstance(content, str) else content[0]  # type: ignore[index]
         text = raw.get("content") if isinstance(raw, Mapping) else getattr(raw, "content", raw)
