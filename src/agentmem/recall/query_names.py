@@ -27,7 +27,7 @@ import re
 from rapidfuzz import fuzz
 
 from agentmem.recall.calibrated import STOPWORDS
-from agentmem.recall.graph import entities_named_in
+from agentmem.recall.people import entities_named_in
 from agentmem.retain.facts import EntityMention
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.graph import MemoryGraph
