@@ -37,6 +37,7 @@ from agentmem.llm.client import LLMSettings
 from agentmem.memory import AgentMemory
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.store.integrity import IntegrityReport
+from agentmem.store.reconcile import VectorRepair
 from agentmem.types import (
     Entity,
     Memory,
@@ -83,4 +84,5 @@ __all__ = [
     "StorageError",
     "StoreLockedError",
     "TimeRange",
+    "VectorRepair",
 ]
