@@ -62,3 +62,19 @@ def bank(mem: agentmem.AgentMemory) -> agentmem.MemoryBank:
     bank = mem.bank("alice")
     bank.retain(CONVERSATION, mentioned_at=T0, document_id="session-1")
     return bank
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[object]:
+    """One throwaway PostgreSQL (with pgvector) per test session, on a Unix socket."""
+    from agentmem.testing_postgres import TemporaryPostgres
+
+    server = TemporaryPostgres().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: object) -> str:
+    """A fresh, empty database of the session's PostgreSQL, as a ``postgresql://`` URL."""
+    return pg_cluster.create_database()  # type: ignore[attr-defined]
