@@ -23,7 +23,7 @@ from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.links import normalize_kind, validate_weight
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain import corrections
-from agentmem.retain.messages import validate_optional_str
+from agentmem.retain.messages import check_retain_size, validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
 from agentmem.retain.repeats import retained_from
 from agentmem.store.forget import forget_memories
@@ -428,10 +428,14 @@ class MemoryBank:
             oldest first; empty for a new or empty message.
 
         Raises:
-            InvalidInputError: Malformed content.
+            InvalidInputError: Malformed content, or content over the retain limits.
+            NotFoundError: The bank was deleted.
         """
-        depth = self._engine.config.limits.json_depth
-        return retained_from(self._engine.db, self.id, content, max_depth=depth)
+        limits = self._engine.config.limits
+        check_retain_size(
+            content, max_chars=limits.retain_chars, max_messages=limits.retain_messages
+        )
+        return retained_from(self._engine.db, self.id, content, max_depth=limits.json_depth)
 
     @_bank_verb
     def memories(

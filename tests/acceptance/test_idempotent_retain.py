@@ -276,3 +276,17 @@ def test_retaining_any_earlier_call_again_stores_nothing(tmp_path_factory, calls
         assert again.unchanged
         assert _ids(bank.memories()) == held
         assert set(again.already_stored) <= set(held)
+
+
+def test_find_retained_keeps_the_retain_limits_and_refuses_a_deleted_bank(tmp_path):
+    limits = agentmem.Limits(retain_chars=100, retain_messages=3)
+    config = agentmem.EngineConfig(limits=limits)
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder(), config=config) as mem:
+        bank = mem.bank("b")
+        with pytest.raises(agentmem.InvalidInputError, match="limit"):
+            bank.find_retained("x" * 101)
+        with pytest.raises(agentmem.InvalidInputError, match="limit"):
+            bank.find_retained([{"role": "user", "content": "hi"}] * 4)
+        mem.delete_bank("b")
+        with pytest.raises(agentmem.NotFoundError):
+            bank.find_retained("hello")
