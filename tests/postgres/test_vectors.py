@@ -199,6 +199,7 @@ def test_writes_commit_and_roll_back_with_the_callers_transaction(
     with pytest.raises(RuntimeError), db.transaction():
         store.stage("b", "bank-t", ["a", "b"], vectors[:2], [{}, {}])
         assert store.count("bank-t") == 2  # the transaction sees its own writes
+        assert store.query("bank-t", vectors[1], 1)[0][0] == "b"
         raise RuntimeError("the retain fails after its vectors were written")
     assert store.count("bank-t") == 0
     with db.transaction():

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -36,10 +37,16 @@ from agentmem.store.vectors import HNSW_CONFIGURATION, OVERFETCH
 #: Advisory lock key under which the tables and each collection's index are created.
 VECTOR_SCHEMA_LOCK = 0x6167656E74766563  # "agentvec"
 _HNSW = HNSW_CONFIGURATION["hnsw"]
-# pgvector's ceiling for hnsw.ef_search; iterative scans go past it when more rows are asked.
-_MAX_EF_SEARCH = 1000
-# How far an iterative scan may walk before giving up (pgvector's default is 20,000).
-_MAX_SCAN_TUPLES = 20_000
+#: pgvector's default, below the Chroma store's 128: inserts are what a retain waits for, and
+#: recall at the search width below stays high (tests/postgres/test_vectors.py).
+EF_CONSTRUCTION = 64
+# The search width of the Chroma store; a query for more rows (or a filtered one) walks on
+# through the index in distance order (pgvector's iterative scan) until it has them, or has
+# walked past hnsw.max_scan_tuples (20,000).
+_SEARCH_SETTINGS = (
+    f"SET {{scope}} hnsw.ef_search = {_HNSW['ef_search']}; "
+    "SET {scope} hnsw.iterative_scan = strict_order"
+)
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -131,6 +138,7 @@ class PostgresVectorStore:
         self._db = db
         self._dimensions: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._configured: weakref.WeakSet[Any] = weakref.WeakSet()  # connections set up
         with self._connection() as con, con.transaction():
             con.execute("SELECT pg_advisory_xact_lock(%s)", [VECTOR_SCHEMA_LOCK])
             try:
@@ -187,7 +195,7 @@ class PostgresVectorStore:
                 con.execute(
                     f"CREATE INDEX IF NOT EXISTS {_index_name(collection)} ON vectors "
                     f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
-                    f"WITH (m = 16, ef_construction = {_HNSW['ef_construction']}) "
+                    f"WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) "
                     f"WHERE collection = {_literal(collection)}"
                 )
         except psycopg.Error as exc:
@@ -307,17 +315,16 @@ class PostgresVectorStore:
             f"ORDER BY {order} LIMIT {int(limit)}"
         )
 
-    def _search(self, sql: str, params: Mapping[str, Any], n: int) -> list[tuple[Any, ...]]:
-        with self._connection() as con, con.transaction():
-            con.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'strict_order', true), "
-                "set_config('hnsw.max_scan_tuples', %s, true)",
-                [
-                    str(min(_MAX_EF_SEARCH, max(_HNSW["ef_search"], n))),
-                    str(_MAX_SCAN_TUPLES),
-                ],
-            )
+    def _search(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """Run an index search with the store's HNSW settings on the connection."""
+        with self._connection() as con:
+            if con not in self._configured:
+                idle = con.info.transaction_status == self._db._psycopg.pq.TransactionStatus.IDLE
+                # Outside a transaction the settings stay with the pooled connection; inside
+                # one they could roll back with it, so they are set for it alone.
+                con.execute(_SEARCH_SETTINGS.format(scope="SESSION" if idle else "LOCAL"))
+                if idle:
+                    self._configured.add(con)
             return con.execute(sql, params).fetchall()
 
     def query(
@@ -347,7 +354,7 @@ class PostgresVectorStore:
         params: dict[str, Any] = {"q": _vector_text(query)}
         if not where:
             sql = self._nearest_sql(collection, dimension, "TRUE", n)
-            return [(i, float(s)) for i, s in self._search(sql, params, n)]
+            return [(i, float(s)) for i, s in self._search(sql, params)]
         clause = where_sql(where, params)
         if nearest_only:
             wide = n * OVERFETCH[-1]
@@ -356,9 +363,9 @@ class PostgresVectorStore:
                 f"SELECT id, similarity FROM ({nearest}) AS nearest WHERE {clause} "
                 f"ORDER BY similarity DESC LIMIT {int(n)}"
             )
-            rows = self._search(sql, params, wide)
+            rows = self._search(sql, params)
         else:
-            rows = self._search(self._nearest_sql(collection, dimension, clause, n), params, n)
+            rows = self._search(self._nearest_sql(collection, dimension, clause, n), params)
             if len(rows) < n:  # the walk gave up (or there are no more): search exactly
                 exact = self._nearest_sql(collection, dimension, clause, n, exact=True)
                 with self._connection() as con:
@@ -384,7 +391,7 @@ class PostgresVectorStore:
             f"WHERE v.collection = {_literal(collection)} "
             f"ORDER BY {distance} LIMIT {int(n)}) AS near ORDER BY q.i, near.similarity DESC"
         )
-        rows = self._search(sql, {"qs": [_vector_text(q) for q in queries]}, n)
+        rows = self._search(sql, {"qs": [_vector_text(q) for q in queries]})
         found: list[list[tuple[str, float]]] = [[] for _ in queries]
         for i, memory_id, similarity in rows:
             found[i - 1].append((memory_id, float(similarity)))
