@@ -100,7 +100,7 @@ WHERE seq > $after ORDER BY seq LIMIT $batch
 """
 _ADD_TO_STATS = """
 INSERT INTO keyword_bank_stats (bank_id, num_docs, total_len)
-SELECT bank_id, count(*), coalesce(sum(len), 0) FROM docs GROUP BY bank_id
+SELECT bank_id, count(*), coalesce(sum(len), 0) FROM docs GROUP BY bank_id ORDER BY bank_id
 ON CONFLICT (bank_id) DO UPDATE
 SET num_docs = keyword_bank_stats.num_docs + excluded.num_docs,
     total_len = keyword_bank_stats.total_len + excluded.total_len
