@@ -241,3 +241,49 @@ def test_tokens_are_those_of_duckdbs_tokeniser(pair: Pair, text: str) -> None:
     assert split_tokens([text]) == [expected]
     # DuckDB's SQL path (non-ASCII text) gives its distinct terms in no particular order.
     assert sorted(pair.pg_index.query_terms(text)) == sorted(pair.duck_index.query_terms(text))
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"fact_types": ["experience"]},
+        {"tags": ["work"]},
+        {"tags": ["work", "home"], "tags_match": "all"},
+        {"tags": ["home", "work"], "tags_match": "exact"},
+        {"tags": [], "tags_match": "exact"},
+        {"time_range": ("2025-03-01", "2025-03-10")},
+        {"fact_types": ["world"], "tags": ["home"], "time_range": ("2025-01-01", "2026-01-01")},
+    ],
+)
+def test_recall_filters_select_the_same_rows(pair: Pair, filters: dict) -> None:
+    from agentmem.config import RecallConfig
+    from agentmem.store.records import filter_clause
+
+    bank = f"f-{uuid.uuid4().hex[:8]}"
+    rows = [
+        ("world", ["work"], "2025-03-04", None),
+        ("experience", ["home", "work"], "2025-02-01", "2025-03-05"),
+        ("world", ["home"], "2025-06-01", None),
+        ("experience", [], "2025-03-09", None),
+        ("world", ["work", "home"], "2024-12-31", "2025-03-02"),
+    ]
+    for n, (fact_type, tags, mentioned, occurred) in enumerate(rows):
+        seq = next(pair.seqs)
+        values = [f"{bank}-{n}", seq, bank, "blue bicycle in Berlin", fact_type, mentioned]
+        for db, index in ((pair.duck, pair.duck_index), (pair.pg, pair.pg_index)):
+            with db.transaction() as cur:
+                cur.execute(
+                    "INSERT INTO memories (id, seq, bank_id, text, search_text, context_text, "
+                    "fact_type, mentioned_at, occurred_start, tags, importance, access_count, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?, 0.5, 0, '2025-03-04')",
+                    [*values[:4], values[3], *values[4:], occurred, sorted(tags)],
+                )
+                index.add_pending(cur, seq, seq)
+    clause, params = filter_clause(RecallConfig.build("blue", **filters))
+    assert clause
+    found = [
+        index.search(bank, "blue bicycle", 10, filter_sql=clause, filter_params=params)
+        for index in (pair.duck_index, pair.pg_index)
+    ]
+    assert found[0] == found[1]
+    assert 0 < len(found[0]) < len(rows)
