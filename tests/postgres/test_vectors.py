@@ -214,3 +214,21 @@ def test_repeated_ids_keep_the_last_vector(store: PostgresVectorStore) -> None:
     store.upsert("bank-r", ["a", "a", "b"], vectors, [{"n": 0}, {"n": 1}, {"n": 2}])
     assert np.array_equal(store.get_vectors("bank-r", ["a"])["a"], vectors[1])
     assert [i for i, _ in store.query("bank-r", vectors[1], 1, {"n": 1})] == ["a"]
+
+
+def test_a_collections_first_write_inside_a_transaction_creates_it(
+    store: PostgresVectorStore, db
+) -> None:
+    vectors = np.eye(4, dtype=np.float32)
+    with db.transaction():
+        db.execute("INSERT INTO meta VALUES ('k', 'v')")  # the transaction holds other locks
+        store.stage("b", "bank-new", ["a"], vectors[:1], [{}])
+    assert store.ids("bank-new") == {"a"}
+    indexes = {r[0] for r in db.fetchall("SELECT indexname FROM pg_indexes")}
+    assert _index_name("bank-new") in indexes
+    with pytest.raises(RuntimeError), db.transaction():
+        store.stage("b", "bank-newer", ["a"], vectors[:1], [{}])
+        raise RuntimeError("rolled back")
+    # The collection stays registered (empty); its vectors went with the transaction.
+    assert store.count("bank-newer") == 0
+    assert store._checked_dimension("bank-newer", vectors) == 4
