@@ -112,22 +112,6 @@ def _open_embedded(
     return db, vectors, keyword, namespace
 
 
-def _open_postgres(url: str, config: EngineConfig) -> tuple[Any, Any, Any]:
-    """The PostgreSQL database at ``url`` with its pgvector vectors and keyword index."""
-    from agentmem.store.postgres.database import PostgresDatabase
-    from agentmem.store.postgres.keyword import PostgresKeywordIndex
-    from agentmem.store.postgres.vectors import PostgresVectorStore
-
-    db = PostgresDatabase(url)
-    try:
-        vectors = PostgresVectorStore(db)
-        keyword = PostgresKeywordIndex(db, **_keyword_settings(config))
-    except BaseException:
-        db.close()
-        raise
-    return db, vectors, keyword
-
-
 def _default_embedder(db: Database) -> MiniLMEmbedder:
     """The offline default embedder, in the form this store's banks were made with.
 
@@ -209,7 +193,9 @@ class AgentMemory:
                     "chroma_url is for the embedded store: a PostgreSQL store keeps its "
                     "vectors in the database (pgvector)"
                 )
-            db, vectors, keyword = _open_postgres(str(path), self._config)
+            from agentmem.store.postgres.store import open_postgres  # needs psycopg
+
+            db, vectors, keyword = open_postgres(str(path), **_keyword_settings(self._config))
             self.path = db.path  # the URL without its password
             self._namespace = ""
         else:
@@ -289,6 +275,7 @@ class AgentMemory:
                     json.dumps(config.to_mapping()),
                 ],
             )
+        engine.vectors.create_collection(collection, embedder.dimension)
         return collection, config
 
     def banks(self) -> list[str]:
