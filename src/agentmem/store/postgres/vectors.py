@@ -7,9 +7,13 @@ the Chroma store calls one, so the shared code names it the same way. Each colle
 the graph walks through other banks' vectors. A query names its collection as a literal, so
 the planner matches it to that index whatever plans it caches.
 
-Writes run on the calling thread's connection, so inside a database transaction they commit
-or roll back with it: no vector journal, no window where a fact is stored without its vector.
-Nothing is staged (``staged`` is 0, ``flush`` does nothing).
+Writers call ``write_in``/``delete_in``/``drop_in`` inside the transaction that stores or
+deletes the rows, and ``stage``/``delete``/``drop`` once it has committed (the Chroma store
+journals in the first and writes in the second). Here the first do the work, on the calling
+thread's connection, so it commits or rolls back with the rows: no vector journal, no window
+where a fact is stored without its vector. ``stage`` then has nothing left to do, ``delete``
+finds nothing left to delete, ``drop`` drops the collection's index (outside the transaction:
+dropping an index locks the whole table). Nothing is staged (``staged`` is 0).
 
 Similarities are ``1 - cosine distance``, as the Chroma store returns them. ``where`` filters
 take the Chroma syntax the engine uses (``$and``, ``$or``, ``$eq``, ``$ne``, ``$gt``, ``$gte``,
@@ -222,6 +226,32 @@ class PostgresVectorStore:
 
     # -- writes -----------------------------------------------------------------------------
 
+    def write_in(
+        self,
+        cur: Any,  # noqa: ANN401
+        bank_id: str,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, str | int | float | bool]],
+    ) -> None:
+        """In the caller's transaction: write the vectors of the rows it stores."""
+        del cur, bank_id  # the thread's statements run in its transaction
+        self.upsert(collection, ids, vectors, metadatas)
+
+    def delete_in(self, cur: Any, bank_id: str, collection: str, ids: Sequence[str]) -> None:  # noqa: ANN401
+        """In the caller's transaction: delete the vectors of the rows it deletes."""
+        del cur, bank_id
+        self.delete(collection, ids)
+
+    def drop_in(self, cur: Any, bank_id: str, collection: str) -> None:  # noqa: ANN401
+        """In the caller's transaction: delete a deleted bank's vectors (:meth:`drop` then
+        drops the collection's index)."""
+        del cur, bank_id
+        with self._connection() as con:
+            con.execute("DELETE FROM vectors WHERE collection = %s", [collection])
+            con.execute("DELETE FROM vector_collections WHERE collection = %s", [collection])
+
     def stage(
         self,
         bank_id: str,
@@ -230,9 +260,7 @@ class PostgresVectorStore:
         vectors: np.ndarray,
         metadatas: Sequence[Mapping[str, str | int | float | bool]],
     ) -> None:
-        """Write the vectors now (in the calling thread's transaction, if any)."""
-        del bank_id
-        self.upsert(collection, ids, vectors, metadatas)
+        """Nothing to do: :meth:`write_in` wrote the vectors in the rows' transaction."""
 
     def flush(self) -> None:
         """Nothing is staged."""
@@ -284,10 +312,9 @@ class PostgresVectorStore:
             )
 
     def drop(self, collection: str) -> None:
-        """Delete a bank's whole collection and its index."""
+        """Delete a bank's whole collection (what :meth:`drop_in` left) and its index."""
         with self._connection() as con, con.transaction():
-            con.execute("DELETE FROM vectors WHERE collection = %s", [collection])
-            con.execute("DELETE FROM vector_collections WHERE collection = %s", [collection])
+            self.drop_in(None, "", collection)
             con.execute(f"DROP INDEX IF EXISTS {_index_name(collection)}")
         with self._lock:
             self._dimensions.pop(collection, None)
