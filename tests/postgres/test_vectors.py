@@ -10,7 +10,7 @@ import pytest
 
 from agentmem.errors import InvalidInputError
 from agentmem.store.postgres.database import PostgresDatabase
-from agentmem.store.postgres.vectors import PostgresVectorStore, _index_name
+from agentmem.store.postgres.vectors import PostgresVectorStore, _index_name, _Vector
 from agentmem.store.vectors import VectorStore, _matches
 
 
@@ -61,7 +61,7 @@ def test_recall_at_10_of_the_index_in_two_banks(store: PostgresVectorStore, db) 
                 r[0]
                 for r in con.execute(
                     "EXPLAIN " + store._nearest_sql(collection, 32, "TRUE", 10),
-                    {"q": str(q.tolist())},
+                    {"q": _Vector(q)},
                 ).fetchall()
             )
         assert _index_name(collection) in explained, explained
