@@ -80,6 +80,21 @@ def _index_name(collection: str) -> str:
     return "vectors_" + hashlib.sha256(collection.encode("utf-8")).hexdigest()[:40]
 
 
+def index_ddl(collection: str, dimension: int) -> str:
+    """The statement that builds a collection's partial HNSW index (if it is missing).
+
+    Building it over rows already stored is far faster than inserting them one by one into
+    the index: a bulk load may drop the index (``DROP INDEX`` of :func:`_index_name`), load,
+    and run this.
+    """
+    return (
+        f"CREATE INDEX IF NOT EXISTS {_index_name(collection)} ON vectors "
+        f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
+        f"WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) "
+        f"WHERE collection = {_literal(collection)}"
+    )
+
+
 class _Vector:
     """A vector bound in pgvector's binary form (dimension, unused, big-endian float32s):
     a thousand times cheaper to make than its text, and exact."""
@@ -225,12 +240,7 @@ class PostgresVectorStore:
                     "INSERT INTO vector_collections VALUES (%s, %s) ON CONFLICT DO NOTHING",
                     [collection, dimension],
                 )
-                con.execute(
-                    f"CREATE INDEX IF NOT EXISTS {_index_name(collection)} ON vectors "
-                    f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
-                    f"WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) "
-                    f"WHERE collection = {_literal(collection)}"
-                )
+                con.execute(index_ddl(collection, dimension))
         except psycopg.Error as exc:
             raise StorageError(f"cannot create vector collection {collection}: {exc}") from exc
         self._dimension_of(collection)
