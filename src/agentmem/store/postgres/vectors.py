@@ -97,7 +97,7 @@ def index_ddl(collection: str, dimension: int) -> str:
 
 class _Vector:
     """A vector bound in pgvector's binary form (dimension, unused, big-endian float32s):
-    a thousand times cheaper to make than its text, and exact."""
+    much cheaper to make than its text, and exact."""
 
     __slots__ = ("data",)
 
