@@ -35,7 +35,12 @@ from agentmem.store.database import Database
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.postgres.database import PostgresDatabase
 from agentmem.store.postgres.keyword import PostgresKeywordIndex
-from agentmem.store.postgres.vectors import PostgresVectorStore, _index_name, index_ddl
+from agentmem.store.postgres.vectors import (
+    PostgresVectorStore,
+    _index_name,
+    _Vector,
+    index_ddl,
+)
 from agentmem.store.vectors import VectorStore
 
 BANK = "measured"
@@ -221,11 +226,26 @@ def vector_arms(size: int, pg_url: str, workdir: Path, queries: int, seed: int) 
         report["pgvector_index_build_s"] = round(time.perf_counter() - started, 1)
         pg.execute("VACUUM ANALYZE vectors")
         measure(store, "pgvector")
+        report["pgvector_top10_server"] = _latency(_server_seconds(store, collection, noisy[:50]))
         store.drop(collection)
         store.drop(elsewhere)
     finally:
         pg.close()
     return report
+
+
+def _server_seconds(store: PostgresVectorStore, collection: str, queries: np.ndarray) -> list:
+    """The server's own time (planning + execution) of each top-10 query: the rest of a
+    query's wall time is the client, the round trip and waiting for a CPU."""
+    sql = "EXPLAIN (ANALYZE, FORMAT JSON) " + store._nearest_sql(
+        collection, DIMENSION, "TRUE", VECTOR_TOP
+    )
+    seconds = []
+    with store._searching() as con:
+        for q in queries:
+            (plan,) = con.execute(sql, {"q": _Vector(q)}).fetchone()[0]
+            seconds.append((plan["Planning Time"] + plan["Execution Time"]) / 1000)
+    return seconds
 
 
 def run(
