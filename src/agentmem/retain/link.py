@@ -20,6 +20,7 @@ from agentmem.engine import Engine
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.dated_facts import DatedFacts, midpoint
+from agentmem.store.dialect import json_rows
 from agentmem.store.records import (
     insert_rows,
     kind_votes_from_json,
@@ -30,7 +31,7 @@ from agentmem.types import Memory
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases, e.kind_votes,
-       (SELECT list(DISTINCT lower(other.name)) FROM memory_entities AS a
+       (SELECT array_agg(DISTINCT lower(other.name)) FROM memory_entities AS a
         JOIN memory_entities AS b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
         JOIN entities AS other ON other.id = b.entity_id
         WHERE a.entity_id = e.id) AS neighbors
@@ -162,10 +163,8 @@ def link_entities(
     if changed:
         cur.execute(
             "UPDATE entities SET name = u.name, aliases = u.aliases, kind = u.kind, "
-            "kind_votes = u.kind_votes FROM (SELECT unnest(from_json($rows, "
-            """'[{"id": "VARCHAR", "name": "VARCHAR", "aliases": ["VARCHAR"], """
-            """"kind": "VARCHAR", "kind_votes": "VARCHAR"}]'), """
-            "recursive := true)) AS u WHERE entities.id = u.id",
+            f"kind_votes = u.kind_votes FROM {json_rows(cur, 'entities')} AS u "
+            "WHERE entities.id = u.id",
             {
                 "rows": json.dumps(
                     [

@@ -181,6 +181,9 @@ def fts_extension_path() -> Path:
 class Database:
     """A DuckDB database file with agentmem's schema and the fts extension loaded."""
 
+    #: Which SQL dialect the store speaks (``"postgresql"`` for ``PostgresDatabase``).
+    dialect = "duckdb"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.write_lock = threading.RLock()

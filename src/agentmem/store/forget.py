@@ -12,19 +12,17 @@ from typing import TYPE_CHECKING
 from agentmem.store.database import Database
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
-    insert_rows,
     json_list,
     memory_selector,
     require_bank,
     sql_list,
 )
+from agentmem.store.staged_vectors import DROP
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
 
 _IDS = sql_list("ids")
-#: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
-DROP = "drop"
 # Statements run in order once the memories in $ids are gone, each with the parameters it uses.
 # Lists are bound as JSON text (see store/records.py).
 _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -66,7 +64,7 @@ def forget_memories(
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
-                doomed = delete_rows(engine, cur, bank_id, where, params)
+                doomed = delete_rows(engine, cur, bank_id, collection, where, params)
                 if not doomed:
                     return 0
         finally:
@@ -77,7 +75,9 @@ def forget_memories(
     return len(doomed)
 
 
-def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> list[str]:  # noqa: ANN001
+def delete_rows(  # noqa: ANN001
+    engine: Engine, cur, bank_id: str, collection: str, where: str, params: dict
+) -> list[str]:
     """In the caller's transaction, delete the bank's memories matching ``where`` (from
     :func:`~agentmem.store.records.memory_selector`) with everything that hangs on them, and
     journal their vectors' deletion; returns their ids. The caller then drops the bank's
@@ -94,7 +94,7 @@ def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> 
     }
     for sql, names in _CLEANUP:
         cur.execute(sql, {name: values[name] for name in names})
-    insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
+    engine.vectors.delete_in(cur, bank_id, collection, doomed)
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
         graph.remove_memories(doomed)
@@ -117,6 +117,9 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
     :func:`finish_drop`; a crash in between is finished by the next open.
     """
     with engine.db.transaction() as cur:
+        # The bank's row first: on PostgreSQL that waits for writes into the bank that hold it
+        # (require_bank), so the deletes below see their rows; later ones find the bank gone.
+        cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
         engine.keyword.remove_bank(cur, bank_id)
         for table in (
             "memory_entities",
@@ -128,8 +131,7 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
             "entity_corrections",
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
-        cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
-        insert_rows(cur, "vector_journal", [(collection, bank_id, DROP)])
+        engine.vectors.drop_in(cur, bank_id, collection)
         engine.entity_indexes.pop(bank_id, None)  # still under the write lock
         engine.graphs.pop(bank_id, None)
         engine.resolvers.pop(bank_id, None)
