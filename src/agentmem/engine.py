@@ -15,6 +15,7 @@ from agentmem.store.database import Database
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
+from agentmem.store.keyword_mirror import KeywordMirrors
 from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
@@ -63,6 +64,19 @@ class Engine:
     _last_mentions: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)
     _versions: dict[str, int] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Per-bank keyword postings in process (store/keyword_mirror.py), kept at bank_version.
+    keyword_mirrors: KeywordMirrors = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.keyword_mirrors = KeywordMirrors(
+            self.db, self.config.context_weight, self.bank_version
+        )
+
+    def bank_version(self, bank_id: str) -> int:
+        """The bank's version: it moves after every committed write to the bank, so an
+        in-process mirror read at one version is current while it has not moved."""
+        with self._cache_lock:
+            return self._versions.get(bank_id, 0)
 
     def last_mention(self, bank_id: str) -> datetime | None:
         """When the bank's newest memory was mentioned (naive UTC), None for an empty bank."""

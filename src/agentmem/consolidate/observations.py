@@ -171,6 +171,7 @@ def refine_observation(
             )
             engine.keyword.add_pending(cur, seq, seq)
             cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [current.id, bank_id])
+        engine.bank_changed(bank_id)  # committed: mirrors of the bank catch up on next use
         refined = load_memories(engine.db, bank_id, [current.id])[current.id]
         row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
         write_vectors(engine, bank_id, collection, [row], vectors)
