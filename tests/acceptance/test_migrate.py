@@ -33,7 +33,10 @@ def snapshot(location: str | Path) -> dict:
                 "entities": sorted((e.name, e.kind, e.aliases) for e in bank.entities()),
                 "graph": picture(bank.graph()),
                 "config": bank.config.to_mapping(),
-                "recall": [h.memory.id for h in bank.recall("Where does Alice work?", top_k=5, reinforce=False)],
+                "recall": [
+                    h.memory.id
+                    for h in bank.recall("Where does Alice work?", top_k=5, reinforce=False)
+                ],
             }
             assert bank.check_integrity().ok
         return out
