@@ -189,6 +189,9 @@ class Database:
 
     shared = False
 
+    #: Which SQL dialect the store speaks (``"postgresql"`` for ``PostgresDatabase``).
+    dialect = "duckdb"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.write_lock = threading.RLock()
