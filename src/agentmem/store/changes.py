@@ -12,11 +12,12 @@ or a change rewrote the bank (import, delete_bank).
 Versions only ever go up: ``delete_bank`` is itself a change, so a bank deleted and created
 again never repeats a version a mirror of the old bank holds.
 
-On a store only this process opens (DuckDB) the current versions are also kept in memory,
-shared by every ``AgentMemory`` of the process on that file and set by each write once it has
-committed: a check is a dict read. On a shared store (PostgreSQL, ``db.shared``) several
-processes write, so the version is read from the store at every check, and a NOTIFY on
-``agentmem_changes`` at commit wakes listeners (a hint: notifications are lost on reconnect).
+On a store only this process opens (DuckDB) the current versions are also kept in memory
+(``db.known_versions``), shared by every ``AgentMemory`` of the process on that file and set by
+each write once it has committed: a check is a dict read. On a shared store (PostgreSQL, no
+``known_versions``) several processes write, so the version is read from the store at every
+check, writers to one bank queue on its version row, and a NOTIFY on ``agentmem_changes`` at
+commit wakes listeners (a hint: notifications are lost on reconnect).
 """
 
 from __future__ import annotations
@@ -80,12 +81,15 @@ class Change:
 
 
 class VersionedStore(Protocol):
-    """What this module needs of a database (``store/database.py`` or its PostgreSQL twin)."""
-
-    shared: bool
-    known_versions: KnownVersions | None
+    """What this module needs of a database (``store/database.py`` or its PostgreSQL twin).
+    One that only this process writes also has ``known_versions`` (a :class:`KnownVersions`)."""
 
     def execute(self, sql: str, params: Any = None) -> Any: ...
+
+
+def known(db: VersionedStore) -> KnownVersions | None:
+    """The in-memory versions of a store only this process writes; None for a shared one."""
+    return getattr(db, "known_versions", None)
 
 
 def lock_bank(db: VersionedStore, cur: Any, bank_id: str) -> int:
@@ -95,7 +99,7 @@ def lock_bank(db: VersionedStore, cur: Any, bank_id: str) -> int:
     On a shared store this locks the bank's version row (other processes' writes to the bank
     wait for this one); in one process the caller's write lock already excludes them.
     """
-    if not db.shared:
+    if known(db) is not None:
         return bank_version(db, bank_id)
     return int(
         cur.execute(
@@ -144,9 +148,9 @@ def record_change(
 def bank_version(db: VersionedStore, bank_id: str, cur: Any = None) -> int:
     """The bank's current version (0 before its first write); read through ``cur`` (a
     write's cursor, inside its transaction) when the store is shared and it is given."""
-    known = None if db.shared else db.known_versions
-    if known is not None:
-        version = known.get(bank_id)
+    versions = known(db)
+    if versions is not None:
+        version = versions.get(bank_id)
         if version is not None:
             return version
     reader = db if cur is None else cur
@@ -154,8 +158,8 @@ def bank_version(db: VersionedStore, bank_id: str, cur: Any = None) -> int:
         "SELECT version FROM bank_versions WHERE bank_id = ?", [bank_id]
     ).fetchall()
     version = int(rows[0][0]) if rows else 0
-    if known is not None:
-        known.advance(bank_id, version)
+    if versions is not None:
+        versions.advance(bank_id, version)
     return version
 
 
@@ -185,8 +189,9 @@ def changes_since(reader: Any, bank_id: str, version: int) -> list[Change] | Non
 
 def published(db: VersionedStore, bank_id: str, version: int) -> None:
     """Tell this process's readers that a write which got ``version`` has committed."""
-    if not db.shared and db.known_versions is not None:
-        db.known_versions.advance(bank_id, version)
+    versions = known(db)
+    if versions is not None:
+        versions.advance(bank_id, version)
 
 
 class KnownVersions:

@@ -183,11 +183,9 @@ class Database:
     """A DuckDB database file with agentmem's schema and the fts extension loaded.
 
     Attributes:
-        shared: False: only this process writes the file (DuckDB's lock), so the banks'
-            versions are known in memory (``known_versions``, see store/changes.py).
+        known_versions: The banks' versions (store/changes.py), kept in memory: only this
+            process writes the file (DuckDB's lock).
     """
-
-    shared = False
 
     #: Which SQL dialect the store speaks (``"postgresql"`` for ``PostgresDatabase``).
     dialect = "duckdb"
@@ -221,9 +219,7 @@ class Database:
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._closed = False
         self._versions_key = str(path.resolve())
-        self.known_versions: changes.KnownVersions | None = changes.known_versions(
-            self._versions_key
-        )
+        self.known_versions = changes.known_versions(self._versions_key)
 
     def _error(self, doing: str, exc: duckdb.Error) -> StorageError:
         """A StorageError for a DuckDB failure, saying so when the file is damaged."""

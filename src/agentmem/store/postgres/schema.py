@@ -11,6 +11,8 @@ still apply). Lists of strings are all the shared SQL binds; other lists are ref
 
 from __future__ import annotations
 
+from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
+
 SCHEMA_VERSION = "2"
 
 #: A key for ``pg_advisory_xact_lock``: schema creation and migrations run under it, so
@@ -128,6 +130,9 @@ CREATE INDEX IF NOT EXISTS episodes_bank ON episodes (bank_id);
 CREATE INDEX IF NOT EXISTS memories_content_hash ON memories (content_hash);
 CREATE INDEX IF NOT EXISTS episodes_document ON episodes (document_id);
 """
+
+# The banks' versions and change log (store/changes.py, portable SQL).
+TABLES += CHANGES_SCHEMA
 
 #: Upgrades of an older PostgreSQL store, by the schema version they lead to (none yet: the
 #: PostgreSQL schema starts at the DuckDB store's current version).
