@@ -182,7 +182,7 @@ class EngineConfig:
         workers: Threads that run recall strategies in parallel.
         in_process_recall: Serve recall's keyword search from per-bank mirrors in process
             (``store/keyword_mirror.py``), the same ranking and scores as the SQL path it
-            falls back to when False.
+            falls back to when False (DuckDB stores).
         limits: Input sizes one call may not exceed (:class:`Limits`).
     """
 

@@ -108,6 +108,7 @@ def test_keyword_recall_is_the_same_with_the_mirror_off(store_path):
         config = agentmem.EngineConfig(in_process_recall=in_process)
         with agentmem.AgentMemory(store_path, embedder=HashEmbedder(), config=config) as mem:
             bank = mem.bank("b")
+            assert (mem._engine.keyword_mirrors is not None) is in_process
             if in_process:
                 bank.retain([{"role": "user", "content": t} for t in texts], mentioned_at=T0)
             hits = bank.recall("Giulia parcel", strategies=["keyword"], reinforce=False)

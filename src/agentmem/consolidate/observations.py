@@ -23,6 +23,7 @@ from agentmem.llm.prompts import consolidation_messages
 from agentmem.recall.pipeline import recall
 from agentmem.retain.facts import EntityMention, ExtractedFact
 from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors
+from agentmem.store.changes import record_change
 from agentmem.store.records import MEMORY_SELECT, MemoryRow, load_memories, memory_from_row
 from agentmem.types import Memory
 
@@ -159,6 +160,7 @@ def refine_observation(
         metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
         names = " ".join(current.entities)
         with engine.db.transaction() as cur:
+            engine.begin_write(cur, bank_id)
             (old_seq,) = cur.execute(
                 "SELECT seq FROM memories WHERE id = ?", [current.id]
             ).fetchone()
@@ -171,7 +173,8 @@ def refine_observation(
             )
             engine.keyword.add_pending(cur, seq, seq)
             cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [current.id, bank_id])
-        engine.bank_changed(bank_id)  # committed: mirrors of the bank catch up on next use
+            version = record_change(cur, bank_id, "observe", [current.id])
+        engine.bank_changed(bank_id, version)
         refined = load_memories(engine.db, bank_id, [current.id])[current.id]
         row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
         write_vectors(engine, bank_id, collection, [row], vectors)
@@ -184,6 +187,7 @@ def mark_contradicted(
     """Flag facts as contradicted by an observation (``metadata["contradicted_by"]``)."""
     found = load_memories(engine.db, bank_id, list(fact_ids))
     with engine.db.transaction() as cur:
+        engine.begin_write(cur, bank_id)
         for memory in found.values():
             metadata = dict(memory.metadata)
             metadata["contradicted_by"] = list(
@@ -193,6 +197,8 @@ def mark_contradicted(
                 "UPDATE memories SET metadata = ? WHERE id = ?",
                 [json.dumps(metadata, ensure_ascii=False), memory.id],
             )
+        version = record_change(cur, bank_id, "observe", list(found))
+    engine.bank_changed(bank_id, version)
 
 
 def _entities_of(engine: Engine, memory_ids: Sequence[str]) -> list[EntityMention]:

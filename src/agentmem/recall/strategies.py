@@ -27,7 +27,7 @@ def keyword(ctx: StrategyContext) -> list[StrategyHit]:
     in-process mirror (store/keyword_mirror.py) unless hard filters need the SQL."""
     engine = ctx.engine
     clause, params = filter_clause(ctx.config)
-    if engine.config.in_process_recall and not clause:
+    if engine.keyword_mirrors is not None and not clause:
         terms = engine.keyword.query_terms(ctx.query_time.keyword_text)
         scored = engine.keyword_mirrors.search(ctx.bank_id, terms, ctx.pool)
     else:

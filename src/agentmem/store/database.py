@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from agentmem.errors import ModelError, StorageError, StoreLockedError
+from agentmem.store import changes
 
 SCHEMA_VERSION = "2"
 # DuckDB's message when another process holds the file ("Could not set lock on file ...:
@@ -179,7 +180,15 @@ def fts_extension_path() -> Path:
 
 
 class Database:
-    """A DuckDB database file with agentmem's schema and the fts extension loaded."""
+    """A DuckDB database file with agentmem's schema and the fts extension loaded.
+
+    Attributes:
+        known_versions: The banks' versions (store/changes.py), kept in memory: only this
+            process writes the file (DuckDB's lock).
+    """
+
+    #: Which SQL dialect the store speaks (``"postgresql"`` for ``PostgresDatabase``).
+    dialect = "duckdb"
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -201,6 +210,7 @@ class Database:
         try:
             self._con.execute(f"LOAD '{fts_extension_path()}'")
             self._con.execute(_SCHEMA)
+            self._con.execute(changes.SCHEMA)
             self._migrate()
             self._con.execute(_INDEXES)
         except duckdb.Error as exc:
@@ -208,6 +218,8 @@ class Database:
             raise self._error("cannot initialise", exc) from exc
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._closed = False
+        self._versions_key = str(path.resolve())
+        self.known_versions = changes.known_versions(self._versions_key)
 
     def _error(self, doing: str, exc: duckdb.Error) -> StorageError:
         """A StorageError for a DuckDB failure, saying so when the file is damaged."""
@@ -317,3 +329,4 @@ class Database:
             with suppress(duckdb.Error):
                 self._con.execute("CHECKPOINT")
             self._con.close()
+            changes.release_versions(self._versions_key)

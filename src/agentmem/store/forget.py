@@ -7,8 +7,9 @@ Chroma has dropped the vectors is finished on the next open.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from agentmem.store.changes import record_change
 from agentmem.store.database import Database
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
@@ -63,29 +64,46 @@ def forget_memories(
     # Held until Chroma is done too (see retain/pipeline.py), and the entity cache is dropped
     # before another writer can use entities that went with their facts.
     with engine.db.write_lock:
+        version = None
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
-                doomed = delete_rows(engine, cur, bank_id, where, params)
-                if not doomed:
+                engine.begin_write(cur, bank_id)
+                gone = delete_rows(engine, cur, bank_id, where, params)
+                if not gone.memory_ids:
                     return 0
+                version = record_change(cur, bank_id, "forget", gone.memory_ids, gone.entity_ids)
         finally:
-            engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
-            engine.bank_changed(bank_id)
+            engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with facts
+            engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
+            engine.bank_changed(bank_id, version)
+        doomed = list(gone.memory_ids)
         delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()  # drops the built postings of what went
     return len(doomed)
 
 
-def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> list[str]:  # noqa: ANN001
+class Deleted(NamedTuple):
+    """What :func:`delete_rows` deleted: the memories, and the entities they mentioned (some
+    of which went with them)."""
+
+    memory_ids: tuple[str, ...]
+    entity_ids: tuple[str, ...]
+
+
+def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> Deleted:  # noqa: ANN001
     """In the caller's transaction, delete the bank's memories matching ``where`` (from
     :func:`~agentmem.store.records.memory_selector`) with everything that hangs on them, and
-    journal their vectors' deletion; returns their ids. The caller then drops the bank's
-    entity cache and calls :func:`delete_vectors` once committed."""
+    journal their vectors' deletion. The caller then drops the bank's entity cache and calls
+    :func:`delete_vectors` once committed."""
     rows = cur.execute(f"SELECT id, seq, episode_id FROM memories WHERE {where}", params).fetchall()
     if not rows:
-        return []
+        return Deleted((), ())
     doomed = [r[0] for r in rows]
+    mentioned = cur.execute(
+        f"SELECT DISTINCT entity_id FROM memory_entities WHERE list_contains({_IDS}, memory_id)",
+        {"ids": json_list(doomed)},
+    ).fetchall()
     engine.keyword.remove_rows(cur, [r[1] for r in rows])  # while the rows exist
     values = {
         "bank": bank_id,
@@ -98,7 +116,7 @@ def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> 
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
         graph.remove_memories(doomed)
-    return doomed
+    return Deleted(tuple(doomed), tuple(sorted(row[0] for row in mentioned)))
 
 
 def delete_vectors(engine: Engine, collection: str, doomed: list[str]) -> None:
@@ -117,6 +135,7 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
     :func:`finish_drop`; a crash in between is finished by the next open.
     """
     with engine.db.transaction() as cur:
+        engine.begin_write(cur, bank_id)
         engine.keyword.remove_bank(cur, bank_id)
         for table in (
             "memory_entities",
@@ -130,10 +149,9 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
         insert_rows(cur, "vector_journal", [(collection, bank_id, DROP)])
-        engine.entity_indexes.pop(bank_id, None)  # still under the write lock
-        engine.graphs.pop(bank_id, None)
-        engine.resolvers.pop(bank_id, None)
-        engine.bank_changed(bank_id)
+        version = record_change(cur, bank_id, "delete_bank")
+        engine.drop_mirrors(bank_id)  # still under the write lock
+    engine.bank_changed(bank_id, version)
     engine.keyword.maybe_fold()
 
 
