@@ -19,6 +19,7 @@ from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.keyword_mirror import KeywordMirrors
+from agentmem.store.recall_rows import RecallRows
 from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
@@ -72,15 +73,18 @@ class Engine:
     # named in _MIRRORS.
     _mirror_versions: dict[tuple[str, str], int] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
-    # Per-bank keyword postings in process (store/keyword_mirror.py), kept at bank_version;
-    # None when recall reads them from the store (config, or a store it does not mirror).
+    # Per-bank keyword postings (store/keyword_mirror.py) and candidate rows
+    # (store/recall_rows.py) in process, kept at bank_version; None when recall reads them
+    # from the store (config, or a store it does not mirror).
     keyword_mirrors: KeywordMirrors | None = field(init=False, default=None)
+    recall_rows: RecallRows | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         if self.config.in_process_recall and self.db.dialect == "duckdb":
             self.keyword_mirrors = KeywordMirrors(
                 self.db, self.config.context_weight, self.bank_version
             )
+            self.recall_rows = RecallRows(self.db, self.bank_version)
 
     def bank_version(self, bank_id: str, cur: Any = None) -> int:
         """The bank's current version (store/changes.py): a dict read on a store only this
