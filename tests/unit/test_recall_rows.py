@@ -35,9 +35,13 @@ _OPS = st.lists(
 )
 
 
-def _recalled(mem: agentmem.AgentMemory, query: str) -> list[tuple[object, ...]]:
-    hits = mem.bank("b").recall(query, reinforce=False, now=T0)
-    return [(h.memory, h.score, h.strategy_details) for h in hits]
+def _recalled(mem: agentmem.AgentMemory, query: str) -> list[list[tuple[object, ...]]]:
+    bank = mem.bank("b")
+    unfiltered = bank.recall(query, reinforce=False, now=T0)
+    untagged = bank.recall(query, tags=[], tags_match="exact", reinforce=False, now=T0)
+    return [
+        [(h.memory, h.score, h.strategy_details) for h in hits] for hits in (unfiltered, untagged)
+    ]
 
 
 def _assert_same_as_sql(mem: agentmem.AgentMemory) -> None:
@@ -55,7 +59,9 @@ def _assert_same_as_sql(mem: agentmem.AgentMemory) -> None:
 def _apply(mem: agentmem.AgentMemory, op: str, arg: object) -> None:
     bank = mem.bank("b")
     if op == "retain":
-        bank.retain([{"role": "user", "content": t} for t in arg], mentioned_at=T0)  # type: ignore[union-attr]
+        tags = ["ops"] if len(arg) > 1 else []  # type: ignore[arg-type]
+        messages = [{"role": "user", "content": t} for t in arg]  # type: ignore[union-attr]
+        bank.retain(messages, mentioned_at=T0, tags=tags)
     elif op == "forget":
         ids = [m.id for m in bank.memories(limit=arg)]  # type: ignore[arg-type]
         if ids:

@@ -95,6 +95,7 @@ def spreading_activation(
     heap = [(-a, node) for node, a in best.items()]
     heapq.heapify(heap)
     expanded: set[str] = set()
+    specificity: dict[str, float] = {}  # per entity, once per walk
     while heap and len(expanded) < budget:
         negative, node = heapq.heappop(heap)
         if node in expanded or -negative < best[node]:
@@ -105,7 +106,9 @@ def spreading_activation(
             if allowed is not None and kind not in allowed:
                 continue
             if kind == "entity" and graph.is_entity(other):
-                factor = weight * graph.entity_specificity(other)
+                if other not in specificity:
+                    specificity[other] = graph.entity_specificity(other)
+                factor = weight * specificity[other]
             else:
                 factor = weight * decay * (causal_boost if kind == "caused_by" else 1.0)
             factor *= kind_weights.get(kind, 1.0)

@@ -19,7 +19,7 @@ from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
 from agentmem.store.graph import bank_graph
-from agentmem.store.records import json_list, load_memories_with_kinds, sql_list
+from agentmem.store.records import filter_clause, json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
 
 
@@ -84,7 +84,7 @@ def _fuse(
         chunk = fused[start : start + batch]
         start += batch
         ids = [memory_id for memory_id, _ in chunk]
-        if engine.recall_rows is not None and not config.has_filters:
+        if engine.recall_rows is not None and not filter_clause(config)[0]:
             memories = engine.recall_rows.memories(bank_id, ids)
         else:
             memories = load_memories_with_kinds(engine.db, bank_id, ids, config)
