@@ -140,7 +140,7 @@ class MemoryBank:
                 "UPDATE banks SET config = ? WHERE bank_id = ?",
                 [json.dumps(config.to_mapping()), self.id],
             )
-            version = record_change(cur, self.id, "configure")
+            version = record_change(engine.db, cur, self.id, "configure")
         engine.bank_changed(self.id, version)
         engine.keep_mirror("configs", self.id, config, version)
         self._config = config
@@ -551,7 +551,7 @@ class MemoryBank:
             graph = loaded_graph(self._engine, self.id)
             if graph is not None:
                 graph.add_link(src_id, dst_id, kind, weight)
-            version = record_change(cur, self.id, "link", [src_id, dst_id])
+            version = record_change(self._engine.db, cur, self.id, "link", [src_id, dst_id])
         self._engine.bank_changed(self.id, version)
 
     @_bank_verb

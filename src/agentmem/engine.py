@@ -105,7 +105,7 @@ class Engine:
         if have is not None and have == changes.bank_version(self.db, bank_id, source):
             return value
         reader = self.db.cursor() if source is None else source
-        log = None if have is None else changes.changes_since(reader, bank_id, have)
+        log = None if have is None else changes.changes_since(self.db, bank_id, have, source)
         if (
             log is None
             or any(c.kind in changes.RELOAD_KINDS for c in log)

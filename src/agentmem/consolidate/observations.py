@@ -173,7 +173,7 @@ def refine_observation(
             )
             engine.keyword.add_pending(cur, seq, seq)
             cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [current.id, bank_id])
-            version = record_change(cur, bank_id, "observe", [current.id])
+            version = record_change(engine.db, cur, bank_id, "observe", [current.id])
         engine.bank_changed(bank_id, version)
         refined = load_memories(engine.db, bank_id, [current.id])[current.id]
         row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
@@ -197,7 +197,7 @@ def mark_contradicted(
                 "UPDATE memories SET metadata = ? WHERE id = ?",
                 [json.dumps(metadata, ensure_ascii=False), memory.id],
             )
-        version = record_change(cur, bank_id, "observe", list(found))
+        version = record_change(engine.db, cur, bank_id, "observe", list(found))
     engine.bank_changed(bank_id, version)
 
 

@@ -396,6 +396,7 @@ def store_facts(
                 if graph is not None:
                     graph.sync_memories(cur, bank_id, ids)
                 version = record_change(
+                    engine.db,
                     cur,
                     bank_id,
                     "retain",

@@ -72,7 +72,9 @@ def forget_memories(
                 gone = delete_rows(engine, cur, bank_id, where, params)
                 if not gone.memory_ids:
                     return 0
-                version = record_change(cur, bank_id, "forget", gone.memory_ids, gone.entity_ids)
+                version = record_change(
+                    engine.db, cur, bank_id, "forget", gone.memory_ids, gone.entity_ids
+                )
         finally:
             engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with facts
             engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
@@ -149,7 +151,7 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
         insert_rows(cur, "vector_journal", [(collection, bank_id, DROP)])
-        version = record_change(cur, bank_id, "delete_bank")
+        version = record_change(engine.db, cur, bank_id, "delete_bank")
         engine.drop_mirrors(bank_id)  # still under the write lock
     engine.bank_changed(bank_id, version)
     engine.keyword.maybe_fold()

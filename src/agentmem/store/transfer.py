@@ -270,7 +270,7 @@ def import_bank(
                     [json.dumps(checked.config.to_mapping()), bank_id],
                 )
                 _insert_rows(engine, cur, checked, bank_id, new_id)
-                version = record_change(cur, bank_id, "import")
+                version = record_change(engine.db, cur, bank_id, "import")
         finally:
             engine.drop_mirrors(bank_id)
             engine.bank_changed(bank_id, version)
