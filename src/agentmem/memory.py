@@ -18,7 +18,8 @@ from typing import Any
 
 from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
-from agentmem.consolidate.worker import ConsolidationWorker
+from agentmem.consolidate.observations import consolidate
+from agentmem.consolidate.worker import ConsolidationWorker, SharedConsolidationWorker
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError, shown
 from agentmem.llm.client import language_model
@@ -29,6 +30,7 @@ from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
+from agentmem.store.changes import is_local
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows, finish_drop
 from agentmem.store.import_check import check_export
@@ -182,13 +184,24 @@ class AgentMemory:
         )
         if language is not None:
             self._engine.llm = language
-            self._engine.consolidator = ConsolidationWorker()
+            self._engine.consolidator = (
+                ConsolidationWorker()
+                if is_local(db)
+                else SharedConsolidationWorker(db, self._consolidate_job)
+            )
         self._closed = False
         try:
             begin_session(db, vectors, self._engine.embedder, progress=repair_progress)
         except BaseException:
             self._engine.close()
             raise
+
+    def _consolidate_job(self, bank_id: str, memory_ids: tuple[str, ...]) -> None:
+        """Run a consolidation job claimed from a shared store (queued by any replica)."""
+        if bank_id not in self.banks():
+            return  # deleted meanwhile: nothing to consolidate
+        bank = self.bank(bank_id)
+        consolidate(self._engine, bank_id, bank._collection, bank.config, memory_ids)
 
     # -- banks ------------------------------------------------------------------------------
 

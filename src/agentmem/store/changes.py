@@ -90,6 +90,11 @@ class VersionedStore(Protocol):
     def execute(self, sql: str, params: Any = None) -> Any: ...
 
 
+def is_local(db: VersionedStore) -> bool:
+    """Whether only this process writes the store (its versions are kept in memory)."""
+    return _local(db) is not None
+
+
 def lock_bank(db: VersionedStore, cur: Any, bank_id: str) -> int:
     """In a write transaction, before anything else: the bank's committed version, with no
     other writer able to commit a change to the bank until this transaction ends.

@@ -12,6 +12,7 @@ still apply). Lists of strings are all the shared SQL binds; other lists are ref
 from __future__ import annotations
 
 from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
+from agentmem.store.jobs import SCHEMA as JOBS_SCHEMA
 
 SCHEMA_VERSION = "2"
 
@@ -131,8 +132,8 @@ CREATE INDEX IF NOT EXISTS memories_content_hash ON memories (content_hash);
 CREATE INDEX IF NOT EXISTS episodes_document ON episodes (document_id);
 """
 
-# The banks' versions and change log (store/changes.py, portable SQL).
-TABLES += CHANGES_SCHEMA
+# The banks' versions and change log (store/changes.py), background jobs (store/jobs.py).
+TABLES += CHANGES_SCHEMA + JOBS_SCHEMA
 
 #: Upgrades of an older PostgreSQL store, by the schema version they lead to (none yet: the
 #: PostgreSQL schema starts at the DuckDB store's current version).
