@@ -37,7 +37,6 @@ class Runs:
                 if bank_id in self.running:
                     self.overlaps.append(bank_id)
                 self.running.add(bank_id)
-            # Written in the claiming transaction: committed with the job's deletion.
             db.execute("INSERT INTO meta VALUES (?, ?)", [f"ran:{memory_ids[0]}", replica])
             threading.Event().wait(0.01)  # let the other replica try the same bank meanwhile
             with self.lock:
@@ -90,6 +89,22 @@ def test_a_job_outlives_the_replica_that_queued_it(stores):
         worker.stop()
 
 
+def test_a_job_whose_replica_died_running_it_is_run_again(stores):
+    first, second = stores
+    jobs.enqueue(first, "a", "consolidate", ["a1"])
+    jobs.enqueue(first, "a", "consolidate", ["a2"])
+    held = jobs.claim(first, lease_seconds=0.5)  # and the replica dies: never finished
+    assert held is not None and held.memory_ids == ("a1",)
+    assert jobs.claim(second, lease_seconds=60) is None  # a2 waits behind the held a1
+    runs = Runs()
+    worker = SharedConsolidationWorker(second, runs.runner("r1", second), idle_seconds=0.05)
+    try:
+        assert worker.wait("a", timeout=120)
+        assert [ids for _, _, ids in runs.done] == [("a1",), ("a2",)]
+    finally:
+        worker.stop()
+
+
 def test_failed_jobs_are_remembered_dropped_and_the_worker_goes_on(stores):
     db = stores[0]
     done: list[str] = []
@@ -99,7 +114,7 @@ def test_failed_jobs_are_remembered_dropped_and_the_worker_goes_on(stores):
         if marker == "raises":
             raise RuntimeError("the model is down")
         if marker == "breaks":
-            db.execute("SELECT * FROM no_such_table")  # aborts the claiming transaction
+            db.execute("SELECT * FROM no_such_table")  # a StorageError
         done.append(marker)
 
     worker = SharedConsolidationWorker(db, run, idle_seconds=0.05)

@@ -92,22 +92,30 @@ class SharedConsolidationWorker:
     (store/jobs.py), run by whichever replica claims them first, one bank at a time.
 
     Same interface as :class:`ConsolidationWorker`. A job outlives the replica that queued
-    it: stopped or killed, its jobs are run by another replica (or by it when it restarts).
-    ``wait`` waits for the bank's jobs of every replica.
+    it: stopped or killed, its jobs are run by another replica (or by it when it restarts);
+    one that died running a job leaves it to be run again once its lease expires. ``wait``
+    waits for the bank's jobs of every replica.
 
     Args:
         db: The shared store.
         run: Runs one job: ``run(bank_id, memory_ids)``.
         idle_seconds: How long the thread sleeps when no job is queued (it wakes at once
             for a job this replica submits).
+        lease_seconds: How long a claimed job is this replica's; a job not finished by then
+            (its replica died) is run again by another.
     """
 
     def __init__(
-        self, db: Any, run: Callable[[str, tuple[str, ...]], None], idle_seconds: float = 1.0
+        self,
+        db: Any,
+        run: Callable[[str, tuple[str, ...]], None],
+        idle_seconds: float = 1.0,
+        lease_seconds: float = 900.0,
     ) -> None:
         self._db = db
         self._run = run
         self._idle = idle_seconds
+        self._lease = lease_seconds
         self._errors: dict[str, str] = {}
         self._wake = threading.Condition()
         self._stopped = False
@@ -163,26 +171,19 @@ class SharedConsolidationWorker:
 
     def _run_one(self) -> bool:
         """Claim and run one job; False when none is queued."""
-        job = None
+        job = jobs.claim(self._db, self._lease)
+        if job is None:
+            return False
         error: str | None = None
         try:
-            with jobs.claimed(self._db) as job:
-                if job is None:
-                    return False
-                try:
-                    self._run(job.bank_id, job.memory_ids)
-                except Exception as exc:  # a failed job must not kill the worker
-                    error = f"{type(exc).__name__}: {exc}"
-        except Exception as exc:  # the job broke its transaction: drop it all the same
-            if job is None:
-                raise
-            error = error or f"{type(exc).__name__}: {exc}"
-            jobs.drop(self._db, job.id)
-        if job is not None:
-            with self._wake:
-                if error is None:
-                    self._errors.pop(job.bank_id, None)
-                else:
-                    log.warning("consolidation of bank %r failed: %s", job.bank_id, error)
-                    self._errors[job.bank_id] = error
+            self._run(job.bank_id, job.memory_ids)
+        except Exception as exc:  # a failed job must not kill the worker
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("consolidation of bank %r failed: %s", job.bank_id, error)
+        jobs.finish(self._db, job.id)  # failed too: the facts are stored, a retry would fail
+        with self._wake:
+            if error is None:
+                self._errors.pop(job.bank_id, None)
+            else:
+                self._errors[job.bank_id] = error
         return True

@@ -1,19 +1,18 @@
 """Background jobs in a shared store (PostgreSQL), claimed by one replica each.
 
 A job (today: consolidating a retain's new facts) is a row of ``background_jobs``. A replica
-takes the advisory lock of the bank with the oldest job no other replica is working on, claims
-that bank's oldest job with ``FOR UPDATE SKIP LOCKED``, runs it inside the claiming
-transaction and deletes it there: the job is gone exactly when its work has committed. A
-replica that dies mid-job releases both locks, and another one runs the job. So one replica
-runs each job, a bank's jobs run one at a time and in order, and other banks' jobs go on in
-parallel.
+claims the oldest job nobody holds (``FOR UPDATE SKIP LOCKED``), under the advisory lock of
+its bank, and only if it is the bank's oldest and no job of the bank is held: it then writes a
+lease (``claimed_until``) and commits at once, runs the job outside any transaction (an LLM
+call must not hold a connection or the store's write lock), and deletes the row when done. So
+a bank's jobs run one at a time and in order, other banks' in parallel; a replica that dies
+mid-job leaves its lease to expire, and another replica runs the job again (at least once).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,8 @@ CREATE TABLE IF NOT EXISTS background_jobs (
     bank_id text NOT NULL,
     kind text NOT NULL,
     memory_ids text NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now()
+    created_at timestamptz NOT NULL DEFAULT now(),
+    claimed_until timestamptz
 );
 CREATE INDEX IF NOT EXISTS background_jobs_bank ON background_jobs (bank_id);
 """
@@ -50,50 +50,41 @@ def enqueue(db: Any, bank_id: str, kind: str, memory_ids: Sequence[str]) -> None
     )
 
 
-@contextmanager
-def claimed(db: Any) -> Iterator[Job | None]:
-    """The oldest job no other replica holds, of a bank no other replica is working on
-    (None: there is none), inside a transaction that deletes it when the block ends.
-
-    The block runs the job; statements it runs on this thread join the transaction. If the
-    block raises, the transaction, the job's deletion included, rolls back.
-    """
-    busy: list[str] = []  # banks another replica is working on
+def claim(db: Any, lease_seconds: float) -> Job | None:
+    """Claim the next job this replica may run (None: there is none) for ``lease_seconds``;
+    call :func:`finish` when it is done."""
+    busy: list[str] = []  # banks whose jobs another replica holds
     while True:
         with db.transaction() as cur:
-            oldest = cur.execute(
-                "SELECT bank_id FROM background_jobs WHERE bank_id <> ALL(?) ORDER BY id LIMIT 1",
+            rows = cur.execute(
+                "SELECT id, bank_id FROM background_jobs WHERE bank_id <> ALL(?) "
+                "AND (claimed_until IS NULL OR claimed_until < now()) "
+                "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
                 [busy],
             ).fetchall()
-            if not oldest:
-                yield None
-                return
-            bank_id = oldest[0][0]
-            # The bank first, then its oldest job: a bank's rows are claimed only under its
-            # lock, so its jobs run one at a time and in order.
-            locked = cur.execute(
+            if not rows:
+                return None
+            job_id, bank_id = rows[0]
+            if cur.execute(
                 "SELECT pg_try_advisory_xact_lock(?, hashtext(?))", [_LOCK_SPACE, bank_id]
-            ).fetchall()[0][0]
-            rows = (
-                cur.execute(
-                    "SELECT id, kind, memory_ids FROM background_jobs WHERE bank_id = ? "
-                    "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            ).fetchall()[0][0]:
+                first, held = cur.execute(
+                    "SELECT min(id), coalesce(bool_or(claimed_until >= now()), false) "
+                    "FROM background_jobs WHERE bank_id = ?",
                     [bank_id],
-                ).fetchall()
-                if locked
-                else []
-            )
-            if rows:
-                job_id, kind, memory_ids = rows[0]
-                yield Job(int(job_id), bank_id, kind, tuple(json.loads(memory_ids)))
-                cur.execute("DELETE FROM background_jobs WHERE id = ?", [job_id])
-                return
-        if not locked:
-            busy.append(bank_id)
+                ).fetchall()[0]
+                if first == job_id and not held:
+                    kind, memory_ids = cur.execute(
+                        "UPDATE background_jobs SET claimed_until = now() + make_interval("
+                        "secs => ?) WHERE id = ? RETURNING kind, memory_ids",
+                        [lease_seconds, job_id],
+                    ).fetchall()[0]
+                    return Job(int(job_id), bank_id, kind, tuple(json.loads(memory_ids)))
+        busy.append(bank_id)
 
 
-def drop(db: Any, job_id: int) -> None:
-    """Delete a job whose run failed so badly that its own transaction could not."""
+def finish(db: Any, job_id: int) -> None:
+    """A claimed job is done (or failed for good): delete it."""
     db.execute("DELETE FROM background_jobs WHERE id = ?", [job_id])
 
 
