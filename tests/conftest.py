@@ -1,7 +1,15 @@
-"""Shared fixtures. Every test runs offline: models come from installed packages."""
+"""Shared fixtures. Every test runs offline: models come from installed packages.
+
+The acceptance tests that open their store through ``store_path`` (so ``mem`` and ``bank``
+too) run once per backend: the embedded DuckDB store and PostgreSQL (a database of the
+session's throwaway server). ``--backend duckdb|postgresql|both`` or the environment variable
+``AGENTMEM_TEST_BACKEND`` chooses; the default is both. A test about the embedded store's
+files is marked ``duckdb_only`` with the reason.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,8 +53,62 @@ CONVERSATION = [
 ]
 
 
+BACKENDS = ("duckdb", "postgresql")
+ACCEPTANCE = Path(__file__).parent / "acceptance"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend",
+        choices=(*BACKENDS, "both"),
+        default=None,
+        help="store backend(s) of the acceptance tests (default: $AGENTMEM_TEST_BACKEND or both)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "duckdb_only(reason): about the embedded store's files; not run on PostgreSQL"
+    )
+
+
+def _backends(config: pytest.Config) -> tuple[str, ...]:
+    chosen = config.getoption("--backend") or os.environ.get("AGENTMEM_TEST_BACKEND") or "both"
+    if chosen not in (*BACKENDS, "both"):
+        raise pytest.UsageError(f"AGENTMEM_TEST_BACKEND must be one of {BACKENDS} or 'both'")
+    return BACKENDS if chosen == "both" else (chosen,)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run each acceptance test that opens its store through ``store_path`` per backend."""
+    if "store_path" not in metafunc.fixturenames or not metafunc.definition.path.is_relative_to(
+        ACCEPTANCE
+    ):
+        return
+    only = metafunc.definition.get_closest_marker("duckdb_only")
+    params = [
+        pytest.param(
+            name,
+            marks=pytest.mark.skip(reason=f"DuckDB only: {only.args[0] if only.args else ''}")
+            if only is not None and name != "duckdb"
+            else (),
+        )
+        for name in _backends(metafunc.config)
+    ]
+    metafunc.parametrize("backend", params)
+
+
 @pytest.fixture
-def store_path(tmp_path: Path) -> Path:
+def backend() -> str:
+    """The store backend of a test not run per backend."""
+    return "duckdb"
+
+
+@pytest.fixture
+def store_path(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Path | str:
+    """Where the test's store lives: a directory, or a fresh PostgreSQL database's URL."""
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_url")
     return tmp_path / "store"
 
 

@@ -560,7 +560,7 @@ class MemoryBank:
         if kind is not None and not isinstance(kind, str):
             raise InvalidInputError("kind must be a string")
         return self._entities_where(
-            "e.bank_id = $bank AND ($kind IS NULL OR e.kind = $kind)",
+            "e.bank_id = $bank AND (CAST($kind AS VARCHAR) IS NULL OR e.kind = $kind)",
             {"bank": self.id, "kind": kind},
         )
 
@@ -586,7 +586,7 @@ class MemoryBank:
     def _entities_where(self, condition: str, params: dict[str, Any]) -> list[Entity]:
         """Entities matching a condition on ``e`` (entities), with their memory ids, by name."""
         rows = self._engine.db.fetchall(
-            "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
+            "SELECT e.name, e.kind, e.aliases, array_agg(me.memory_id ORDER BY me.memory_id) "
             "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
             f"WHERE {condition} GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name, e.kind",
             params,

@@ -36,6 +36,7 @@ from agentmem.store.forget import delete_bank_rows, finish_drop
 from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
+from agentmem.store.postgres.database import is_postgres_url
 from agentmem.store.reconcile import VectorRepair, begin_session, end_session, repair_vectors
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank
@@ -77,6 +78,58 @@ def _vector_namespace(db: Database, chroma_url: str | None) -> str:
     return "" if mode == "embedded" else str(db.get_meta("store_id"))
 
 
+def _store_directory(path: str | Path | None) -> Path:
+    """The embedded store's directory, created if missing (a temporary one for None)."""
+    directory = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise InvalidInputError(f"{directory} exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file on the way, no permission, a read-only disk
+        raise StorageError(f"cannot create the store at {directory}: {exc.strerror}") from exc
+    return directory
+
+
+def _keyword_settings(config: EngineConfig) -> dict[str, Any]:
+    return {
+        "context_weight": config.context_weight,
+        "rebuild_min": config.keyword_rebuild_min,
+        "rebuild_fraction": config.keyword_rebuild_fraction,
+    }
+
+
+def _open_embedded(
+    directory: Path, config: EngineConfig, chroma_url: str | None
+) -> tuple[Database, StagedVectorStore, KeywordIndex, str]:
+    """DuckDB in ``directory``, vectors in its embedded Chroma (or a Chroma server), keyword
+    index, and the prefix of the store's collection names."""
+    db = Database(directory / DB_FILE)
+    try:
+        namespace = _vector_namespace(db, chroma_url)
+        vectors = StagedVectorStore(VectorStore(directory / VECTOR_DIR, url=chroma_url), db)
+        keyword = KeywordIndex(db, **_keyword_settings(config))
+    except BaseException:
+        db.close()
+        raise
+    return db, vectors, keyword, namespace
+
+
+def _open_postgres(url: str, config: EngineConfig) -> tuple[Any, Any, Any]:
+    """The PostgreSQL database at ``url`` with its pgvector vectors and keyword index."""
+    from agentmem.store.postgres.database import PostgresDatabase
+    from agentmem.store.postgres.keyword import PostgresKeywordIndex
+    from agentmem.store.postgres.vectors import PostgresVectorStore
+
+    db = PostgresDatabase(url)
+    try:
+        vectors = PostgresVectorStore(db)
+        keyword = PostgresKeywordIndex(db, **_keyword_settings(config))
+    except BaseException:
+        db.close()
+        raise
+    return db, vectors, keyword
+
+
 def _default_embedder(db: Database) -> MiniLMEmbedder:
     """The offline default embedder, in the form this store's banks were made with.
 
@@ -93,7 +146,9 @@ class AgentMemory:
 
     Args:
         path: Directory of the store (created if missing). ``None`` makes a temporary
-            store that is deleted on :meth:`close`.
+            store that is deleted on :meth:`close`. A ``postgresql://`` (or ``postgres://``)
+            URL opens a PostgreSQL database with pgvector instead, which any number of
+            processes may share (needs ``pip install "agentmem[postgres]"``).
         embedder: An :class:`~agentmem.protocols.Embedder`; default all-MiniLM-L6-v2 int8
             ONNX, loaded lazily from an installed package, with its products in int8
             (:class:`~agentmem.models.embedder.MiniLMEmbedder`) — or without, in a store
@@ -111,15 +166,17 @@ class AgentMemory:
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
         chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
             vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
-            record, stays in ``path``. A store keeps the mode it was created with.
+            record, stays in ``path``. A store keeps the mode it was created with. Not with
+            a PostgreSQL URL, whose vectors are in the database.
         repair_progress: Called as ``repair_progress(done, total)`` while opening re-embeds
             vectors missing from Chroma (its folder deleted or restored from an older backup:
             each bank's vector count is compared with its memories on every open).
 
     Raises:
-        StoreLockedError: Another process has this store open.
-        StorageError: The store cannot be opened: its directory cannot be created, or its
-            DuckDB file is corrupt (the message says so).
+        StoreLockedError: Another process has this store open (the embedded store).
+        StorageError: The store cannot be opened: its directory cannot be created, its
+            DuckDB file is corrupt (the message says so), or the PostgreSQL server cannot be
+            reached or refuses the login (the message names the URL without its password).
 
     Example:
         >>> with AgentMemory("./memdata") as mem:
@@ -144,29 +201,24 @@ class AgentMemory:
         if config is not None and not isinstance(config, EngineConfig):
             raise InvalidInputError("config must be an agentmem.EngineConfig")
         self._temporary = path is None
-        self.path = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
-        if self.path.exists() and not self.path.is_dir():
-            raise InvalidInputError(f"{self.path} exists and is not a directory")
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # a file on the way, no permission, a read-only disk
-            raise StorageError(f"cannot create the store at {self.path}: {exc.strerror}") from exc
         self._config = config or EngineConfig()
         self._lock = threading.Lock()
         self._banks: dict[str, MemoryBank] = {}
-        db = Database(self.path / DB_FILE)
-        try:
-            self._namespace = _vector_namespace(db, chroma_url)
-            vectors = StagedVectorStore(VectorStore(self.path / VECTOR_DIR, url=chroma_url), db)
-            keyword = KeywordIndex(
-                db,
-                context_weight=self._config.context_weight,
-                rebuild_min=self._config.keyword_rebuild_min,
-                rebuild_fraction=self._config.keyword_rebuild_fraction,
+        self.path: Path | str
+        if is_postgres_url(path):
+            if chroma_url is not None:
+                raise InvalidInputError(
+                    "chroma_url is for the embedded store: a PostgreSQL store keeps its "
+                    "vectors in the database (pgvector)"
+                )
+            db, vectors, keyword = _open_postgres(str(path), self._config)
+            self.path = db.path  # the URL without its password
+            self._namespace = ""
+        else:
+            self.path = _store_directory(path)
+            db, vectors, keyword, self._namespace = _open_embedded(
+                self.path, self._config, chroma_url
             )
-        except BaseException:
-            db.close()
-            raise
         offline_reranker = CalibratedReranker(self._config.fusion)
         self._engine = Engine(
             db=db,

@@ -31,6 +31,7 @@ import uuid
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -350,7 +351,9 @@ def store_facts(
                     )
                 gone = Deleted((), ())
                 if resolution is not None and doc_id is not None:
-                    gone = _replace_document(engine, cur, bank_id, doc_id, episode_id, resolution)
+                    gone = _replace_document(
+                        engine, cur, bank_id, collection, doc_id, episode_id, resolution
+                    )
                 doomed = list(gone.memory_ids)
                 dated = _dated_facts(engine, cur, bank_id)  # before this call's facts are in
                 rows = _memory_rows(
@@ -375,9 +378,9 @@ def store_facts(
                 )
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
                 # Everything above runs while the model embeds and the plan searches.
                 vectors = kept_vectors()  # before COMMIT: a model error writes nothing
+                write_vectors_in(engine, cur, bank_id, collection, rows, vectors)
                 plan = planned.result()
                 alive = _alive(cur, bank_id, plan.existing_targets())
                 newest = [(r.memory.id, r.seq, r.memory.mentioned_at, r.memory.text) for r in rows]
@@ -424,6 +427,7 @@ def _replace_document(
     engine: Engine,
     cur,  # noqa: ANN001
     bank_id: str,
+    collection: str,
     document_id: str,
     episode_id: str | None,
     resolution: Resolution,
@@ -433,7 +437,7 @@ def _replace_document(
     doomed = Deleted((), ())
     if resolution.replaced:
         doomed = delete_rows(
-            engine, cur, bank_id, *memory_selector(bank_id, ids=resolution.replaced)
+            engine, cur, bank_id, collection, *memory_selector(bank_id, ids=resolution.replaced)
         )
         engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with their facts
         engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
@@ -643,7 +647,7 @@ def _memory_rows(
     seqs = [
         s
         for (s,) in cur.execute(
-            "SELECT nextval('memory_seq') FROM range(?)", [len(facts)]
+            "SELECT nextval('memory_seq') FROM generate_series(1, ?)", [len(facts)]
         ).fetchall()
     ]
     return [
@@ -660,17 +664,33 @@ def _memory_rows(
     ]
 
 
+def _vector_metadatas(rows: list[MemoryRow]) -> list[dict[str, str | float | bool]]:
+    return [
+        vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
+        for m in (r.memory for r in rows)
+    ]
+
+
+def write_vectors_in(
+    engine: Engine,
+    cur: Any,  # noqa: ANN401
+    bank_id: str,
+    collection: str,
+    rows: list[MemoryRow],
+    vectors: np.ndarray,
+) -> None:
+    """In the rows' transaction: the vector store's part of writing their vectors (a
+    journal entry, or the vectors themselves where they live in the same database)."""
+    if rows:
+        engine.vectors.write_in(
+            cur, bank_id, collection, [r.memory.id for r in rows], vectors, _vector_metadatas(rows)
+        )
+
+
 def write_vectors(
     engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
     """Stage the vectors of committed rows; they reach Chroma with the next batch."""
     engine.vectors.stage(
-        bank_id,
-        collection,
-        [r.memory.id for r in rows],
-        vectors,
-        [
-            vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
-            for m in (r.memory for r in rows)
-        ],
+        bank_id, collection, [r.memory.id for r in rows], vectors, _vector_metadatas(rows)
     )
