@@ -59,6 +59,8 @@ class Engine:
     resolvers: dict[str, EntityResolver] = field(default_factory=dict)
     # The banks' settings (MemoryBank.config).
     configs: dict[str, BankConfig] = field(default_factory=dict)
+    # The MemoryBank handles AgentMemory.bank() hands out (each holds the bank's collection).
+    handles: dict[str, Any] = field(default_factory=dict)
     # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
     offline_reranker: Reranker | None = None
     # The LLM path: set when AgentMemory(llm=...) is given.
@@ -176,4 +178,5 @@ _MIRRORS: dict[str, Callable[[Any, str, Any, list[changes.Change]], bool]] = {
     "entity_indexes": catch_up_index,
     "resolvers": catch_up_resolver,
     "configs": lambda cur, bank_id, config, log: not any(c.kind == "configure" for c in log),
+    "handles": lambda cur, bank_id, handle, log: True,  # dropped by import and delete_bank
 }

@@ -203,7 +203,6 @@ class AgentMemory:
         self._temporary = path is None
         self._config = config or EngineConfig()
         self._lock = threading.Lock()
-        self._banks: dict[str, MemoryBank] = {}
         self.path: Path | str
         if is_postgres_url(path):
             if chroma_url is not None:
@@ -266,11 +265,15 @@ class AgentMemory:
         """
         self._check_open()
         bank_id = validate_bank_id(bank_id)
+        engine = self._engine
         with self._lock:
-            bank = self._banks.get(bank_id)
+            # A handle knows the bank's vector collection: one deleted or imported through
+            # another AgentMemory (or replica) since is dropped here and opened again.
+            bank = engine.mirror("handles", bank_id)
             if bank is None:
-                bank = MemoryBank(self._engine, bank_id, *self._open_bank(bank_id))
-                self._banks[bank_id] = bank
+                version = engine.bank_version(bank_id)
+                bank = MemoryBank(engine, bank_id, *self._open_bank(bank_id))
+                engine.keep_mirror("handles", bank_id, bank, version)
             return bank
 
     def _open_bank(self, bank_id: str) -> tuple[str, BankConfig]:
@@ -324,7 +327,7 @@ class AgentMemory:
             rows = engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
             if not rows:
                 raise NotFoundError(f"no bank {bank_id!r}")
-            handle = self._banks.pop(bank_id, None)
+            handle = engine.handles.get(bank_id)
             if handle is not None:
                 handle._deleted = True
             delete_bank_rows(engine, bank_id, rows[0][0])
@@ -391,7 +394,7 @@ class AgentMemory:
                     self.delete_bank(target)
             raise
         with self._lock:
-            self._banks.pop(target, None)  # its settings came with the file
+            self._engine.drop_mirror("handles", target)  # its settings came with the file
         return self.bank(target)
 
     def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:

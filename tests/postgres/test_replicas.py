@@ -144,7 +144,9 @@ def test_delete_and_import_through_one_instance_reach_the_other(pair, location, 
     with pytest.raises(agentmem.NotFoundError):
         r.retain("Bob sold his cello.", mentioned_at=T1)
     writer.import_(path)
-    r = reader.bank("bob")
+    r = reader.bank("bob")  # the bank is new: its handle is opened again
     assert [m.text for m in r.memories()] == ["Bob plays the cello in Porto."]
+    sold = r.retain("Bob sold his cello.", mentioned_at=T1).memories[0]
+    assert sold.id in {m.id for m in writer.bank("bob").memories()}
     assert_mirrors_fresh(reader, location, "bob")
     assert r.check_integrity().ok
