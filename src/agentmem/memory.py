@@ -130,6 +130,12 @@ def _open_postgres(url: str, config: EngineConfig) -> tuple[Any, Any, Any]:
     return db, vectors, keyword
 
 
+def _bank_row(db: Any, bank_id: str) -> list[Any]:
+    return db.fetchall(
+        "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?", [bank_id]
+    )
+
+
 def _default_embedder(db: Database) -> MiniLMEmbedder:
     """The offline default embedder, in the form this store's banks were made with.
 
@@ -280,32 +286,29 @@ class AgentMemory:
         """The bank's vector collection and settings, creating the bank if it is new."""
         engine = self._engine
         embedder = engine.embedder
-        rows = engine.db.fetchall(
-            "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?",
-            [bank_id],
-        )
-        if rows:
-            collection, name, dimension, config = rows[0]
-            if (name, dimension) != (embedder.name, embedder.dimension):
-                raise InvalidInputError(
-                    f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
-                    f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
+        rows = _bank_row(engine.db, bank_id)
+        if not rows:
+            collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
+            with engine.db.transaction() as cur:
+                cur.execute(
+                    "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT DO NOTHING",
+                    [
+                        bank_id,
+                        collection,
+                        embedder.name,
+                        embedder.dimension,
+                        json.dumps(BankConfig().to_mapping()),
+                    ],
                 )
-            return collection, BankConfig.from_mapping(json.loads(config or "{}"))
-        collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
-        config = BankConfig()
-        with engine.db.transaction() as cur:
-            cur.execute(
-                "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now())",
-                [
-                    bank_id,
-                    collection,
-                    embedder.name,
-                    embedder.dimension,
-                    json.dumps(config.to_mapping()),
-                ],
+            # Ours, or the bank another process (a replica) created at the same moment.
+            rows = _bank_row(engine.db, bank_id)
+        collection, name, dimension, config = rows[0]
+        if (name, dimension) != (embedder.name, embedder.dimension):
+            raise InvalidInputError(
+                f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
+                f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
             )
-        return collection, config
+        return collection, BankConfig.from_mapping(json.loads(config or "{}"))
 
     def banks(self) -> list[str]:
         """Ids of every bank in the store, sorted."""

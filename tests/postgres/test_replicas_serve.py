@@ -27,8 +27,8 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONP
 ENV.pop("AGENTMEM_TOKEN", None)
 LISTENING = re.compile(r"running on (http://127\.0\.0\.1:\d+)")
 TIMEOUT = 120.0  # seconds a request may take on a loaded two-core machine
-CLIENTS = 6
-OPERATIONS = 10  # per client
+CLIENTS = 4
+OPERATIONS = 8  # per client
 BANKS = ("north", "south")
 
 
