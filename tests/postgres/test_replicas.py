@@ -7,6 +7,7 @@ Runs on DuckDB (two instances of one process on one file) and on PostgreSQL (``p
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import networkx as nx
@@ -129,6 +130,31 @@ def test_a_write_through_one_instance_is_visible_through_the_other(pair, locatio
 
     for bank in (w, r):
         assert bank.check_integrity().ok
+
+
+def test_concurrent_retains_through_both_create_each_entity_once(pair, location):
+    banks = [mem.bank("carol") for mem in pair]
+    errors: list[BaseException] = []
+
+    def retain(bank: agentmem.MemoryBank, n: int) -> None:
+        try:
+            for i in range(4):
+                bank.retain(f"Zorblax Quint visited Oslo on trip {n}-{i}.", mentioned_at=T0)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=retain, args=(b, n)) for n, b in enumerate(banks * 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for bank in banks:
+        (zorblax,) = [e for e in bank.entities() if e.name == "Zorblax Quint"]
+        assert len(zorblax.memory_ids) == len(bank.memories()) == 16
+        assert bank.check_integrity().ok
+    assert_mirrors_fresh(pair[0], location, "carol")
+    assert_mirrors_fresh(pair[1], location, "carol")
 
 
 def test_delete_and_import_through_one_instance_reach_the_other(pair, location, tmp_path):

@@ -205,6 +205,8 @@ class LocalChanges:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        #: The write lock of every database of the file (``Database.write_lock``).
+        self.write_lock = threading.RLock()
         self._next: dict[str, int] = {}  # the last version handed out, per bank
         self._versions: dict[str, int] = {}  # the newest committed version, per bank
         self._pending: dict[tuple[str, int], Change] = {}

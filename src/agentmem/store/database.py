@@ -219,6 +219,8 @@ class Database:
         self._closed = False
         self._versions_key = str(path.resolve())
         self.local_changes = changes.local_changes(self._versions_key)
+        # One writer at a time per file, also between two AgentMemory of this process on it.
+        self.write_lock = self.local_changes.write_lock
 
     def _error(self, doing: str, exc: duckdb.Error) -> StorageError:
         """A StorageError for a DuckDB failure, saying so when the file is damaged."""
