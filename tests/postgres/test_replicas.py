@@ -157,6 +157,36 @@ def test_concurrent_retains_through_both_create_each_entity_once(pair, location)
     assert_mirrors_fresh(pair[1], location, "carol")
 
 
+def test_the_same_content_retained_through_both_at_once_is_stored_once(pair):
+    banks = [mem.bank("dora") for mem in pair]
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def retain(bank: agentmem.MemoryBank) -> None:
+        try:
+            start.wait(60)
+            for _ in range(3):
+                bank.retain(CONVERSATION, mentioned_at=T0)
+                bank.retain("Dora keeps bees in Ghent.", document_id="bees", mentioned_at=T0)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=retain, args=(b,)) for b in banks * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with agentmem.AgentMemory(embedder=HashEmbedder()) as alone:  # the same calls, once
+        once = alone.bank("dora")
+        once.retain(CONVERSATION, mentioned_at=T0)
+        once.retain("Dora keeps bees in Ghent.", document_id="bees", mentioned_at=T0)
+        expected = sorted(m.text for m in once.memories())
+    for bank in banks:
+        assert sorted(m.text for m in bank.memories()) == expected
+        assert bank.check_integrity().ok
+
+
 def test_delete_and_import_through_one_instance_reach_the_other(pair, location, tmp_path):
     writer, reader = pair
     w, r = writer.bank("bob"), reader.bank("bob")

@@ -70,7 +70,7 @@ from agentmem.retain.repeats import (
 )
 from agentmem.retain.supersession import supersession_links
 from agentmem.retain.timing import anchor_in_time
-from agentmem.store.changes import record_change
+from agentmem.store.changes import is_local, record_change
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.forget import Deleted, delete_rows, delete_vectors
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
@@ -230,6 +230,10 @@ class Episode:
     content_hash: str | None = None
 
 
+class _Raced(Exception):
+    """Another process stored a retain's content between its repeat check and its write."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFacts:
     """What :func:`store_facts` stored.
@@ -299,6 +303,7 @@ def store_facts(
     context = episode.context if episode is not None else None
     created = utc_now()
     hashes = hashes if hashes is not None else [None] * len(facts)
+    asked = (facts, hashes)  # what a retry after a race (below) stores again
     # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
     # then never delete a memory whose vector is still on its way, and the entity cache is
     # dropped before any other writer can read entities that rolled back.
@@ -331,6 +336,14 @@ def store_facts(
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
                 engine.begin_write(cur, bank_id)
+                # Decided before the bank was locked: on a shared store another process may
+                # have stored this content since (then decide again, from the start).
+                if (
+                    resolution is not None
+                    and not is_local(engine.db)
+                    and resolve(cur, bank_id, check, planned_memories, asked[1]) != resolution
+                ):
+                    raise _Raced
                 if episode is not None:
                     insert_rows(
                         cur,
@@ -406,6 +419,21 @@ def store_facts(
                     [*ids, *doomed],
                     [*linked.entity_ids, *gone.entity_ids],
                 )
+        except _Raced:
+            wait([planned])
+            return store_facts(
+                engine,
+                bank_id,
+                collection,
+                bank_config,
+                asked[0],
+                episode=episode,
+                tags=tags,
+                links=links,
+                early=early,
+                check=check,
+                hashes=asked[1],
+            )
         except BaseException:
             wait([embedding, planned])  # never leave work running for a call that has failed
             engine.drop_mirror("entity_indexes", bank_id)  # it may hold entities that rolled back
