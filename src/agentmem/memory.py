@@ -114,22 +114,6 @@ def _open_embedded(
     return db, vectors, keyword, namespace
 
 
-def _open_postgres(url: str, config: EngineConfig) -> tuple[Any, Any, Any]:
-    """The PostgreSQL database at ``url`` with its pgvector vectors and keyword index."""
-    from agentmem.store.postgres.database import PostgresDatabase
-    from agentmem.store.postgres.keyword import PostgresKeywordIndex
-    from agentmem.store.postgres.vectors import PostgresVectorStore
-
-    db = PostgresDatabase(url)
-    try:
-        vectors = PostgresVectorStore(db)
-        keyword = PostgresKeywordIndex(db, **_keyword_settings(config))
-    except BaseException:
-        db.close()
-        raise
-    return db, vectors, keyword
-
-
 def _bank_row(db: Any, bank_id: str) -> list[Any]:
     return db.fetchall(
         "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?", [bank_id]
@@ -216,7 +200,9 @@ class AgentMemory:
                     "chroma_url is for the embedded store: a PostgreSQL store keeps its "
                     "vectors in the database (pgvector)"
                 )
-            db, vectors, keyword = _open_postgres(str(path), self._config)
+            from agentmem.store.postgres.store import open_postgres  # needs psycopg
+
+            db, vectors, keyword = open_postgres(str(path), **_keyword_settings(self._config))
             self.path = db.path  # the URL without its password
             self._namespace = ""
         else:
@@ -302,6 +288,8 @@ class AgentMemory:
                 )
             # Ours, or the bank another process (a replica) created at the same moment.
             rows = _bank_row(engine.db, bank_id)
+            if rows[0][0] == collection:
+                engine.vectors.create_collection(collection, embedder.dimension)
         collection, name, dimension, config = rows[0]
         if (name, dimension) != (embedder.name, embedder.dimension):
             raise InvalidInputError(

@@ -127,3 +127,38 @@ def test_a_bank_deleted_by_another_memory_during_writes_leaves_nothing_behind(
     finally:
         writer.close()
         deleter.close()
+
+
+def test_integrity_finds_what_can_go_wrong_in_the_database_and_repair_mends_vectors(
+    pg_url: str,
+) -> None:
+    with _memory(pg_url) as mem:
+        bank = mem.bank("a")
+        stored = bank.retain(
+            "Alice moved to Berlin last June. Bob works at Acme Corp.", mentioned_at=T0
+        ).memories
+        assert mem.check_integrity().ok
+        db = mem._engine.db
+        # What a hand edit (or a buggy client) of the shared database can do.
+        db.execute("DELETE FROM vectors WHERE id = ?", [stored[0].id])
+        db.execute(
+            "DELETE FROM keyword_docs WHERE seq = (SELECT seq FROM memories WHERE id = ?)",
+            [stored[-1].id],
+        )
+        db.execute(
+            "INSERT INTO links VALUES ('a', ?, 'gone', 'semantic', 0.5, now())", [stored[0].id]
+        )
+        problems = "\n".join(mem.check_integrity().problems)
+        assert "memory without a vector" in problems
+        assert "memory missing from the keyword index" in problems
+        assert "link to a missing memory" in problems
+        repaired = mem.repair()
+        assert repaired.reembedded == 1
+        mem.rebuild_keyword_index()
+        assert mem.check_integrity().problems == (
+            "bank 'a': 1 × link to a missing memory: " + stored[0].id + " -> gone",
+        )
+        db.execute("DELETE FROM links WHERE dst_id = 'gone'")
+        assert mem.check_integrity().ok
+        assert bank.recall("Where does Alice live?", strategies=["semantic"]).hits
+        assert bank.recall("Acme", strategies=["keyword"]).hits

@@ -287,3 +287,22 @@ def test_recall_filters_select_the_same_rows(pair: Pair, filters: dict) -> None:
     ]
     assert found[0] == found[1]
     assert 0 < len(found[0]) < len(rows)
+
+
+def test_a_deleted_banks_rows_leave_nothing_behind(pair: Pair) -> None:
+    bank, other = f"d-{uuid.uuid4().hex[:8]}", f"k-{uuid.uuid4().hex[:8]}"
+    pair.add(other, [("blue bicycle kept", "")])
+    pair.add(bank, [("blue bicycle gone", ""), ("red bicycle gone", "blue")])
+    kept = pair.pg_index.search(other, "blue bicycle", 10)
+    for db, index in ((pair.duck, pair.duck_index), (pair.pg, pair.pg_index)):
+        with db.transaction() as cur:
+            index.remove_bank(cur, bank)
+            cur.execute("DELETE FROM memories WHERE bank_id = ?", [bank])
+    assert pair.pg.fetchall("SELECT count(*) FROM keyword_postings WHERE bank_id = ?", [bank]) == [
+        (0,)
+    ]
+    # A bank created again under the id starts from nothing, scored as DuckDB scores it.
+    pair.add(bank, [("blue bicycle new", "")])
+    duck, pg = pair.both(bank, "blue bicycle", 10)
+    assert pg == duck and len(pg) == 1
+    assert pair.pg_index.search(other, "blue bicycle", 10) == kept

@@ -10,7 +10,7 @@ import pytest
 
 from agentmem.errors import InvalidInputError
 from agentmem.store.postgres.database import PostgresDatabase
-from agentmem.store.postgres.vectors import PostgresVectorStore, _index_name
+from agentmem.store.postgres.vectors import PostgresVectorStore, _index_name, _Vector
 from agentmem.store.vectors import VectorStore, _matches
 
 
@@ -61,7 +61,7 @@ def test_recall_at_10_of_the_index_in_two_banks(store: PostgresVectorStore, db) 
                 r[0]
                 for r in con.execute(
                     "EXPLAIN " + store._nearest_sql(collection, 32, "TRUE", 10),
-                    {"q": str(q.tolist())},
+                    {"q": _Vector(q)},
                 ).fetchall()
             )
         assert _index_name(collection) in explained, explained
@@ -196,17 +196,31 @@ def test_writes_commit_and_roll_back_with_the_callers_transaction(
 ) -> None:
     store.create_collection("bank-t", 4)
     vectors = np.eye(4, dtype=np.float32)
-    with pytest.raises(RuntimeError), db.transaction():
-        store.stage("b", "bank-t", ["a", "b"], vectors[:2], [{}, {}])
+    with pytest.raises(RuntimeError), db.transaction() as cur:
+        store.write_in(cur, "b", "bank-t", ["a", "b"], vectors[:2], [{}, {}])
         assert store.count("bank-t") == 2  # the transaction sees its own writes
         assert store.query("bank-t", vectors[1], 1)[0][0] == "b"
         raise RuntimeError("the retain fails after its vectors were written")
     assert store.count("bank-t") == 0
-    with db.transaction():
-        store.stage("b", "bank-t", ["a", "b"], vectors[:2], [{}, {}])
-        store.delete("bank-t", ["a"])
+    with db.transaction() as cur:
+        store.write_in(cur, "b", "bank-t", ["a", "b"], vectors[:2], [{}, {}])
+        store.delete_in(cur, "b", "bank-t", ["a"])
+    store.stage("b", "bank-t", ["a", "b"], vectors[:2], [{}, {}])  # after commit: nothing left
+    store.delete("bank-t", ["a"])
     assert store.ids("bank-t") == {"b"}
     assert store.staged == 0 and not store.embedded
+    with pytest.raises(RuntimeError), db.transaction() as cur:
+        store.drop_in(cur, "b", "bank-t")
+        assert store.count("bank-t") == 0
+        raise RuntimeError("the bank's deletion fails")
+    assert store.ids("bank-t") == {"b"}
+    with db.transaction() as cur:
+        store.drop_in(cur, "b", "bank-t")
+    store.drop("bank-t")
+    assert store.count("bank-t") == 0
+    assert _index_name("bank-t") not in {
+        r[0] for r in db.fetchall("SELECT indexname FROM pg_indexes")
+    }
 
 
 def test_repeated_ids_keep_the_last_vector(store: PostgresVectorStore) -> None:
@@ -220,14 +234,14 @@ def test_a_collections_first_write_inside_a_transaction_creates_it(
     store: PostgresVectorStore, db
 ) -> None:
     vectors = np.eye(4, dtype=np.float32)
-    with db.transaction():
+    with db.transaction() as cur:
         db.execute("INSERT INTO meta VALUES ('k', 'v')")  # the transaction holds other locks
-        store.stage("b", "bank-new", ["a"], vectors[:1], [{}])
+        store.write_in(cur, "b", "bank-new", ["a"], vectors[:1], [{}])
     assert store.ids("bank-new") == {"a"}
     indexes = {r[0] for r in db.fetchall("SELECT indexname FROM pg_indexes")}
     assert _index_name("bank-new") in indexes
-    with pytest.raises(RuntimeError), db.transaction():
-        store.stage("b", "bank-newer", ["a"], vectors[:1], [{}])
+    with pytest.raises(RuntimeError), db.transaction() as cur:
+        store.write_in(cur, "b", "bank-newer", ["a"], vectors[:1], [{}])
         raise RuntimeError("rolled back")
     # The collection stays registered (empty); its vectors went with the transaction.
     assert store.count("bank-newer") == 0

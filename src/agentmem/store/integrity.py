@@ -14,6 +14,12 @@ Store-wide: no row belongs to a bank the store does not know, and no pending pos
 a deleted memory. The check holds the write lock while it reads DuckDB, so it sees no write
 half-way. Chroma is read under the same lock: a write that committed before the check is in the
 vector journal until Chroma has it, and none can commit while the check runs.
+
+The keyword index supplies its own checks (``bank_checks``, ``store_checks``), as its tables
+differ by backend. On PostgreSQL the same checks run against the one database, which holds
+the vectors too (no journal, nothing in flight); there a problem means rows deleted or
+written by something other than agentmem, not a damaged file. Other processes may write
+meanwhile: the write lock is this process's only.
 """
 
 from __future__ import annotations

@@ -77,6 +77,9 @@ class StagedVectorStore:
         """Vectors waiting for the next flush."""
         return self._count
 
+    def create_collection(self, collection: str, dimension: int) -> None:
+        """Nothing to do ahead: Chroma creates a collection on its first write."""
+
     # The transaction's part of a vector write: writers call these inside the transaction
     # that stores or deletes the rows, and the methods below (stage, delete, drop) once it
     # has committed. Here the transaction journals what Chroma is to do (store/reconcile.py

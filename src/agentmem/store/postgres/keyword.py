@@ -178,7 +178,7 @@ ORDER BY scored.score DESC, scored.seq DESC
 LIMIT $limit
 """
 
-#: For the integrity check: a line when bank $bank's statistics are not what its rows give.
+#: A line when bank $bank's statistics are not what its rows give.
 STATS_MISMATCH = """
 SELECT 'rows ' || coalesce(s.num_docs, 0) || ' and length ' || coalesce(s.total_len, 0)
        || ' counted, ' || actual.n || ' and ' || actual.total_len || ' stored'
@@ -189,16 +189,29 @@ FROM (
 LEFT JOIN keyword_bank_stats AS s ON s.bank_id = $bank
 WHERE coalesce(s.num_docs, 0) <> actual.n OR coalesce(s.total_len, 0) <> actual.total_len
 """
-#: For the integrity check: ids of bank $bank's memories the index does not hold.
+#: Ids of bank $bank's memories the index does not hold (a row of only stopwords is held too).
 MISSING_ROWS = """
 SELECT m.id FROM memories AS m WHERE m.bank_id = $bank
 AND NOT EXISTS (SELECT 1 FROM keyword_docs AS d WHERE d.seq = m.seq)
 """
-#: For the integrity check: seqs the index holds of no stored memory.
+#: Seqs the index holds of no stored memory.
 ORPHAN_ROWS = """
 SELECT CAST(d.seq AS text) FROM keyword_docs AS d
 WHERE NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.seq = d.seq)
 """
+# For the integrity check (store/integrity.py): (what is wrong, SQL of the offenders).
+_BANK_CHECKS: tuple[tuple[str, str], ...] = (
+    ("memory missing from the keyword index", MISSING_ROWS),
+    ("keyword statistics not those of the bank's rows", STATS_MISMATCH),
+)
+_STORE_CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        "keyword_bank_stats row of an unknown bank",
+        "SELECT DISTINCT t.bank_id FROM keyword_bank_stats AS t "
+        "WHERE t.bank_id NOT IN (SELECT bank_id FROM banks)",
+    ),
+    ("keyword postings of a deleted memory", ORPHAN_ROWS),
+)
 
 
 class DuckDBTokenizer:
@@ -286,6 +299,11 @@ class PostgresKeywordIndex:
         context_weight: Weight of a term of the neighbouring turns against one of the fact.
         rebuild_min, rebuild_fraction: Accepted for the interface; nothing is ever folded.
     """
+
+    #: Integrity checks of one bank's index, as (what is wrong, SQL over ``$bank`` returning
+    #: the offending ids), and of the whole store's (no parameter).
+    bank_checks = _BANK_CHECKS
+    store_checks = _STORE_CHECKS
 
     def __init__(
         self,
@@ -410,6 +428,11 @@ class PostgresKeywordIndex:
 
     def pending_rows(self) -> int:
         """Rows waiting for a fold: none, every write is indexed in its transaction."""
+        return 0
+
+    def pending_memories(self, bank_ids: list[str]) -> int:
+        """Memories of these banks waiting for a fold: none."""
+        del bank_ids
         return 0
 
     def fold_pending(self) -> float:

@@ -7,9 +7,13 @@ the Chroma store calls one, so the shared code names it the same way. Each colle
 the graph walks through other banks' vectors. A query names its collection as a literal, so
 the planner matches it to that index whatever plans it caches.
 
-Writes run on the calling thread's connection, so inside a database transaction they commit
-or roll back with it: no vector journal, no window where a fact is stored without its vector.
-Nothing is staged (``staged`` is 0, ``flush`` does nothing).
+Writers call ``write_in``/``delete_in``/``drop_in`` inside the transaction that stores or
+deletes the rows, and ``stage``/``delete``/``drop`` once it has committed (the Chroma store
+journals in the first and writes in the second). Here the first do the work, on the calling
+thread's connection, so it commits or rolls back with the rows: no vector journal, no window
+where a fact is stored without its vector. ``stage`` then has nothing left to do, ``delete``
+finds nothing left to delete, ``drop`` drops the collection's index (outside the transaction:
+dropping an index locks the whole table). Nothing is staged (``staged`` is 0).
 
 Similarities are ``1 - cosine distance``, as the Chroma store returns them. ``where`` filters
 take the Chroma syntax the engine uses (``$and``, ``$or``, ``$eq``, ``$ne``, ``$gt``, ``$gte``,
@@ -23,10 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -74,9 +80,46 @@ def _index_name(collection: str) -> str:
     return "vectors_" + hashlib.sha256(collection.encode("utf-8")).hexdigest()[:40]
 
 
-def _vector_text(vector: np.ndarray) -> str:
-    """pgvector's text form of a vector; float32 values survive the round trip exactly."""
-    return json.dumps(np.asarray(vector, dtype=np.float32).tolist())
+def index_ddl(collection: str, dimension: int) -> str:
+    """The statement that builds a collection's partial HNSW index (if it is missing).
+
+    Building it over rows already stored is far faster than inserting them one by one into
+    the index: a bulk load may drop the index (``DROP INDEX`` of :func:`_index_name`), load,
+    and run this.
+    """
+    return (
+        f"CREATE INDEX IF NOT EXISTS {_index_name(collection)} ON vectors "
+        f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
+        f"WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) "
+        f"WHERE collection = {_literal(collection)}"
+    )
+
+
+class _Vector:
+    """A vector bound in pgvector's binary form (dimension, unused, big-endian float32s):
+    much cheaper to make than its text, and exact."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, vector: np.ndarray) -> None:
+        values = np.asarray(vector, dtype=">f4").reshape(-1)
+        self.data = struct.pack(">HH", len(values), 0) + values.tobytes()
+
+
+@cache
+def _vector_dumper() -> type:
+    """psycopg's dumper of :class:`_Vector` (psycopg is imported when a store is opened)."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class VectorDumper(Dumper):
+        # No type oid: the statement's cast (%b::vector) gives the parameter its type.
+        format = Format.BINARY
+
+        def dump(self, obj: _Vector) -> bytes:
+            return obj.data
+
+    return VectorDumper
 
 
 def where_sql(where: Mapping[str, Any], params: dict[str, Any] | None = None) -> str:
@@ -138,7 +181,9 @@ class PostgresVectorStore:
         self._db = db
         self._dimensions: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._configured: weakref.WeakSet[Any] = weakref.WeakSet()  # connections set up
+        # Pooled connections given the vector dumper, and the HNSW settings.
+        self._adapted: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._configured: weakref.WeakSet[Any] = weakref.WeakSet()
         with self._connection() as con, con.transaction():
             con.execute("SELECT pg_advisory_xact_lock(%s)", [VECTOR_SCHEMA_LOCK])
             try:
@@ -153,9 +198,12 @@ class PostgresVectorStore:
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
-        """The calling thread's transaction connection, else a pooled one; psycopg's errors
-        as StorageError."""
+        """The calling thread's transaction connection, else a pooled one, able to bind
+        vectors; psycopg's errors as StorageError."""
         with self._db._connection() as con, self._db.storage_errors():
+            if con not in self._adapted:
+                con.adapters.register_dumper(_Vector, _vector_dumper())
+                self._adapted.add(con)
             yield con
 
     # -- collections ------------------------------------------------------------------------
@@ -192,12 +240,7 @@ class PostgresVectorStore:
                     "INSERT INTO vector_collections VALUES (%s, %s) ON CONFLICT DO NOTHING",
                     [collection, dimension],
                 )
-                con.execute(
-                    f"CREATE INDEX IF NOT EXISTS {_index_name(collection)} ON vectors "
-                    f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
-                    f"WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) "
-                    f"WHERE collection = {_literal(collection)}"
-                )
+                con.execute(index_ddl(collection, dimension))
         except psycopg.Error as exc:
             raise StorageError(f"cannot create vector collection {collection}: {exc}") from exc
         self._dimension_of(collection)
@@ -222,6 +265,32 @@ class PostgresVectorStore:
 
     # -- writes -----------------------------------------------------------------------------
 
+    def write_in(
+        self,
+        cur: Any,  # noqa: ANN401
+        bank_id: str,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, str | int | float | bool]],
+    ) -> None:
+        """In the caller's transaction: write the vectors of the rows it stores."""
+        del cur, bank_id  # the thread's statements run in its transaction
+        self.upsert(collection, ids, vectors, metadatas)
+
+    def delete_in(self, cur: Any, bank_id: str, collection: str, ids: Sequence[str]) -> None:  # noqa: ANN401
+        """In the caller's transaction: delete the vectors of the rows it deletes."""
+        del cur, bank_id
+        self.delete(collection, ids)
+
+    def drop_in(self, cur: Any, bank_id: str, collection: str) -> None:  # noqa: ANN401
+        """In the caller's transaction: delete a deleted bank's vectors (:meth:`drop` then
+        drops the collection's index)."""
+        del cur, bank_id
+        with self._connection() as con:
+            con.execute("DELETE FROM vectors WHERE collection = %s", [collection])
+            con.execute("DELETE FROM vector_collections WHERE collection = %s", [collection])
+
     def stage(
         self,
         bank_id: str,
@@ -230,9 +299,7 @@ class PostgresVectorStore:
         vectors: np.ndarray,
         metadatas: Sequence[Mapping[str, str | int | float | bool]],
     ) -> None:
-        """Write the vectors now (in the calling thread's transaction, if any)."""
-        del bank_id
-        self.upsert(collection, ids, vectors, metadatas)
+        """Nothing to do: :meth:`write_in` wrote the vectors in the rows' transaction."""
 
     def flush(self) -> None:
         """Nothing is staged."""
@@ -256,20 +323,15 @@ class PostgresVectorStore:
         if len(metadatas) != len(ids):
             raise InvalidInputError(f"{len(ids)} ids but {len(metadatas)} metadatas")
         self._checked_dimension(collection, embeddings)
-        latest = {i: n for n, i in enumerate(ids)}  # ON CONFLICT cannot touch a row twice
-        rows = sorted(latest.values())
-        with self._connection() as con:
-            con.execute(
+        with self._connection() as con, con.cursor() as cur:
+            cur.executemany(  # pipelined: one round trip
                 "INSERT INTO vectors (collection, id, embedding, metadata) "
-                "SELECT %s, i, v::vector, m::jsonb FROM unnest(%s::text[], %s::text[], "
-                "%s::text[]) AS t(i, v, m) "
+                "VALUES (%s, %s, %b::vector, %s::jsonb) "
                 "ON CONFLICT (collection, id) DO UPDATE "
                 "SET embedding = excluded.embedding, metadata = excluded.metadata",
                 [
-                    collection,
-                    [ids[n] for n in rows],
-                    [_vector_text(embeddings[n]) for n in rows],
-                    [json.dumps(dict(metadatas[n])) for n in rows],
+                    (collection, i, _Vector(v), json.dumps(dict(m)))
+                    for i, v, m in zip(ids, embeddings, metadatas, strict=True)
                 ],
             )
 
@@ -284,10 +346,9 @@ class PostgresVectorStore:
             )
 
     def drop(self, collection: str) -> None:
-        """Delete a bank's whole collection and its index."""
+        """Delete a bank's whole collection (what :meth:`drop_in` left) and its index."""
         with self._connection() as con, con.transaction():
-            con.execute("DELETE FROM vectors WHERE collection = %s", [collection])
-            con.execute("DELETE FROM vector_collections WHERE collection = %s", [collection])
+            self.drop_in(None, "", collection)
             con.execute(f"DROP INDEX IF EXISTS {_index_name(collection)}")
         with self._lock:
             self._dimensions.pop(collection, None)
@@ -306,7 +367,7 @@ class PostgresVectorStore:
     ) -> str:
         """Nearest (id, similarity[, metadata]) of the collection to parameter ``q``: through
         its index, or ``exact`` by sorting every row that passes ``where``."""
-        distance = f"embedding::vector({dimension}) <=> %(q)s::vector({dimension})"
+        distance = f"embedding::vector({dimension}) <=> %(q)b::vector({dimension})"
         order = f"0 + ({distance})" if exact else distance  # not the index's expression
         return (
             f"SELECT id, 1 - ({distance}) AS similarity{', metadata' if metadata else ''} "
@@ -315,8 +376,9 @@ class PostgresVectorStore:
             f"ORDER BY {order} LIMIT {int(limit)}"
         )
 
-    def _search(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """Run an index search with the store's HNSW settings on the connection."""
+    @contextmanager
+    def _searching(self) -> Iterator[Any]:
+        """A connection with the store's HNSW settings."""
         with self._connection() as con:
             if con not in self._configured:
                 idle = con.info.transaction_status == self._db._psycopg.pq.TransactionStatus.IDLE
@@ -325,6 +387,10 @@ class PostgresVectorStore:
                 con.execute(_SEARCH_SETTINGS.format(scope="SESSION" if idle else "LOCAL"))
                 if idle:
                     self._configured.add(con)
+            yield con
+
+    def _search(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        with self._searching() as con:
             return con.execute(sql, params).fetchall()
 
     def query(
@@ -351,7 +417,7 @@ class PostgresVectorStore:
                 f"a query vector of dimension {len(query)} for collection {collection} of "
                 f"dimension {dimension}"
             )
-        params: dict[str, Any] = {"q": _vector_text(query)}
+        params: dict[str, Any] = {"q": _Vector(query)}
         if not where:
             sql = self._nearest_sql(collection, dimension, "TRUE", n)
             return [(i, float(s)) for i, s in self._search(sql, params)]
@@ -375,7 +441,7 @@ class PostgresVectorStore:
     def query_many(
         self, collection: str, vectors: np.ndarray, n: int
     ) -> list[list[tuple[str, float]]]:
-        """Nearest ``n`` (id, cosine similarity) of each vector, in one statement; best first."""
+        """Nearest ``n`` (id, cosine similarity) of each vector, pipelined; best first."""
         if len(vectors) == 0:
             return []
         queries = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
@@ -383,19 +449,14 @@ class PostgresVectorStore:
         if dimension is None:
             return [[] for _ in queries]
         self._checked_dimension(collection, queries)
-        distance = f"v.embedding::vector({dimension}) <=> q.vec::vector({dimension})"
-        sql = (
-            "SELECT q.i, near.id, near.similarity "
-            "FROM unnest(%(qs)s::text[]) WITH ORDINALITY AS q(vec, i), LATERAL ("
-            f"SELECT v.id, 1 - ({distance}) AS similarity FROM vectors AS v "
-            f"WHERE v.collection = {_literal(collection)} "
-            f"ORDER BY {distance} LIMIT {int(n)}) AS near ORDER BY q.i, near.similarity DESC"
-        )
-        rows = self._search(sql, {"qs": [_vector_text(q) for q in queries]})
-        found: list[list[tuple[str, float]]] = [[] for _ in queries]
-        for i, memory_id, similarity in rows:
-            found[i - 1].append((memory_id, float(similarity)))
-        return found
+        sql = self._nearest_sql(collection, dimension, "TRUE", n)
+        with self._searching() as con, con.cursor() as cur:
+            cur.executemany(sql, [{"q": _Vector(q)} for q in queries], returning=True)
+            found: list[list[tuple[str, float]]] = []
+            while True:
+                found.append([(i, float(s)) for i, s in cur.fetchall()])
+                if not cur.nextset():
+                    return found
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
