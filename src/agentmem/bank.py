@@ -140,7 +140,7 @@ class MemoryBank:
                 "UPDATE banks SET config = ? WHERE bank_id = ?",
                 [json.dumps(config.to_mapping()), self.id],
             )
-            version = record_change(cur, self.id, "configure")
+            version = record_change(engine.db, cur, self.id, "configure")
         engine.bank_changed(self.id, version)
         engine.keep_mirror("configs", self.id, config, version)
         self._config = config
@@ -551,7 +551,7 @@ class MemoryBank:
             graph = loaded_graph(self._engine, self.id)
             if graph is not None:
                 graph.add_link(src_id, dst_id, kind, weight)
-            version = record_change(cur, self.id, "link", [src_id, dst_id])
+            version = record_change(self._engine.db, cur, self.id, "link", [src_id, dst_id])
         self._engine.bank_changed(self.id, version)
 
     @_bank_verb
@@ -560,7 +560,7 @@ class MemoryBank:
         if kind is not None and not isinstance(kind, str):
             raise InvalidInputError("kind must be a string")
         return self._entities_where(
-            "e.bank_id = $bank AND ($kind IS NULL OR e.kind = $kind)",
+            "e.bank_id = $bank AND (CAST($kind AS VARCHAR) IS NULL OR e.kind = $kind)",
             {"bank": self.id, "kind": kind},
         )
 
@@ -586,7 +586,7 @@ class MemoryBank:
     def _entities_where(self, condition: str, params: dict[str, Any]) -> list[Entity]:
         """Entities matching a condition on ``e`` (entities), with their memory ids, by name."""
         rows = self._engine.db.fetchall(
-            "SELECT e.name, e.kind, e.aliases, list(me.memory_id ORDER BY me.memory_id) "
+            "SELECT e.name, e.kind, e.aliases, array_agg(me.memory_id ORDER BY me.memory_id) "
             "FROM entities AS e LEFT JOIN memory_entities AS me ON me.entity_id = e.id "
             f"WHERE {condition} GROUP BY e.id, e.name, e.kind, e.aliases ORDER BY e.name, e.kind",
             params,

@@ -16,6 +16,7 @@ Examples::
     agentmem repair ./memdata          # re-embed vectors lost from chroma/, then check the store
     agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
+    agentmem serve --path postgresql://me@db-host/agentmem # PostgreSQL, needs agentmem[postgres]
     agentmem bench locomo --data ../shared/data/locomo10.json
     agentmem bench scale --sizes 10000 100000 --workdir /tmp/agentmem-scale
     agentmem bench rerank --conversations 2 [--cross-encoder-dir ~/models/ms-marco-MiniLM-L-6-v2]
@@ -51,10 +52,12 @@ from agentmem.memory import DB_FILE, AgentMemory, validate_bank_id
 from agentmem.migrate import migrate
 from agentmem.schemas import RecallHitOut
 from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
+from agentmem.store.postgres.database import is_postgres_url
 from agentmem.types import RecallHit, RecallResult
 
 TOKEN_ENV = "AGENTMEM_TOKEN"
 DEMO_BANK = "demo"
+STORE_HELP = "store directory, or a postgresql:// URL"
 
 
 def recall_table(title: str, result: RecallResult) -> Table:
@@ -130,12 +133,18 @@ def _existing_bank(path: str, bank_id: str) -> Iterator[MemoryBank]:
         NotFoundError: ``path`` holds no agentmem store, or the store no such bank.
     """
     bank_id = validate_bank_id(bank_id)
-    if not (Path(path) / DB_FILE).is_file():
-        raise NotFoundError(f"no agentmem store at {path}")
+    _require_store(path)
     with AgentMemory(path) as mem:
         if bank_id not in mem.banks():
-            raise NotFoundError(f"no bank {bank_id!r} in {path}")
+            raise NotFoundError(f"no bank {bank_id!r} in {mem.path}")
         yield mem.bank(bank_id)
+
+
+def _require_store(path: str) -> None:
+    """Refuse a directory that holds no store (a PostgreSQL URL's database is opened as it
+    is: agentmem creates its tables there)."""
+    if not is_postgres_url(path) and not (Path(path) / DB_FILE).is_file():
+        raise NotFoundError(f"no agentmem store at {path}")
 
 
 def _refuse_overwrite(path: str, force: bool) -> None:
@@ -147,7 +156,7 @@ def _refuse_overwrite(path: str, force: bool) -> None:
 def _store_for_write(path: str) -> Iterator[AgentMemory]:
     """The store at ``path``, created if missing, and removed again when the write that
     created it is refused: a refusal leaves nothing behind."""
-    created = not os.path.lexists(path)
+    created = not is_postgres_url(path) and not os.path.lexists(path)
     try:
         with AgentMemory(path) as mem:
             yield mem
@@ -291,8 +300,7 @@ def cmd_migrate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_repair(args: argparse.Namespace, console: Console) -> int:
-    if not (Path(args.store) / DB_FILE).is_file():
-        raise NotFoundError(f"no agentmem store at {args.store}")
+    _require_store(args.store)
     with _progress(console) as progress:
         task = progress.add_task("re-embedding vectors missing from Chroma", total=None)
 
@@ -588,7 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     def store_args(p: argparse.ArgumentParser, *, created: bool) -> None:
-        store = "store directory (created if missing)" if created else "store directory"
+        store = f"{STORE_HELP} (created if missing)" if created else STORE_HELP
         p.add_argument("--path", required=True, help=store)
         p.add_argument(
             "--bank", required=True, help="bank id" + (" (created if missing)" * created)
@@ -621,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     graph = command("graph", "draw a bank's entity/memory graph (self-contained HTML)")
     graph.add_argument("bank_positional", nargs="?", metavar="BANK", help=argparse.SUPPRESS)
-    graph.add_argument("--path", required=True, help="store directory")
+    graph.add_argument("--path", required=True, help=STORE_HELP)
     graph.add_argument("--bank", default=None, help="bank id (required)")
     graph.add_argument("--out", default="graph.html", help="output .html or .svg")
     graph.add_argument("--force", action="store_true", help="overwrite an existing --out")
@@ -629,7 +637,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph.set_defaults(func=cmd_graph)
 
     export = command("export", "write a bank to a JSON Lines file")
-    export.add_argument("--path", required=True, help="store directory")
+    export.add_argument("--path", required=True, help=STORE_HELP)
     export.add_argument("--bank", required=True, help="bank id")
     export.add_argument("--no-vectors", action="store_true", help="leave vectors out")
     export.add_argument("--force", action="store_true", help="overwrite an existing file")
@@ -637,11 +645,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=cmd_export)
 
     repair = command("repair", "re-embed vectors missing from Chroma (e.g. a deleted chroma/)")
-    repair.add_argument("store", help="store directory")
+    repair.add_argument("store", help=STORE_HELP)
     repair.set_defaults(func=cmd_repair)
 
     import_ = command("import", "load a bank from an export file")
-    import_.add_argument("--path", required=True, help="store directory (created if missing)")
+    import_.add_argument("--path", required=True, help=f"{STORE_HELP} (created if missing)")
     import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
     import_.add_argument("file", help="the .jsonl file to read")
     import_.set_defaults(func=cmd_import)
@@ -662,7 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate_.set_defaults(func=cmd_migrate)
 
     def server_args(p: argparse.ArgumentParser, port: int) -> None:
-        p.add_argument("--path", required=True, help="store directory (created if missing)")
+        p.add_argument("--path", required=True, help=f"{STORE_HELP} (created if missing)")
         p.add_argument("--host", default="127.0.0.1", help="interface to bind")
         p.add_argument("--port", type=int, default=port, help="port; 0 picks a free one")
         p.add_argument(

@@ -61,6 +61,8 @@ class Engine:
     resolvers: dict[str, EntityResolver] = field(default_factory=dict)
     # The banks' settings (MemoryBank.config).
     configs: dict[str, BankConfig] = field(default_factory=dict)
+    # The MemoryBank handles AgentMemory.bank() hands out (each holds the bank's collection).
+    handles: dict[str, Any] = field(default_factory=dict)
     # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
     offline_reranker: Reranker | None = None
     # The LLM path: set when AgentMemory(llm=...) is given.
@@ -119,7 +121,7 @@ class Engine:
         if have is not None and have == changes.bank_version(self.db, bank_id, source):
             return value
         reader = self.db.cursor() if source is None else source
-        log = None if have is None else changes.changes_since(reader, bank_id, have)
+        log = None if have is None else changes.changes_since(self.db, bank_id, have, source)
         if (
             log is None
             or any(c.kind in changes.RELOAD_KINDS for c in log)
@@ -190,4 +192,5 @@ _MIRRORS: dict[str, Callable[[Any, str, Any, list[changes.Change]], bool]] = {
     "entity_indexes": catch_up_index,
     "resolvers": catch_up_resolver,
     "configs": lambda cur, bank_id, config, log: not any(c.kind == "configure" for c in log),
+    "handles": lambda cur, bank_id, handle, log: True,  # dropped by import and delete_bank
 }

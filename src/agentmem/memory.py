@@ -18,7 +18,8 @@ from typing import Any
 
 from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
-from agentmem.consolidate.worker import ConsolidationWorker
+from agentmem.consolidate.observations import consolidate
+from agentmem.consolidate.worker import ConsolidationWorker, SharedConsolidationWorker
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError, shown
 from agentmem.llm.client import language_model
@@ -29,11 +30,13 @@ from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
+from agentmem.store.changes import is_local
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows, finish_drop
 from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
+from agentmem.store.postgres.database import is_postgres_url
 from agentmem.store.reconcile import VectorRepair, begin_session, end_session, repair_vectors
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank
@@ -75,6 +78,48 @@ def _vector_namespace(db: Database, chroma_url: str | None) -> str:
     return "" if mode == "embedded" else str(db.get_meta("store_id"))
 
 
+def _store_directory(path: str | Path | None) -> Path:
+    """The embedded store's directory, created if missing (a temporary one for None)."""
+    directory = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise InvalidInputError(f"{directory} exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file on the way, no permission, a read-only disk
+        raise StorageError(f"cannot create the store at {directory}: {exc.strerror}") from exc
+    return directory
+
+
+def _keyword_settings(config: EngineConfig) -> dict[str, Any]:
+    return {
+        "context_weight": config.context_weight,
+        "rebuild_min": config.keyword_rebuild_min,
+        "rebuild_fraction": config.keyword_rebuild_fraction,
+    }
+
+
+def _open_embedded(
+    directory: Path, config: EngineConfig, chroma_url: str | None
+) -> tuple[Database, StagedVectorStore, KeywordIndex, str]:
+    """DuckDB in ``directory``, vectors in its embedded Chroma (or a Chroma server), keyword
+    index, and the prefix of the store's collection names."""
+    db = Database(directory / DB_FILE)
+    try:
+        namespace = _vector_namespace(db, chroma_url)
+        vectors = StagedVectorStore(VectorStore(directory / VECTOR_DIR, url=chroma_url), db)
+        keyword = KeywordIndex(db, **_keyword_settings(config))
+    except BaseException:
+        db.close()
+        raise
+    return db, vectors, keyword, namespace
+
+
+def _bank_row(db: Any, bank_id: str) -> list[Any]:
+    return db.fetchall(
+        "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?", [bank_id]
+    )
+
+
 def _default_embedder(db: Database) -> MiniLMEmbedder:
     """The offline default embedder, in the form this store's banks were made with.
 
@@ -91,7 +136,9 @@ class AgentMemory:
 
     Args:
         path: Directory of the store (created if missing). ``None`` makes a temporary
-            store that is deleted on :meth:`close`.
+            store that is deleted on :meth:`close`. A ``postgresql://`` (or ``postgres://``)
+            URL opens a PostgreSQL database with pgvector instead, which any number of
+            processes may share (needs ``pip install "agentmem[postgres]"``).
         embedder: An :class:`~agentmem.protocols.Embedder`; default all-MiniLM-L6-v2 int8
             ONNX, loaded lazily from an installed package, with its products in int8
             (:class:`~agentmem.models.embedder.MiniLMEmbedder`) — or without, in a store
@@ -109,15 +156,17 @@ class AgentMemory:
         config: Engine settings (:class:`~agentmem.config.EngineConfig`).
         chroma_url: ``http://host:port`` of a Chroma server (``chroma run``) to hold the
             vectors instead of the embedded Chroma under ``path``. DuckDB, the system of
-            record, stays in ``path``. A store keeps the mode it was created with.
+            record, stays in ``path``. A store keeps the mode it was created with. Not with
+            a PostgreSQL URL, whose vectors are in the database.
         repair_progress: Called as ``repair_progress(done, total)`` while opening re-embeds
             vectors missing from Chroma (its folder deleted or restored from an older backup:
             each bank's vector count is compared with its memories on every open).
 
     Raises:
-        StoreLockedError: Another process has this store open.
-        StorageError: The store cannot be opened: its directory cannot be created, or its
-            DuckDB file is corrupt (the message says so).
+        StoreLockedError: Another process has this store open (the embedded store).
+        StorageError: The store cannot be opened: its directory cannot be created, its
+            DuckDB file is corrupt (the message says so), or the PostgreSQL server cannot be
+            reached or refuses the login (the message names the URL without its password).
 
     Example:
         >>> with AgentMemory("./memdata") as mem:
@@ -142,29 +191,25 @@ class AgentMemory:
         if config is not None and not isinstance(config, EngineConfig):
             raise InvalidInputError("config must be an agentmem.EngineConfig")
         self._temporary = path is None
-        self.path = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
-        if self.path.exists() and not self.path.is_dir():
-            raise InvalidInputError(f"{self.path} exists and is not a directory")
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # a file on the way, no permission, a read-only disk
-            raise StorageError(f"cannot create the store at {self.path}: {exc.strerror}") from exc
         self._config = config or EngineConfig()
         self._lock = threading.Lock()
-        self._banks: dict[str, MemoryBank] = {}
-        db = Database(self.path / DB_FILE)
-        try:
-            self._namespace = _vector_namespace(db, chroma_url)
-            vectors = StagedVectorStore(VectorStore(self.path / VECTOR_DIR, url=chroma_url), db)
-            keyword = KeywordIndex(
-                db,
-                context_weight=self._config.context_weight,
-                rebuild_min=self._config.keyword_rebuild_min,
-                rebuild_fraction=self._config.keyword_rebuild_fraction,
+        self.path: Path | str
+        if is_postgres_url(path):
+            if chroma_url is not None:
+                raise InvalidInputError(
+                    "chroma_url is for the embedded store: a PostgreSQL store keeps its "
+                    "vectors in the database (pgvector)"
+                )
+            from agentmem.store.postgres.store import open_postgres  # needs psycopg
+
+            db, vectors, keyword = open_postgres(str(path), **_keyword_settings(self._config))
+            self.path = db.path  # the URL without its password
+            self._namespace = ""
+        else:
+            self.path = _store_directory(path)
+            db, vectors, keyword, self._namespace = _open_embedded(
+                self.path, self._config, chroma_url
             )
-        except BaseException:
-            db.close()
-            raise
         offline_reranker = CalibratedReranker(self._config.fusion)
         self._engine = Engine(
             db=db,
@@ -182,13 +227,24 @@ class AgentMemory:
         )
         if language is not None:
             self._engine.llm = language
-            self._engine.consolidator = ConsolidationWorker()
+            self._engine.consolidator = (
+                ConsolidationWorker()
+                if is_local(db)
+                else SharedConsolidationWorker(db, self._consolidate_job)
+            )
         self._closed = False
         try:
             begin_session(db, vectors, self._engine.embedder, progress=repair_progress)
         except BaseException:
             self._engine.close()
             raise
+
+    def _consolidate_job(self, bank_id: str, memory_ids: tuple[str, ...]) -> None:
+        """Run a consolidation job claimed from a shared store (queued by any replica)."""
+        if bank_id not in self.banks():
+            return  # deleted meanwhile: nothing to consolidate
+        bank = self.bank(bank_id)
+        consolidate(self._engine, bank_id, bank._collection, bank.config, memory_ids)
 
     # -- banks ------------------------------------------------------------------------------
 
@@ -201,43 +257,46 @@ class AgentMemory:
         """
         self._check_open()
         bank_id = validate_bank_id(bank_id)
+        engine = self._engine
         with self._lock:
-            bank = self._banks.get(bank_id)
+            # A handle knows the bank's vector collection: one deleted or imported through
+            # another AgentMemory (or replica) since is dropped here and opened again.
+            bank = engine.mirror("handles", bank_id)
             if bank is None:
-                bank = MemoryBank(self._engine, bank_id, *self._open_bank(bank_id))
-                self._banks[bank_id] = bank
+                version = engine.bank_version(bank_id)
+                bank = MemoryBank(engine, bank_id, *self._open_bank(bank_id))
+                engine.keep_mirror("handles", bank_id, bank, version)
             return bank
 
     def _open_bank(self, bank_id: str) -> tuple[str, BankConfig]:
         """The bank's vector collection and settings, creating the bank if it is new."""
         engine = self._engine
         embedder = engine.embedder
-        rows = engine.db.fetchall(
-            "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?",
-            [bank_id],
-        )
-        if rows:
-            collection, name, dimension, config = rows[0]
-            if (name, dimension) != (embedder.name, embedder.dimension):
-                raise InvalidInputError(
-                    f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
-                    f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
+        rows = _bank_row(engine.db, bank_id)
+        if not rows:
+            collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
+            with engine.db.transaction() as cur:
+                cur.execute(
+                    "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT DO NOTHING",
+                    [
+                        bank_id,
+                        collection,
+                        embedder.name,
+                        embedder.dimension,
+                        json.dumps(BankConfig().to_mapping()),
+                    ],
                 )
-            return collection, BankConfig.from_mapping(json.loads(config or "{}"))
-        collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
-        config = BankConfig()
-        with engine.db.transaction() as cur:
-            cur.execute(
-                "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now())",
-                [
-                    bank_id,
-                    collection,
-                    embedder.name,
-                    embedder.dimension,
-                    json.dumps(config.to_mapping()),
-                ],
+            # Ours, or the bank another process (a replica) created at the same moment.
+            rows = _bank_row(engine.db, bank_id)
+            if rows[0][0] == collection:
+                engine.vectors.create_collection(collection, embedder.dimension)
+        collection, name, dimension, config = rows[0]
+        if (name, dimension) != (embedder.name, embedder.dimension):
+            raise InvalidInputError(
+                f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
+                f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
             )
-        return collection, config
+        return collection, BankConfig.from_mapping(json.loads(config or "{}"))
 
     def banks(self) -> list[str]:
         """Ids of every bank in the store, sorted."""
@@ -259,7 +318,7 @@ class AgentMemory:
             rows = engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
             if not rows:
                 raise NotFoundError(f"no bank {bank_id!r}")
-            handle = self._banks.pop(bank_id, None)
+            handle = engine.handles.get(bank_id)
             if handle is not None:
                 handle._deleted = True
             delete_bank_rows(engine, bank_id, rows[0][0])
@@ -326,7 +385,7 @@ class AgentMemory:
                     self.delete_bank(target)
             raise
         with self._lock:
-            self._banks.pop(target, None)  # its settings came with the file
+            self._engine.drop_mirror("handles", target)  # its settings came with the file
         return self.bank(target)
 
     def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 import duckdb
+import pytest
 
 import agentmem
 from tests.conftest import T0, T1
@@ -113,6 +114,7 @@ def test_kind_votes_round_trip_through_export(mem: agentmem.AgentMemory, tmp_pat
     assert kinds(copy) == kinds(bank)
 
 
+@pytest.mark.duckdb_only("rewrites the DuckDB file as an older agentmem wrote it")
 def test_a_store_written_before_kind_votes_opens_and_votes(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         mem.bank("old").retain("Went hiking near Chamonix with Anouk.", mentioned_at=T0)

@@ -138,6 +138,9 @@ CRASH_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.duckdb_only(
+    "the crash window between DuckDB and Chroma; PostgreSQL writes vectors in the rows' transaction"
+)
 def test_crash_between_duckdb_and_chroma_is_repaired_on_next_open(store_path):
     proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, str(store_path)], timeout=120)
     assert proc.returncode == 9
@@ -149,6 +152,7 @@ def test_crash_between_duckdb_and_chroma_is_repaired_on_next_open(store_path):
         assert mem._engine.db.fetchall("SELECT count(*) FROM vector_journal")[0][0] == 0
 
 
+@pytest.mark.duckdb_only("DuckDB's one-writer file lock; any number of processes share PostgreSQL")
 def test_a_second_process_gets_a_clear_error_pointing_to_server_mode(store_path):
     with agentmem.AgentMemory(store_path):
         script = (

@@ -7,6 +7,7 @@ Runs on DuckDB (two instances of one process on one file) and on PostgreSQL (``p
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import networkx as nx
@@ -131,6 +132,61 @@ def test_a_write_through_one_instance_is_visible_through_the_other(pair, locatio
         assert bank.check_integrity().ok
 
 
+def test_concurrent_retains_through_both_create_each_entity_once(pair, location):
+    banks = [mem.bank("carol") for mem in pair]
+    errors: list[BaseException] = []
+
+    def retain(bank: agentmem.MemoryBank, n: int) -> None:
+        try:
+            for i in range(4):
+                bank.retain(f"Zorblax Quint visited Oslo on trip {n}-{i}.", mentioned_at=T0)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=retain, args=(b, n)) for n, b in enumerate(banks * 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for bank in banks:
+        (zorblax,) = [e for e in bank.entities() if e.name == "Zorblax Quint"]
+        assert len(zorblax.memory_ids) == len(bank.memories()) == 16
+        assert bank.check_integrity().ok
+    assert_mirrors_fresh(pair[0], location, "carol")
+    assert_mirrors_fresh(pair[1], location, "carol")
+
+
+def test_the_same_content_retained_through_both_at_once_is_stored_once(pair):
+    banks = [mem.bank("dora") for mem in pair]
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def retain(bank: agentmem.MemoryBank) -> None:
+        try:
+            start.wait(60)
+            for _ in range(3):
+                bank.retain(CONVERSATION, mentioned_at=T0)
+                bank.retain("Dora keeps bees in Ghent.", document_id="bees", mentioned_at=T0)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=retain, args=(b,)) for b in banks * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with agentmem.AgentMemory(embedder=HashEmbedder()) as alone:  # the same calls, once
+        once = alone.bank("dora")
+        once.retain(CONVERSATION, mentioned_at=T0)
+        once.retain("Dora keeps bees in Ghent.", document_id="bees", mentioned_at=T0)
+        expected = sorted(m.text for m in once.memories())
+    for bank in banks:
+        assert sorted(m.text for m in bank.memories()) == expected
+        assert bank.check_integrity().ok
+
+
 def test_delete_and_import_through_one_instance_reach_the_other(pair, location, tmp_path):
     writer, reader = pair
     w, r = writer.bank("bob"), reader.bank("bob")
@@ -144,7 +200,9 @@ def test_delete_and_import_through_one_instance_reach_the_other(pair, location, 
     with pytest.raises(agentmem.NotFoundError):
         r.retain("Bob sold his cello.", mentioned_at=T1)
     writer.import_(path)
-    r = reader.bank("bob")
+    r = reader.bank("bob")  # the bank is new: its handle is opened again
     assert [m.text for m in r.memories()] == ["Bob plays the cello in Porto."]
+    sold = r.retain("Bob sold his cello.", mentioned_at=T1).memories[0]
+    assert sold.id in {m.id for m in writer.bank("bob").memories()}
     assert_mirrors_fresh(reader, location, "bob")
     assert r.check_integrity().ok

@@ -22,7 +22,7 @@ from agentmem.errors import NotAvailableError
 from agentmem.llm.prompts import consolidation_messages
 from agentmem.recall.pipeline import recall
 from agentmem.retain.facts import EntityMention, ExtractedFact
-from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors
+from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors, write_vectors_in
 from agentmem.store.changes import record_change
 from agentmem.store.records import MEMORY_SELECT, MemoryRow, load_memories, memory_from_row
 from agentmem.types import Memory
@@ -172,11 +172,13 @@ def refine_observation(
                 [text, f"{text} {names}".strip(), seq, json.dumps(metadata), current.id],
             )
             engine.keyword.add_pending(cur, seq, seq)
-            cur.execute("INSERT INTO vector_journal VALUES (?, ?, 'add')", [current.id, bank_id])
-            version = record_change(cur, bank_id, "observe", [current.id])
+            refined = load_memories(engine.db, bank_id, [current.id])[current.id]
+            row = MemoryRow(
+                memory=refined, seq=seq, search_text=text, context_text="", created_at=now
+            )
+            write_vectors_in(engine, cur, bank_id, collection, [row], vectors)
+            version = record_change(engine.db, cur, bank_id, "observe", [current.id])
         engine.bank_changed(bank_id, version)
-        refined = load_memories(engine.db, bank_id, [current.id])[current.id]
-        row = MemoryRow(memory=refined, seq=seq, search_text=text, context_text="", created_at=now)
         write_vectors(engine, bank_id, collection, [row], vectors)
     return refined
 
@@ -197,7 +199,7 @@ def mark_contradicted(
                 "UPDATE memories SET metadata = ? WHERE id = ?",
                 [json.dumps(metadata, ensure_ascii=False), memory.id],
             )
-        version = record_change(cur, bank_id, "observe", list(found))
+        version = record_change(engine.db, cur, bank_id, "observe", list(found))
     engine.bank_changed(bank_id, version)
 
 

@@ -19,6 +19,7 @@ from agentmem.engine import Engine
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.recall.people import without_people
 from agentmem.recall.query_time import QueryTime, parse_query_time
+from agentmem.store.dialect import any_lowered_equals
 from agentmem.store.graph import bank_graph
 from agentmem.store.records import from_db_time
 
@@ -83,7 +84,7 @@ class StrategyContext:
         wanted = " ".join(name.split()).casefold()
         rows = self.engine.db.fetchall(
             "SELECT id FROM entities WHERE bank_id = $bank AND (lower(name) = $name "
-            "OR list_contains(list_transform(aliases, a -> lower(a)), $name))",
+            f"OR {any_lowered_equals(self.engine.db, 'aliases', 'name')})",
             {"bank": self.bank_id, "name": wanted},
         )
         return [r[0] for r in rows]

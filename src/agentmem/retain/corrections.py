@@ -195,7 +195,9 @@ def _refresh(engine: Engine, correction: _Correction, bank_id: str, entity_ids: 
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
         graph.refresh_entities(correction.cur, bank_id, entity_ids)
-    correction.version = record_change(correction.cur, bank_id, "correct", entity_ids=entity_ids)
+    correction.version = record_change(
+        engine.db, correction.cur, bank_id, "correct", entity_ids=entity_ids
+    )
 
 
 @contextmanager

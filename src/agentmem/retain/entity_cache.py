@@ -16,7 +16,7 @@ from agentmem.store.records import json_list, kind_votes_from_json, sql_list
 
 _NEIGHBORS_SQL = """
 SELECT e.id, e.name, e.kind, e.aliases, e.kind_votes,
-       (SELECT list(DISTINCT lower(other.name)) FROM memory_entities AS a
+       (SELECT array_agg(DISTINCT lower(other.name)) FROM memory_entities AS a
         JOIN memory_entities AS b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
         JOIN entities AS other ON other.id = b.entity_id
         WHERE a.entity_id = e.id) AS neighbors

@@ -22,6 +22,7 @@ from agentmem.retain.entity_cache import load_entities, load_resolver
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.dated_facts import DatedFacts, midpoint
+from agentmem.store.dialect import json_rows
 from agentmem.store.records import insert_rows, kind_votes_to_json, to_db_time
 from agentmem.types import Memory
 
@@ -141,10 +142,8 @@ def link_entities(
     if changed:
         cur.execute(
             "UPDATE entities SET name = u.name, aliases = u.aliases, kind = u.kind, "
-            "kind_votes = u.kind_votes FROM (SELECT unnest(from_json($rows, "
-            """'[{"id": "VARCHAR", "name": "VARCHAR", "aliases": ["VARCHAR"], """
-            """"kind": "VARCHAR", "kind_votes": "VARCHAR"}]'), """
-            "recursive := true)) AS u WHERE entities.id = u.id",
+            f"kind_votes = u.kind_votes FROM {json_rows(cur, 'entities')} AS u "
+            "WHERE entities.id = u.id",
             {
                 "rows": json.dumps(
                     [

@@ -31,6 +31,7 @@ import uuid
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ from agentmem.retain.repeats import (
 )
 from agentmem.retain.supersession import supersession_links
 from agentmem.retain.timing import anchor_in_time
-from agentmem.store.changes import record_change
+from agentmem.store.changes import is_local, record_change
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.forget import Deleted, delete_rows, delete_vectors
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
@@ -229,6 +230,10 @@ class Episode:
     content_hash: str | None = None
 
 
+class _Raced(Exception):
+    """Another process stored a retain's content between its repeat check and its write."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFacts:
     """What :func:`store_facts` stored.
@@ -298,6 +303,7 @@ def store_facts(
     context = episode.context if episode is not None else None
     created = utc_now()
     hashes = hashes if hashes is not None else [None] * len(facts)
+    asked = (facts, hashes)  # what a retry after a race (below) stores again
     # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
     # then never delete a memory whose vector is still on its way, and the entity cache is
     # dropped before any other writer can read entities that rolled back.
@@ -330,6 +336,14 @@ def store_facts(
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
                 engine.begin_write(cur, bank_id)
+                # Decided before the bank was locked: on a shared store another process may
+                # have stored this content since (then decide again, from the start).
+                if (
+                    resolution is not None
+                    and not is_local(engine.db)
+                    and resolve(cur, bank_id, check, planned_memories, asked[1]) != resolution
+                ):
+                    raise _Raced
                 if episode is not None:
                     insert_rows(
                         cur,
@@ -350,7 +364,9 @@ def store_facts(
                     )
                 gone = Deleted((), ())
                 if resolution is not None and doc_id is not None:
-                    gone = _replace_document(engine, cur, bank_id, doc_id, episode_id, resolution)
+                    gone = _replace_document(
+                        engine, cur, bank_id, collection, doc_id, episode_id, resolution
+                    )
                 doomed = list(gone.memory_ids)
                 dated = _dated_facts(engine, cur, bank_id)  # before this call's facts are in
                 rows = _memory_rows(
@@ -375,9 +391,9 @@ def store_facts(
                 )
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
-                    insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
                 # Everything above runs while the model embeds and the plan searches.
                 vectors = kept_vectors()  # before COMMIT: a model error writes nothing
+                write_vectors_in(engine, cur, bank_id, collection, rows, vectors)
                 plan = planned.result()
                 alive = _alive(cur, bank_id, plan.existing_targets())
                 newest = [(r.memory.id, r.seq, r.memory.mentioned_at, r.memory.text) for r in rows]
@@ -396,12 +412,28 @@ def store_facts(
                 if graph is not None:
                     graph.sync_memories(cur, bank_id, ids)
                 version = record_change(
+                    engine.db,
                     cur,
                     bank_id,
                     "retain",
                     [*ids, *doomed],
                     [*linked.entity_ids, *gone.entity_ids],
                 )
+        except _Raced:
+            wait([planned])
+            return store_facts(
+                engine,
+                bank_id,
+                collection,
+                bank_config,
+                asked[0],
+                episode=episode,
+                tags=tags,
+                links=links,
+                early=early,
+                check=check,
+                hashes=asked[1],
+            )
         except BaseException:
             wait([embedding, planned])  # never leave work running for a call that has failed
             engine.drop_mirror("entity_indexes", bank_id)  # it may hold entities that rolled back
@@ -423,6 +455,7 @@ def _replace_document(
     engine: Engine,
     cur,  # noqa: ANN001
     bank_id: str,
+    collection: str,
     document_id: str,
     episode_id: str | None,
     resolution: Resolution,
@@ -432,7 +465,7 @@ def _replace_document(
     doomed = Deleted((), ())
     if resolution.replaced:
         doomed = delete_rows(
-            engine, cur, bank_id, *memory_selector(bank_id, ids=resolution.replaced)
+            engine, cur, bank_id, collection, *memory_selector(bank_id, ids=resolution.replaced)
         )
         engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with their facts
         engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
@@ -642,7 +675,7 @@ def _memory_rows(
     seqs = [
         s
         for (s,) in cur.execute(
-            "SELECT nextval('memory_seq') FROM range(?)", [len(facts)]
+            "SELECT nextval('memory_seq') FROM generate_series(1, ?)", [len(facts)]
         ).fetchall()
     ]
     return [
@@ -659,17 +692,33 @@ def _memory_rows(
     ]
 
 
+def _vector_metadatas(rows: list[MemoryRow]) -> list[dict[str, str | float | bool]]:
+    return [
+        vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
+        for m in (r.memory for r in rows)
+    ]
+
+
+def write_vectors_in(
+    engine: Engine,
+    cur: Any,  # noqa: ANN401
+    bank_id: str,
+    collection: str,
+    rows: list[MemoryRow],
+    vectors: np.ndarray,
+) -> None:
+    """In the rows' transaction: the vector store's part of writing their vectors (a
+    journal entry, or the vectors themselves where they live in the same database)."""
+    if rows:
+        engine.vectors.write_in(
+            cur, bank_id, collection, [r.memory.id for r in rows], vectors, _vector_metadatas(rows)
+        )
+
+
 def write_vectors(
     engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
     """Stage the vectors of committed rows; they reach Chroma with the next batch."""
     engine.vectors.stage(
-        bank_id,
-        collection,
-        [r.memory.id for r in rows],
-        vectors,
-        [
-            vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
-            for m in (r.memory for r in rows)
-        ],
+        bank_id, collection, [r.memory.id for r in rows], vectors, _vector_metadatas(rows)
     )

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from agentmem.models.nlp import load_nlp
+from agentmem.store.dialect import regex_search
 from agentmem.store.records import from_db_time
 
 SUPERSEDES = "supersedes"
@@ -354,7 +355,7 @@ def _stored_statements(
         rows = cur.execute(
             "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
             "AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) "
-            "AND contains(lower(text), $subject) AND regexp_matches(text, $words, 'i')",
+            f"AND contains(lower(text), $subject) AND {regex_search(cur, 'text', 'words')}",
             {"bank": bank_id, "new": new_ids, "subject": subject, "words": _FAMILY_WORDS[family]},
         ).fetchall()
         for memory_id, seq, when, text in rows:

@@ -1,34 +1,37 @@
 """Per-bank versions and change log: how every in-process mirror of a bank stays current.
 
 Every write to a bank calls :func:`record_change` inside its own transaction: the bank's
-version goes up by one and a row of the change log says what the write touched (the memories
-and entities to look at again). A mirror of a bank (the graph, the dated facts, the entity
-index, a bank's settings) remembers the version it reflects; before use it compares it with
-:func:`bank_version` and, if behind, replays :func:`changes_since` — each change says which
-ids to read again from the store, so replaying a change twice is harmless — or reloads when
-the log no longer reaches back that far (it keeps the newest :data:`LOG_ROWS` changes per bank)
-or a change rewrote the bank (import, delete_bank).
+version goes up by one and an entry of the change log says what the write touched (the
+memories and entities to look at again). A mirror of a bank (the graph, the dated facts, the
+entity index, a bank's settings) remembers the version it reflects; before use it compares it
+with :func:`bank_version` and, if behind, replays :func:`changes_since` — each change says
+which ids to read again from the store, so replaying a change twice is harmless — or reloads
+when the log no longer reaches back that far (it keeps the newest :data:`LOG_ROWS` changes per
+bank) or a change rewrote the bank (import, delete_bank). Versions only ever go up:
+``delete_bank`` is itself a change, so a re-created bank never repeats an old version.
 
-Versions only ever go up: ``delete_bank`` is itself a change, so a bank deleted and created
-again never repeats a version a mirror of the old bank holds.
+A shared store (PostgreSQL) keeps versions and log in two tables written in the write's
+transaction; the bank's version row, locked by :func:`lock_bank` until commit, queues the
+writers of one bank, and a NOTIFY on ``agentmem_changes`` at commit wakes listeners (a hint:
+notifications are lost on reconnect). A check reads the version row.
 
-On a store only this process opens (DuckDB) the current versions are also kept in memory
-(``db.known_versions``), shared by every ``AgentMemory`` of the process on that file and set by
-each write once it has committed: a check is a dict read. On a shared store (PostgreSQL, no
-``known_versions``) several processes write, so the version is read from the store at every
-check, writers to one bank queue on its version row, and a NOTIFY on ``agentmem_changes`` at
-commit wakes listeners (a hint: notifications are lost on reconnect).
+A store only this process writes (DuckDB: its file lock) keeps them in memory instead
+(:class:`LocalChanges`, shared by every database of the process on that file): a check is a
+dict read and a write costs nothing in the store. An entry joins the log when the write has
+committed (:func:`published`); a write that rolled back leaves a gap, which makes readers
+behind it reload.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-#: Tables of the versions and the change log (portable SQL: DuckDB and PostgreSQL).
+#: Tables of the versions and the change log of a shared store (PostgreSQL).
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bank_versions (
     bank_id VARCHAR PRIMARY KEY,
@@ -82,14 +85,14 @@ class Change:
 
 class VersionedStore(Protocol):
     """What this module needs of a database (``store/database.py`` or its PostgreSQL twin).
-    One that only this process writes also has ``known_versions`` (a :class:`KnownVersions`)."""
+    One that only this process writes also has ``local_changes`` (:class:`LocalChanges`)."""
 
     def execute(self, sql: str, params: Any = None) -> Any: ...
 
 
-def known(db: VersionedStore) -> KnownVersions | None:
-    """The in-memory versions of a store only this process writes; None for a shared one."""
-    return getattr(db, "known_versions", None)
+def is_local(db: VersionedStore) -> bool:
+    """Whether only this process writes the store (its versions are kept in memory)."""
+    return _local(db) is not None
 
 
 def lock_bank(db: VersionedStore, cur: Any, bank_id: str) -> int:
@@ -99,8 +102,9 @@ def lock_bank(db: VersionedStore, cur: Any, bank_id: str) -> int:
     On a shared store this locks the bank's version row (other processes' writes to the bank
     wait for this one); in one process the caller's write lock already excludes them.
     """
-    if known(db) is not None:
-        return bank_version(db, bank_id)
+    local = _local(db)
+    if local is not None:
+        return local.version(bank_id)
     return int(
         cur.execute(
             "INSERT INTO bank_versions VALUES (?, 0) ON CONFLICT (bank_id) "
@@ -111,62 +115,73 @@ def lock_bank(db: VersionedStore, cur: Any, bank_id: str) -> int:
 
 
 def record_change(
+    db: VersionedStore,
     cur: Any,
     bank_id: str,
     kind: str,
     memory_ids: Iterable[str] = (),
     entity_ids: Iterable[str] = (),
 ) -> int:
-    """Bump the bank's version and log the change, in the caller's transaction; returns the
-    new version. Call once per write, after its rows are written; hand the version to
-    ``Engine.bank_changed`` once committed.
-
-    On PostgreSQL the version row stays locked until the transaction ends, so writes to one
-    bank take versions one after another and a version is never skipped.
+    """Bump the bank's version and log the change, in the caller's transaction (``cur``);
+    returns the new version. Call once per write, after its rows are written; hand the
+    version to ``Engine.bank_changed`` (which calls :func:`published`) once committed.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown change kind {kind!r}")
-    version = cur.execute(
-        "INSERT INTO bank_versions VALUES (?, 1) ON CONFLICT (bank_id) "
-        "DO UPDATE SET version = bank_versions.version + 1 RETURNING version",
-        [bank_id],
-    ).fetchall()[0][0]
+    memories, entities = tuple(sorted(set(memory_ids))), tuple(sorted(set(entity_ids)))
+    local = _local(db)
+    if local is not None:
+        return local.reserve(bank_id, kind, memories, entities)
+    version = int(
+        cur.execute(
+            "INSERT INTO bank_versions VALUES (?, 1) ON CONFLICT (bank_id) "
+            "DO UPDATE SET version = bank_versions.version + 1 RETURNING version",
+            [bank_id],
+        ).fetchall()[0][0]
+    )
     cur.execute(
         "INSERT INTO bank_changes VALUES (?, ?, ?, ?, ?)",
-        [bank_id, version, kind, _ids(memory_ids), _ids(entity_ids)],
+        [bank_id, version, kind, json.dumps(memories), json.dumps(entities)],
     )
     if version % _TRIM_EVERY == 0:
         cur.execute(
             "DELETE FROM bank_changes WHERE bank_id = ? AND version <= ?",
             [bank_id, version - LOG_ROWS],
         )
-    if getattr(cur, "dialect", "duckdb") == "postgresql":
-        cur.execute("SELECT pg_notify(?, ?)", [CHANNEL, f"{bank_id} {version}"])
-    return int(version)
-
-
-def bank_version(db: VersionedStore, bank_id: str, cur: Any = None) -> int:
-    """The bank's current version (0 before its first write); read through ``cur`` (a
-    write's cursor, inside its transaction) when the store is shared and it is given."""
-    versions = known(db)
-    if versions is not None:
-        version = versions.get(bank_id)
-        if version is not None:
-            return version
-    reader = db if cur is None else cur
-    rows = reader.execute(
-        "SELECT version FROM bank_versions WHERE bank_id = ?", [bank_id]
-    ).fetchall()
-    version = int(rows[0][0]) if rows else 0
-    if versions is not None:
-        versions.advance(bank_id, version)
+    cur.execute("SELECT pg_notify(?, ?)", [CHANNEL, f"{bank_id} {version}"])
     return version
 
 
-def changes_since(reader: Any, bank_id: str, version: int) -> list[Change] | None:
+def published(db: VersionedStore, bank_id: str, version: int) -> None:
+    """A write that got ``version`` has committed (in memory: its change joins the log)."""
+    local = _local(db)
+    if local is not None:
+        local.publish(bank_id, version)
+
+
+def bank_version(db: VersionedStore, bank_id: str, cur: Any = None) -> int:
+    """The bank's current version (0 before its first write); on a shared store read
+    through ``cur`` (a write's cursor, inside its transaction) when given."""
+    local = _local(db)
+    if local is not None:
+        return local.version(bank_id)
+    rows = (
+        (db if cur is None else cur)
+        .execute("SELECT version FROM bank_versions WHERE bank_id = ?", [bank_id])
+        .fetchall()
+    )
+    return int(rows[0][0]) if rows else 0
+
+
+def changes_since(
+    db: VersionedStore, bank_id: str, version: int, cur: Any = None
+) -> list[Change] | None:
     """The bank's changes after ``version``, oldest first; None when the log no longer holds
-    all of them (the caller reloads). ``reader`` is the database or a cursor (a write's,
-    inside its transaction)."""
+    all of them (the caller reloads). Read through ``cur`` when given, as above."""
+    local = _local(db)
+    if local is not None:
+        return local.since(bank_id, version)
+    reader = db if cur is None else cur
     rows = reader.execute(
         "SELECT version, kind, memory_ids, entity_ids FROM bank_changes "
         "WHERE bank_id = ? AND version > ? ORDER BY version",
@@ -176,67 +191,88 @@ def changes_since(reader: Any, bank_id: str, version: int) -> list[Change] | Non
         Change(int(v), kind, tuple(json.loads(memories)), tuple(json.loads(entities)))
         for v, kind, memories, entities in rows
     ]
-    if any(c.version != version + i for i, c in enumerate(changes, start=1)):
-        return None
-    if not changes:
-        newest = reader.execute(
-            "SELECT version FROM bank_versions WHERE bank_id = ?", [bank_id]
-        ).fetchall()
-        if newest and int(newest[0][0]) > version:
-            return None  # trimmed past the newest version the caller has
-    return changes
+    return changes if _contiguous(changes, version) else None
 
 
-def published(db: VersionedStore, bank_id: str, version: int) -> None:
-    """Tell this process's readers that a write which got ``version`` has committed."""
-    versions = known(db)
-    if versions is not None:
-        versions.advance(bank_id, version)
+def _contiguous(changes: list[Change], version: int) -> bool:
+    # The newest change is never trimmed, so an empty answer means nothing happened since.
+    return all(c.version == version + i for i, c in enumerate(changes, start=1))
 
 
-class KnownVersions:
-    """The current versions of the banks of one store file, shared by every ``Database`` this
-    process opens on it (see :func:`known_versions`). Only ever moves forward."""
+class LocalChanges:
+    """The versions and change log of the banks of one store file that only this process
+    writes, shared by every database of the process on it (see :func:`local_changes`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._versions: dict[str, int] = {}
+        #: The write lock of every database of the file (``Database.write_lock``).
+        self.write_lock = threading.RLock()
+        self._next: dict[str, int] = {}  # the last version handed out, per bank
+        self._versions: dict[str, int] = {}  # the newest committed version, per bank
+        self._pending: dict[tuple[str, int], Change] = {}
+        self._log: dict[str, deque[Change]] = {}
         self.users = 0
 
-    def get(self, bank_id: str) -> int | None:
-        return self._versions.get(bank_id)
+    def version(self, bank_id: str) -> int:
+        return self._versions.get(bank_id, 0)
 
-    def advance(self, bank_id: str, version: int) -> None:
+    def reserve(
+        self, bank_id: str, kind: str, memory_ids: tuple[str, ...], entity_ids: tuple[str, ...]
+    ) -> int:
         with self._lock:
-            if version > self._versions.get(bank_id, -1):
-                self._versions[bank_id] = version
+            version = self._next.get(bank_id, 0) + 1
+            self._next[bank_id] = version
+            self._pending[(bank_id, version)] = Change(version, kind, memory_ids, entity_ids)
+            return version
+
+    def publish(self, bank_id: str, version: int) -> None:
+        with self._lock:
+            change = self._pending.pop((bank_id, version), None)
+            if change is None:
+                return
+            # Reservations before this one that were never published rolled back.
+            for key in [k for k in self._pending if k[0] == bank_id and k[1] < version]:
+                del self._pending[key]
+            self._log.setdefault(bank_id, deque(maxlen=LOG_ROWS)).append(change)
+            self._versions[bank_id] = max(version, self._versions.get(bank_id, 0))
+
+    def since(self, bank_id: str, version: int) -> list[Change] | None:
+        with self._lock:
+            log = self._log.get(bank_id, ())
+            changes = [c for c in log if c.version > version]
+            newest = self._versions.get(bank_id, 0)
+        if not changes:
+            return [] if newest <= version else None
+        return changes if _contiguous(changes, version) else None
 
 
-_KNOWN: dict[str, KnownVersions] = {}
-_KNOWN_LOCK = threading.Lock()
+_LOCAL: dict[str, LocalChanges] = {}
+_LOCAL_LOCK = threading.Lock()
 
 
-def known_versions(key: str) -> KnownVersions:
-    """The versions of the store file ``key`` (a resolved path) for one more open database.
+def local_changes(key: str) -> LocalChanges:
+    """The in-memory versions and log of the store file ``key`` (a resolved path), for one
+    more open database of it.
 
-    Forgotten when the last database of the file closes (:func:`release_versions`): another
-    process may write the file before this one opens it again.
+    Forgotten when the last database of the file closes (:func:`release_local_changes`):
+    another process may write the file before this one opens it again, and no mirror of the
+    closed databases is left to be kept current.
     """
-    with _KNOWN_LOCK:
-        known = _KNOWN.setdefault(key, KnownVersions())
-        known.users += 1
-        return known
+    with _LOCAL_LOCK:
+        local = _LOCAL.setdefault(key, LocalChanges())
+        local.users += 1
+        return local
 
 
-def release_versions(key: str) -> None:
+def release_local_changes(key: str) -> None:
     """One database of the file ``key`` closed."""
-    with _KNOWN_LOCK:
-        known = _KNOWN.get(key)
-        if known is not None:
-            known.users -= 1
-            if known.users <= 0:
-                del _KNOWN[key]
+    with _LOCAL_LOCK:
+        local = _LOCAL.get(key)
+        if local is not None:
+            local.users -= 1
+            if local.users <= 0:
+                del _LOCAL[key]
 
 
-def _ids(values: Iterable[str]) -> str:
-    return json.dumps(sorted(set(values)), ensure_ascii=False)
+def _local(db: VersionedStore) -> LocalChanges | None:
+    return getattr(db, "local_changes", None)

@@ -183,8 +183,8 @@ class Database:
     """A DuckDB database file with agentmem's schema and the fts extension loaded.
 
     Attributes:
-        known_versions: The banks' versions (store/changes.py), kept in memory: only this
-            process writes the file (DuckDB's lock).
+        local_changes: The banks' versions and change log (store/changes.py), kept in memory:
+            only this process writes the file (DuckDB's lock).
     """
 
     #: Which SQL dialect the store speaks (``"postgresql"`` for ``PostgresDatabase``).
@@ -210,7 +210,6 @@ class Database:
         try:
             self._con.execute(f"LOAD '{fts_extension_path()}'")
             self._con.execute(_SCHEMA)
-            self._con.execute(changes.SCHEMA)
             self._migrate()
             self._con.execute(_INDEXES)
         except duckdb.Error as exc:
@@ -219,7 +218,9 @@ class Database:
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._closed = False
         self._versions_key = str(path.resolve())
-        self.known_versions = changes.known_versions(self._versions_key)
+        self.local_changes = changes.local_changes(self._versions_key)
+        # One writer at a time per file, also between two AgentMemory of this process on it.
+        self.write_lock = self.local_changes.write_lock
 
     def _error(self, doing: str, exc: duckdb.Error) -> StorageError:
         """A StorageError for a DuckDB failure, saying so when the file is damaged."""
@@ -329,4 +330,4 @@ class Database:
             with suppress(duckdb.Error):
                 self._con.execute("CHECKPOINT")
             self._con.close()
-            changes.release_versions(self._versions_key)
+            changes.release_local_changes(self._versions_key)

@@ -13,19 +13,17 @@ from agentmem.store.changes import record_change
 from agentmem.store.database import Database
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
-    insert_rows,
     json_list,
     memory_selector,
     require_bank,
     sql_list,
 )
+from agentmem.store.staged_vectors import DROP
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
 
 _IDS = sql_list("ids")
-#: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
-DROP = "drop"
 # Statements run in order once the memories in $ids are gone, each with the parameters it uses.
 # Lists are bound as JSON text (see store/records.py).
 _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -69,10 +67,12 @@ def forget_memories(
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
                 engine.begin_write(cur, bank_id)
-                gone = delete_rows(engine, cur, bank_id, where, params)
+                gone = delete_rows(engine, cur, bank_id, collection, where, params)
                 if not gone.memory_ids:
                     return 0
-                version = record_change(cur, bank_id, "forget", gone.memory_ids, gone.entity_ids)
+                version = record_change(
+                    engine.db, cur, bank_id, "forget", gone.memory_ids, gone.entity_ids
+                )
         finally:
             engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with facts
             engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
@@ -91,7 +91,9 @@ class Deleted(NamedTuple):
     entity_ids: tuple[str, ...]
 
 
-def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> Deleted:  # noqa: ANN001
+def delete_rows(  # noqa: ANN001
+    engine: Engine, cur, bank_id: str, collection: str, where: str, params: dict
+) -> Deleted:
     """In the caller's transaction, delete the bank's memories matching ``where`` (from
     :func:`~agentmem.store.records.memory_selector`) with everything that hangs on them, and
     journal their vectors' deletion. The caller then drops the bank's entity cache and calls
@@ -112,7 +114,7 @@ def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> 
     }
     for sql, names in _CLEANUP:
         cur.execute(sql, {name: values[name] for name in names})
-    insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in doomed])
+    engine.vectors.delete_in(cur, bank_id, collection, doomed)
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
         graph.remove_memories(doomed)
@@ -135,6 +137,10 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
     :func:`finish_drop`; a crash in between is finished by the next open.
     """
     with engine.db.transaction() as cur:
+        # The bank's row first: on PostgreSQL that waits for writes into the bank that hold it
+        # (require_bank), so the deletes below see their rows; later ones find the bank gone.
+        # Then its version, in the order every write takes the two.
+        cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
         engine.begin_write(cur, bank_id)
         engine.keyword.remove_bank(cur, bank_id)
         for table in (
@@ -147,9 +153,8 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
             "entity_corrections",
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
-        cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
-        insert_rows(cur, "vector_journal", [(collection, bank_id, DROP)])
-        version = record_change(cur, bank_id, "delete_bank")
+        engine.vectors.drop_in(cur, bank_id, collection)
+        version = record_change(engine.db, cur, bank_id, "delete_bank")
         engine.drop_mirrors(bank_id)  # still under the write lock
     engine.bank_changed(bank_id, version)
     engine.keyword.maybe_fold()

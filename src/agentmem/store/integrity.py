@@ -14,14 +14,18 @@ Store-wide: no row belongs to a bank the store does not know, and no pending pos
 a deleted memory. The check holds the write lock while it reads DuckDB, so it sees no write
 half-way. Chroma is read under the same lock: a write that committed before the check is in the
 vector journal until Chroma has it, and none can commit while the check runs.
+
+The keyword index supplies its own checks (``bank_checks``, ``store_checks``), as its tables
+differ by backend. On PostgreSQL the same checks run against the one database, which holds
+the vectors too (no journal, nothing in flight); there a problem means rows deleted or
+written by something other than agentmem, not a damaged file. Other processes may write
+meanwhile: the write lock is this process's only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from agentmem.store.keyword import FTS_SCHEMA, STATS_MISMATCH, tokenize_sql
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -55,7 +59,6 @@ class IntegrityReport:
         return not self.problems
 
 
-_MEMORY_TOKENS = tokenize_sql("m.search_text || ' ' || m.context_text")
 # Each query returns offending ids for bank $bank; the label says what is wrong with them.
 _BANK_CHECKS: tuple[tuple[str, str], ...] = (
     (
@@ -86,19 +89,6 @@ _BANK_CHECKS: tuple[tuple[str, str], ...] = (
         "NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.id = l.src_id AND m.bank_id = $bank) OR "
         "NOT EXISTS (SELECT 1 FROM memories AS m WHERE m.id = l.dst_id AND m.bank_id = $bank))",
     ),
-    (
-        # Neither built nor pending, although its text has words to index (a fact of only
-        # stopwords or emoji has no postings, rightly).
-        "memory missing from the keyword index",
-        f"SELECT m.id FROM memories AS m WHERE m.bank_id = $bank "
-        "AND m.seq NOT IN (SELECT seq FROM keyword_postings) "
-        "AND m.seq NOT IN (SELECT seq FROM keyword_pending) "
-        "AND EXISTS (SELECT 1 FROM (SELECT unnest("
-        f"{_MEMORY_TOKENS}) AS token) "
-        f"WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords))",
-    ),
-    # N and mean length of the bank's keyword scores (see store/keyword.py).
-    ("keyword statistics not those of the bank's rows", STATS_MISMATCH),
 )
 
 _STORE_CHECKS: tuple[tuple[str, str], ...] = tuple(
@@ -113,14 +103,7 @@ _STORE_CHECKS: tuple[tuple[str, str], ...] = tuple(
         "entities",
         "memory_entities",
         "links",
-        "keyword_bank_stats",
     )
-) + (
-    (
-        "pending keyword postings of a deleted memory",
-        "SELECT DISTINCT CAST(seq AS VARCHAR) FROM keyword_pending "
-        "WHERE seq NOT IN (SELECT seq FROM memories)",
-    ),
 )
 
 _SHOWN = 5  # offending ids quoted per problem
@@ -153,20 +136,16 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
                     "SELECT memory_id FROM vector_journal WHERE bank_id = ?", [bank_id]
                 )
             }
-            for label, sql in _BANK_CHECKS:
+            for label, sql in _BANK_CHECKS + engine.keyword.bank_checks:
                 offenders = [str(r[0]) for r in db.fetchall(sql, {"bank": bank_id})]
                 if offenders:
                     problems.append(f"bank {bank_id!r}: {_problem(label, offenders)}")
         if bank_ids is None:
-            for label, sql in _STORE_CHECKS:
+            for label, sql in _STORE_CHECKS + engine.keyword.store_checks:
                 offenders = [str(r[0]) for r in db.fetchall(sql)]
                 if offenders:
                     problems.append(_problem(label, offenders))
-        pending = db.fetchall(
-            "SELECT count(DISTINCT p.seq) FROM keyword_pending AS p JOIN memories AS m "
-            "ON m.seq = p.seq WHERE list_contains($banks, m.bank_id)",
-            {"banks": list(collections)},
-        )[0][0]
+        pending = engine.keyword.pending_memories(list(collections))
         vectors = 0
         for bank_id, collection in collections.items():
             stored = engine.vectors.ids(collection)

@@ -197,6 +197,36 @@ LEFT JOIN keyword_bank_stats AS s ON s.bank_id = $bank
 WHERE coalesce(s.num_docs, 0) <> actual.n OR coalesce(s.total_len, 0) <> actual.total_len
 """
 
+_MEMORY_TOKENS = tokenize_sql("m.search_text || ' ' || m.context_text")
+# For the integrity check (store/integrity.py): (what is wrong, SQL of the offenders).
+_BANK_CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        # Neither built nor pending, although its text has words to index (a fact of only
+        # stopwords or emoji has no postings, rightly).
+        "memory missing from the keyword index",
+        f"SELECT m.id FROM memories AS m WHERE m.bank_id = $bank "
+        "AND m.seq NOT IN (SELECT seq FROM keyword_postings) "
+        "AND m.seq NOT IN (SELECT seq FROM keyword_pending) "
+        "AND EXISTS (SELECT 1 FROM (SELECT unnest("
+        f"{_MEMORY_TOKENS}) AS token) "
+        f"WHERE token <> '' AND token NOT IN (SELECT sw FROM {FTS_SCHEMA}.stopwords))",
+    ),
+    # N and mean length of the bank's keyword scores.
+    ("keyword statistics not those of the bank's rows", STATS_MISMATCH),
+)
+_STORE_CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        "keyword_bank_stats row of an unknown bank",
+        "SELECT DISTINCT t.bank_id FROM keyword_bank_stats AS t "
+        "WHERE t.bank_id NOT IN (SELECT bank_id FROM banks)",
+    ),
+    (
+        "pending keyword postings of a deleted memory",
+        "SELECT DISTINCT CAST(seq AS VARCHAR) FROM keyword_pending "
+        "WHERE seq NOT IN (SELECT seq FROM memories)",
+    ),
+)
+
 _QUERY_TERMS = f"""
 SELECT DISTINCT stem(token, 'porter') AS term
 FROM (SELECT unnest({tokenize_sql("$query")}) AS token)
@@ -255,6 +285,11 @@ LIMIT $limit
 
 class KeywordIndex:
     """The BM25 index over every bank's memories, each bank scored with its own statistics."""
+
+    #: Integrity checks of one bank's index, as (what is wrong, SQL over ``$bank`` returning
+    #: the offending ids), and of the whole store's (no parameter).
+    bank_checks = _BANK_CHECKS
+    store_checks = _STORE_CHECKS
 
     def __init__(
         self, db: Database, *, context_weight: float, rebuild_min: int, rebuild_fraction: float
@@ -346,6 +381,14 @@ class KeywordIndex:
         cur.execute("DELETE FROM keyword_pending WHERE bank_id = $bank", bank)
         cur.execute("DELETE FROM keyword_bank_stats WHERE bank_id = $bank", bank)
         self._added += removed
+
+    def pending_memories(self, bank_ids: list[str]) -> int:
+        """Memories of these banks searchable through pending postings (not yet folded)."""
+        return self._db.fetchall(
+            "SELECT count(DISTINCT p.seq) FROM keyword_pending AS p JOIN memories AS m "
+            "ON m.seq = p.seq WHERE list_contains($banks, m.bank_id)",
+            {"banks": bank_ids},
+        )[0][0]
 
     def pending_rows(self) -> int:
         """Rows written since the last fold or rebuild."""

@@ -34,9 +34,8 @@ import numpy as np
 
 from agentmem.protocols import Embedder
 from agentmem.store.database import Database
-from agentmem.store.forget import DROP
 from agentmem.store.records import json_list, sql_list
-from agentmem.store.staged_vectors import StagedVectorStore
+from agentmem.store.staged_vectors import DROP, StagedVectorStore
 from agentmem.store.vectors import VectorStore, vector_metadata
 
 log = logging.getLogger("agentmem")
@@ -91,7 +90,7 @@ def begin_session(
     if vectors.embedded and db.get_meta(SESSION_KEY) == "1":
         mark = int(db.get_meta(DURABLE_KEY) or 0)
         rows = db.fetchall(
-            "SELECT b.collection, list(m.id ORDER BY m.seq) FROM memories AS m "
+            "SELECT b.collection, array_agg(m.id ORDER BY m.seq) FROM memories AS m "
             "JOIN banks AS b ON b.bank_id = m.bank_id WHERE m.seq > ? GROUP BY b.collection",
             [mark],
         )
@@ -134,7 +133,8 @@ def repair_vectors(
     """
     banks = db.fetchall(
         "SELECT b.bank_id, b.collection, count(m.id) FROM banks AS b "
-        "LEFT JOIN memories AS m ON m.bank_id = b.bank_id GROUP BY ALL ORDER BY 1"
+        "LEFT JOIN memories AS m ON m.bank_id = b.bank_id "
+        "GROUP BY b.bank_id, b.collection ORDER BY 1"
     )
     plan: list[tuple[str, list[str]]] = []
     removed = 0

@@ -16,6 +16,7 @@ from typing import Any
 from agentmem.config import RecallConfig
 from agentmem.errors import NotFoundError
 from agentmem.store.database import Database
+from agentmem.store.dialect import column_types, insert_json_rows, share_lock
 from agentmem.types import Memory
 
 
@@ -39,7 +40,8 @@ def require_bank(cur: Any, bank_id: str, collection: str) -> None:  # noqa: ANN4
     has a vector collection of its own).
     """
     found = cur.execute(
-        "SELECT 1 FROM banks WHERE bank_id = ? AND collection = ?", [bank_id, collection]
+        "SELECT 1 FROM banks WHERE bank_id = ? AND collection = ?" + share_lock(cur),
+        [bank_id, collection],
     ).fetchall()
     if not found:
         raise NotFoundError(f"no bank {bank_id!r}: it was deleted")
@@ -59,7 +61,7 @@ class MemoryRow:
 
 MEMORY_SELECT = """
 SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
-       (SELECT list(e.name ORDER BY e.name) FROM memory_entities AS me
+       (SELECT array_agg(e.name ORDER BY e.name) FROM memory_entities AS me
         JOIN entities AS e ON e.id = me.entity_id WHERE me.memory_id = m.id) AS entity_names,
        m.tags, m.importance, m.access_count, m.document_id, m.context, m.metadata, m.episode_id
 FROM memories AS m
@@ -149,34 +151,16 @@ def wanted_ids(param: str = "ids") -> str:
     return f"(SELECT unnest({sql_list(param)}) AS id)"
 
 
-_column_types: dict[str, dict[str, str]] = {}
 #: Rows per INSERT statement of :func:`insert_rows`.
 INSERT_BATCH = 1000
 
 
-def _json_types(cur: Any, table: str) -> dict[str, str]:
-    """Column name → type as ``from_json`` reads it (JSON columns arrive as text)."""
-    types = _column_types.get(table)
-    if types is None:
-        rows = cur.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() "
-            "WHERE table_name = ? AND schema_name = 'main' ORDER BY column_index",
-            [table],
-        ).fetchall()
-        types = {name: "VARCHAR" if kind == "JSON" else kind for name, kind in rows}
-        _column_types[table] = types
-    return types
-
-
-def insert_rows(cur: Any, table: str, rows: Sequence[Sequence[Any]]) -> None:
+def insert_rows(cur: Any, table: str, rows: Sequence[Sequence[Any]]) -> None:  # noqa: ANN401
     """Insert rows given in the table's column order, all bound as one JSON parameter."""
     if not rows:
         return
-    types = _json_types(cur, table)
-    names = list(types)
-    structure = json.dumps(
-        [{n: [t.removesuffix("[]")] if t.endswith("[]") else t for n, t in types.items()}]
-    )
+    names = list(column_types(cur, table))
+    sql = insert_json_rows(cur, table)
     # In bounded statements: DuckDB's working memory for one grows with its JSON parameter.
     for start in range(0, len(rows), INSERT_BATCH):
         payload = json.dumps(
@@ -184,11 +168,7 @@ def insert_rows(cur: Any, table: str, rows: Sequence[Sequence[Any]]) -> None:
             ensure_ascii=False,
             default=_json_default,
         )
-        cur.execute(
-            f"INSERT INTO {table} BY NAME "
-            f"SELECT unnest(from_json($rows, '{structure}'), recursive := true)",
-            {"rows": payload},
-        )
+        cur.execute(sql, {"rows": payload})
 
 
 def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
@@ -230,7 +210,7 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
 _LOAD_BY_IDS = f"""
 WITH wanted AS {wanted_ids()},
 names AS (
-    SELECT me.memory_id, list([e.name, e.kind] ORDER BY e.name, e.kind) AS entity_pairs
+    SELECT me.memory_id, array_agg(ARRAY[e.name, e.kind] ORDER BY e.name, e.kind) AS entity_pairs
     FROM wanted JOIN memory_entities AS me ON me.memory_id = wanted.id
     JOIN entities AS e ON e.id = me.entity_id
     GROUP BY me.memory_id
@@ -288,7 +268,7 @@ def memories_by_id(conn: Any, bank_id: str, ids: Iterable[str], columns: str) ->
 # memories: ~6.7 ms in these two statements, ~14.5 ms in _LOAD_BY_IDS.
 _LOAD_BY_LITERAL_IDS = """
 WITH me AS (
-    SELECT memory_id, list(entity_id) AS entity_ids FROM memory_entities
+    SELECT memory_id, array_agg(entity_id) AS entity_ids FROM memory_entities
     WHERE memory_id IN ({ids}) GROUP BY memory_id
 )
 SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,

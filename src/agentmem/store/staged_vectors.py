@@ -31,10 +31,12 @@ import numpy as np
 
 from agentmem.models.embedder import unit_rows
 from agentmem.store.database import Database
-from agentmem.store.records import json_list, sql_list
+from agentmem.store.records import insert_rows, json_list, sql_list
 from agentmem.store.vectors import VectorStore
 
 DEFAULT_BATCH_SIZE = 256
+#: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
+DROP = "drop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,35 @@ class StagedVectorStore:
     def staged(self) -> int:
         """Vectors waiting for the next flush."""
         return self._count
+
+    def create_collection(self, collection: str, dimension: int) -> None:
+        """Nothing to do ahead: Chroma creates a collection on its first write."""
+
+    # The transaction's part of a vector write: writers call these inside the transaction
+    # that stores or deletes the rows, and the methods below (stage, delete, drop) once it
+    # has committed. Here the transaction journals what Chroma is to do (store/reconcile.py
+    # finishes it after a crash); a store whose vectors live in the database itself writes
+    # them in the transaction instead.
+
+    def write_in(
+        self,
+        cur: Any,  # noqa: ANN401
+        bank_id: str,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, str | int | float | bool]],
+    ) -> None:
+        """In the caller's transaction: journal the vectors :meth:`stage` will write."""
+        insert_rows(cur, "vector_journal", [(i, bank_id, "add") for i in ids])
+
+    def delete_in(self, cur: Any, bank_id: str, collection: str, ids: Sequence[str]) -> None:  # noqa: ANN401
+        """In the caller's transaction: journal the deletion :meth:`delete` will do."""
+        insert_rows(cur, "vector_journal", [(i, bank_id, "delete") for i in ids])
+
+    def drop_in(self, cur: Any, bank_id: str, collection: str) -> None:  # noqa: ANN401
+        """In the caller's transaction: journal the drop :meth:`drop` will do."""
+        insert_rows(cur, "vector_journal", [(collection, bank_id, DROP)])
 
     def stage(
         self,

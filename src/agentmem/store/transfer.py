@@ -99,7 +99,7 @@ def export_bank(
             "SELECT m.id, m.episode_id, m.text, m.search_text, m.context_text, m.fact_type, "
             "m.occurred_start, m.occurred_end, m.mentioned_at, m.tags, m.importance, "
             "m.access_count, m.document_id, m.context, m.metadata, m.created_at, "
-            "(SELECT list(me.entity_id ORDER BY me.entity_id) FROM memory_entities AS me "
+            "(SELECT array_agg(me.entity_id ORDER BY me.entity_id) FROM memory_entities AS me "
             " WHERE me.memory_id = m.id), m.content_hash "
             "FROM memories AS m WHERE m.bank_id = ? ORDER BY m.seq",
             [bank_id],
@@ -270,7 +270,7 @@ def import_bank(
                     [json.dumps(checked.config.to_mapping()), bank_id],
                 )
                 _insert_rows(engine, cur, checked, bank_id, new_id)
-                version = record_change(cur, bank_id, "import")
+                version = record_change(engine.db, cur, bank_id, "import")
         finally:
             engine.drop_mirrors(bank_id)
             engine.bank_changed(bank_id, version)
@@ -297,7 +297,7 @@ def _insert_rows(
         seqs = sorted(
             s
             for (s,) in cur.execute(
-                "SELECT nextval('memory_seq') FROM range(?)", [len(chunk)]
+                "SELECT nextval('memory_seq') FROM generate_series(1, ?)", [len(chunk)]
             ).fetchall()
         )
         insert_rows(

@@ -24,7 +24,7 @@ from agentmem.store.postgres.schema import (
     MIGRATIONS,
     SCHEMA_LOCK,
     SCHEMA_VERSION,
-    TABLES,
+    tables,
 )
 
 #: URL schemes that name a PostgreSQL database where a store path is expected.
@@ -34,6 +34,26 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 _TOKEN = re.compile(
     r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\$(?P<name>[A-Za-z_]\w*)|(?P<mark>[?%])"
 )
+
+
+def _without_nul(value: Any) -> Any:  # noqa: ANN401
+    """A parameter PostgreSQL can bind. Its text cannot hold NUL, and agentmem stores no
+    control character in a text column (retain and import remove them), so a NUL comes only
+    with a value looked up; U+0001, never stored either, stands in for it and matches nothing
+    alike. (JSON text, where a NUL is the escape ``\\u0000``, is stored as it is.)"""
+    if isinstance(value, str):
+        return value.replace("\x00", "\x01") if "\x00" in value else value
+    if isinstance(value, list | tuple):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+def _bindable(params: Sequence[Any] | dict[str, Any] | None) -> Any:  # noqa: ANN401
+    if not params:
+        return None
+    if isinstance(params, dict):
+        return {k: _without_nul(v) for k, v in params.items()}
+    return [_without_nul(v) for v in params]
 
 
 def is_postgres_url(path: object) -> bool:
@@ -117,6 +137,9 @@ class Cursor:
     def fetchall(self) -> list[tuple]:
         return self._last.fetchall() if self._last is not None else []
 
+    def fetchmany(self, size: int = 1) -> list[tuple]:
+        return self._last.fetchmany(size) if self._last is not None else []
+
     @property
     def description(self) -> Any:  # noqa: ANN401
         return self._last.description if self._last is not None else None
@@ -198,6 +221,9 @@ class PostgresDatabase:
         if isinstance(exc, errors.LockNotAvailable | errors.DeadlockDetected):
             return StoreLockedError(f"{doing} {self.path}: {_reason(exc)}")
         if isinstance(exc, self._psycopg.OperationalError):
+            # Replace the pool's broken connections now (a restarted server leaves every idle
+            # one dead), so this failure is the only one the outage causes.
+            self._pool.check()
             return StorageError(f"lost the connection to PostgreSQL at {self.path}: {_reason(exc)}")
         return StorageError(f"{doing} {self.path}: {_reason(exc)}")
 
@@ -235,7 +261,10 @@ class PostgresDatabase:
                 return
             with self._connection() as con:  # scripts: no placeholders to translate
                 con.execute(FUNCTIONS)
-                con.execute(TABLES)
+                has_c_utf8 = con.execute(
+                    "SELECT count(*) FROM pg_collation WHERE collname = 'pg_c_utf8'"
+                ).fetchone()[0]
+                con.execute(tables(bool(has_c_utf8)))
                 for version, sql in MIGRATIONS:
                     if stored is not None and stored < int(version):
                         con.execute(sql)
@@ -277,7 +306,7 @@ class PostgresDatabase:
         """Run one statement (in this thread's transaction, if any), wrapping psycopg errors."""
         try:
             with self._connection() as con:
-                cur = con.execute(to_psycopg(sql), params if params else None)
+                cur = con.execute(to_psycopg(sql), _bindable(params))
                 rows = cur.fetchall() if cur.description is not None else []
                 return Result(rows, cur.description, cur.rowcount)
         except self._psycopg.Error as exc:
@@ -289,7 +318,7 @@ class PostgresDatabase:
             return
         try:
             with self._connection() as con, con.cursor() as cur:
-                cur.executemany(to_psycopg(sql), rows)
+                cur.executemany(to_psycopg(sql), [_bindable(row) for row in rows])
         except self._psycopg.Error as exc:
             raise self._error("query failed on", exc) from exc
 
@@ -331,8 +360,11 @@ class PostgresDatabase:
 
 
 def _configure(con: Any) -> None:  # noqa: ANN401
-    """Session settings of every pooled connection: times are UTC, as in the DuckDB store."""
+    """Session settings of every pooled connection."""
     con.execute("SET TIME ZONE 'UTC'")
+    # Plans made for the bound values: lists bound as JSON are then expanded once, at
+    # planning, and partial indexes (one per bank) stay usable by prepared statements.
+    con.execute("SET plan_cache_mode = force_custom_plan")
 
 
 def _reason(exc: BaseException) -> str:

@@ -12,6 +12,7 @@ still apply). Lists of strings are all the shared SQL binds; other lists are ref
 from __future__ import annotations
 
 from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
+from agentmem.store.jobs import SCHEMA as JOBS_SCHEMA
 
 SCHEMA_VERSION = "2"
 
@@ -31,91 +32,107 @@ CREATE OR REPLACE FUNCTION list_sort(text[]) RETURNS text[]
     AS 'SELECT coalesce(array_agg(x ORDER BY x COLLATE "C"), ''{}'') FROM unnest($1) AS u(x)';
 CREATE OR REPLACE FUNCTION contains(text, text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT strpos($1, $2) > 0';
+-- Microseconds since the epoch of a UTC timestamp, exact (a double, as DuckDB's bigint
+-- becomes in the arithmetic store/dated_facts.py does with it).
+CREATE OR REPLACE FUNCTION epoch_us(timestamp) RETURNS double precision
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS 'SELECT (extract(epoch FROM $1) * 1000000)::double precision';
 -- A list bound as JSON text (store/records.py json_list), as DuckDB's from_json(x, '["VARCHAR"]').
+-- A NUL (escaped \u0000) cannot be text here; it becomes U+0001, which no stored text holds
+-- either (agentmem stores no control characters), so such a value still matches nothing.
 CREATE OR REPLACE FUNCTION from_json(text, text) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS 'SELECT coalesce(array_agg(x), ''{}'') FROM json_array_elements_text($1::json) AS j(x)';
+    AS $$
+    SELECT coalesce(array_agg(x), '{}') FROM json_array_elements_text(
+        CASE WHEN strpos($1, '\u0000') = 0 THEN $1
+             ELSE regexp_replace($1, '(?<!\\)((?:\\\\)*)\\u0000', '\1\\u0001', 'g')
+        END::json
+    ) AS j(x)
+    $$;
 """
 
+# {text} is text in the collation of code points (DuckDB's order of strings, so ORDER BY
+# agrees): pg_c_utf8 where the server has it (PostgreSQL 17+, which also lower-cases beyond
+# ASCII), else "C".
 TABLES = """
-CREATE TABLE IF NOT EXISTS meta (key text PRIMARY KEY, value text);
+CREATE TABLE IF NOT EXISTS meta (key {text} PRIMARY KEY, value {text});
 CREATE TABLE IF NOT EXISTS banks (
-    bank_id text PRIMARY KEY,
-    collection text NOT NULL,
-    embedder text NOT NULL,
+    bank_id {text} PRIMARY KEY,
+    collection {text} NOT NULL,
+    embedder {text} NOT NULL,
     dimension integer NOT NULL,
-    config text,
+    config {text},
     created_at timestamp NOT NULL
 );
 CREATE TABLE IF NOT EXISTS episodes (
-    id text PRIMARY KEY,
-    bank_id text NOT NULL,
-    content text NOT NULL,
-    document_id text,
-    context text,
+    id {text} PRIMARY KEY,
+    bank_id {text} NOT NULL,
+    content {text} NOT NULL,
+    document_id {text},
+    context {text},
     mentioned_at timestamp NOT NULL,
-    metadata text,
+    metadata {text},
     created_at timestamp NOT NULL,
-    content_hash text
+    content_hash {text}
 );
 CREATE SEQUENCE IF NOT EXISTS memory_seq START 1;
 CREATE TABLE IF NOT EXISTS memories (
-    id text PRIMARY KEY,
+    id {text} PRIMARY KEY,
     seq bigint NOT NULL,
-    bank_id text NOT NULL,
-    episode_id text,
-    text text NOT NULL,
-    search_text text NOT NULL,
-    context_text text NOT NULL,
-    fact_type text NOT NULL,
+    bank_id {text} NOT NULL,
+    episode_id {text},
+    text {text} NOT NULL,
+    search_text {text} NOT NULL,
+    context_text {text} NOT NULL,
+    fact_type {text} NOT NULL,
     occurred_start timestamp,
     occurred_end timestamp,
     mentioned_at timestamp NOT NULL,
-    tags text[] NOT NULL,
+    tags {texts} NOT NULL,
     importance double precision NOT NULL,
     access_count integer NOT NULL,
-    document_id text,
-    context text,
-    metadata text,
+    document_id {text},
+    context {text},
+    metadata {text},
     created_at timestamp NOT NULL,
-    content_hash text
+    content_hash {text}
 );
 CREATE TABLE IF NOT EXISTS entities (
-    id text PRIMARY KEY,
-    bank_id text NOT NULL,
-    name text NOT NULL,
-    kind text NOT NULL,
-    aliases text[] NOT NULL,
+    id {text} PRIMARY KEY,
+    bank_id {text} NOT NULL,
+    name {text} NOT NULL,
+    kind {text} NOT NULL,
+    aliases {texts} NOT NULL,
     created_at timestamp NOT NULL,
-    kind_votes text
+    kind_votes {text}
 );
 CREATE TABLE IF NOT EXISTS memory_entities (
-    memory_id text NOT NULL,
-    entity_id text NOT NULL,
-    bank_id text NOT NULL,
+    memory_id {text} NOT NULL,
+    entity_id {text} NOT NULL,
+    bank_id {text} NOT NULL,
     t timestamp NOT NULL
 );
 CREATE TABLE IF NOT EXISTS links (
-    bank_id text NOT NULL,
-    src_id text NOT NULL,
-    dst_id text NOT NULL,
-    kind text NOT NULL,
+    bank_id {text} NOT NULL,
+    src_id {text} NOT NULL,
+    dst_id {text} NOT NULL,
+    kind {text} NOT NULL,
     weight double precision NOT NULL,
     created_at timestamp NOT NULL
 );
 CREATE TABLE IF NOT EXISTS entity_corrections (
-    bank_id text NOT NULL,
-    op text NOT NULL,
-    name text NOT NULL,
-    target text NOT NULL,
+    bank_id {text} NOT NULL,
+    op {text} NOT NULL,
+    name {text} NOT NULL,
+    target {text} NOT NULL,
     created_at timestamp NOT NULL
 );
 -- Kept (always empty) so the shared reconcile and integrity code reads the same tables:
 -- vectors live in this database, written in the caller's transaction, with no journal.
 CREATE TABLE IF NOT EXISTS vector_journal (
-    memory_id text NOT NULL,
-    bank_id text NOT NULL,
-    op text NOT NULL
+    memory_id {text} NOT NULL,
+    bank_id {text} NOT NULL,
+    op {text} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memories_bank ON memories (bank_id);
 CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
@@ -131,8 +148,15 @@ CREATE INDEX IF NOT EXISTS memories_content_hash ON memories (content_hash);
 CREATE INDEX IF NOT EXISTS episodes_document ON episodes (document_id);
 """
 
-# The banks' versions and change log (store/changes.py, portable SQL).
-TABLES += CHANGES_SCHEMA
+# The banks' versions and change log (store/changes.py), background jobs (store/jobs.py).
+TABLES += CHANGES_SCHEMA + JOBS_SCHEMA
+
+
+def tables(has_c_utf8: bool) -> str:
+    """The CREATE statements, text columns in the code-point collation the server has."""
+    collation = 'COLLATE "pg_c_utf8"' if has_c_utf8 else 'COLLATE "C"'
+    return TABLES.replace("{texts}", f"text[] {collation}").replace("{text}", f"text {collation}")
+
 
 #: Upgrades of an older PostgreSQL store, by the schema version they lead to (none yet: the
 #: PostgreSQL schema starts at the DuckDB store's current version).
