@@ -26,6 +26,7 @@ from agentmem.retain import corrections
 from agentmem.retain.messages import check_retain_size, validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
 from agentmem.retain.repeats import retained_from
+from agentmem.store.changes import record_change
 from agentmem.store.forget import forget_memories
 from agentmem.store.graph import bank_graph, loaded_graph, mirror_dropped_on_failure
 from agentmem.store.integrity import IntegrityReport, check_integrity
@@ -108,8 +109,18 @@ class MemoryBank:
 
     @property
     def config(self) -> BankConfig:
-        """The bank's persisted settings."""
-        return self._config
+        """The bank's persisted settings, as last configured through any process."""
+        engine = self._engine
+        config = engine.mirror("configs", self.id)
+        if config is None:
+            version = engine.bank_version(self.id)
+            rows = engine.db.fetchall("SELECT config FROM banks WHERE bank_id = ?", [self.id])
+            if not rows:  # deleted meanwhile: the next write says so
+                return self._config
+            config = BankConfig.from_mapping(json.loads(rows[0][0] or "{}"))
+            engine.keep_mirror("configs", self.id, config, version)
+            self._config = config
+        return config
 
     @_bank_verb
     def configure(self, **changes: Any) -> BankConfig:
@@ -120,13 +131,18 @@ class MemoryBank:
         Raises:
             InvalidInputError: An unknown setting or a bad value.
         """
-        config = BankConfig.from_mapping({**self._config.to_mapping(), **changes})
-        with self._engine.db.transaction() as cur:
+        engine = self._engine
+        with engine.db.transaction() as cur:
             require_bank(cur, self.id, self._collection)
+            engine.begin_write(cur, self.id)
+            config = BankConfig.from_mapping({**self.config.to_mapping(), **changes})
             cur.execute(
                 "UPDATE banks SET config = ? WHERE bank_id = ?",
                 [json.dumps(config.to_mapping()), self.id],
             )
+            version = record_change(engine.db, cur, self.id, "configure")
+        engine.bank_changed(self.id, version)
+        engine.keep_mirror("configs", self.id, config, version)
         self._config = config
         return config
 
@@ -184,7 +200,7 @@ class MemoryBank:
             self._engine,
             self.id,
             self._collection,
-            self._config,
+            self.config,
             content,
             mentioned_at=mentioned_at,
             occurred_at=occurred_at,
@@ -201,11 +217,11 @@ class MemoryBank:
 
     def _schedule_consolidation(self, result: RetainResult) -> None:
         worker = self._engine.consolidator
-        if worker is None or not self._config.consolidate or result.extraction != "llm":
+        if worker is None or not self.config.consolidate or result.extraction != "llm":
             return
         ids = tuple(m.id for m in result.memories)
         if ids:
-            engine, collection, config = self._engine, self._collection, self._config
+            engine, collection, config = self._engine, self._collection, self.config
 
             def run() -> None:
                 try:
@@ -261,7 +277,7 @@ class MemoryBank:
             LLMError: The LLM failed.
         """
         return reflecting.reflect(
-            self._engine, self.id, self._collection, self._config, query, top_k
+            self._engine, self.id, self._collection, self.config, query, top_k
         )
 
     @_bank_verb
@@ -280,7 +296,7 @@ class MemoryBank:
             self._collection,
             query,
             top_k=top_k,
-            date_order=self._config.date_order,
+            date_order=self.config.date_order,
         )
 
     @_bank_verb
@@ -311,7 +327,7 @@ class MemoryBank:
             self._engine,
             self.id,
             self._collection,
-            self._config,
+            self.config,
             query,
             observations=observations,
             opinions=opinions,
@@ -390,10 +406,10 @@ class MemoryBank:
             now=now,
             scoring_weights=scoring_weights,
             thinking_budget=thinking_budget,
-            rerank=self._config.rerank if rerank is None else rerank,
+            rerank=self.config.rerank if rerank is None else rerank,
             reinforce=reinforce,
             strategy_params=strategy_params,
-            date_order=self._config.date_order,
+            date_order=self.config.date_order,
             max_query_chars=self._engine.config.limits.query_chars,
         )
         return run_recall(self._engine, self.id, self._collection, config)
@@ -523,6 +539,7 @@ class MemoryBank:
         ):
             # Inside the transaction: a forget or delete_bank cannot slip in between.
             require_bank(cur, self.id, self._collection)
+            self._engine.begin_write(cur, self.id)
             found = {row[0] for row in memories_by_id(cur, self.id, [src_id, dst_id], "m.id")}
             for memory_id in (src_id, dst_id):
                 if memory_id not in found:
@@ -538,6 +555,8 @@ class MemoryBank:
             graph = loaded_graph(self._engine, self.id)
             if graph is not None:
                 graph.add_link(src_id, dst_id, kind, weight)
+            version = record_change(self._engine.db, cur, self.id, "link", [src_id, dst_id])
+        self._engine.bank_changed(self.id, version)
 
     @_bank_verb
     def entities(self, *, kind: str | None = None) -> list[Entity]:

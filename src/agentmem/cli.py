@@ -1,5 +1,5 @@
-"""The ``agentmem`` command: demo, retain, recall, graph, export, import, serve, mcp, bench and
-models.
+"""The ``agentmem`` command: demo, retain, recall, graph, export, import, migrate, serve, mcp,
+bench and models.
 
 Read commands (recall, graph, export) refuse a missing store or bank (exit code 2) instead of
 creating it; only writes create. Every agentmem or system error is one line on stderr.
@@ -12,6 +12,7 @@ Examples::
     agentmem graph --path ./memdata --bank notes --out graph.html
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
+    agentmem migrate --from ./memdata --to postgresql://agentmem@db/agentmem   # every bank
     agentmem repair ./memdata          # re-embed vectors lost from chroma/, then check the store
     agentmem serve --path ./memdata --port 8888            # REST, needs agentmem[server]
     agentmem mcp --path ./memdata --bank notes             # MCP over stdio, needs agentmem[mcp]
@@ -48,6 +49,7 @@ from agentmem._time import to_utc
 from agentmem.bank import MemoryBank
 from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
 from agentmem.memory import DB_FILE, AgentMemory, validate_bank_id
+from agentmem.migrate import migrate
 from agentmem.schemas import RecallHitOut
 from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
 from agentmem.store.postgres.database import is_postgres_url
@@ -262,6 +264,38 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
         )
         count = bank.stats()["memories"]
     console.print(f"imported {count} memories into bank {bank.id!r}")
+    return 0
+
+
+def _is_url(location: str) -> bool:
+    return location.startswith(("postgresql://", "postgres://"))
+
+
+def cmd_migrate(args: argparse.Namespace, console: Console) -> int:
+    source, target = args.source, args.target
+    if not _is_url(source) and not (Path(source) / DB_FILE).is_file():
+        raise NotFoundError(f"no agentmem store at {source}")
+    same = (
+        source == target
+        if _is_url(source) or _is_url(target)
+        else (Path(source).resolve() == Path(target).resolve())
+    )
+    if same:
+        raise InvalidInputError("--from and --to are the same store")
+    errors = Console(stderr=True, soft_wrap=True)
+    with AgentMemory(source) as old:
+        created = not _is_url(target) and not os.path.lexists(target)
+        try:
+            with AgentMemory(target, embedder=old.embedder) as new:
+                banks = migrate(
+                    old, new, banks=args.bank, replace=args.replace, progress=errors.print
+                )
+        except AgentMemError:
+            if created:  # a refused or failed migration into a new store leaves none behind
+                shutil.rmtree(target, ignore_errors=True)
+            raise
+    memories = sum(b.counts["memories"] for b in banks)
+    console.print(f"migrated {len(banks)} bank(s), {memories} memories, from {source} to {target}")
     return 0
 
 
@@ -619,6 +653,21 @@ def build_parser() -> argparse.ArgumentParser:
     import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
     import_.add_argument("file", help="the .jsonl file to read")
     import_.set_defaults(func=cmd_import)
+
+    migrate_ = command("migrate", "copy every bank of one store into another (DuckDB, PostgreSQL)")
+    migrate_.add_argument(
+        "--from", dest="source", required=True, help="store directory or postgresql:// URL"
+    )
+    migrate_.add_argument(
+        "--to", dest="target", required=True, help="store directory (created) or postgresql:// URL"
+    )
+    migrate_.add_argument(
+        "--bank", action="append", default=None, help="copy only this bank (repeatable)"
+    )
+    migrate_.add_argument(
+        "--replace", action="store_true", help="overwrite target banks that hold memories"
+    )
+    migrate_.set_defaults(func=cmd_migrate)
 
     def server_args(p: argparse.ArgumentParser, port: int) -> None:
         p.add_argument("--path", required=True, help=f"{STORE_HELP} (created if missing)")

@@ -180,6 +180,9 @@ class EngineConfig:
         recency_window_days: Age at which recency reaches 0.
         reinforcement_cap: Access count at which reinforcement reaches 1.
         workers: Threads that run recall strategies in parallel.
+        in_process_recall: Serve recall's keyword search and candidate rows from per-bank
+            copies in process (``store/keyword_mirror.py``, ``store/recall_rows.py``), the
+            same results as the SQL path they fall back to when False (DuckDB stores).
         limits: Input sizes one call may not exceed (:class:`Limits`).
     """
 
@@ -194,6 +197,7 @@ class EngineConfig:
     recency_window_days: float = 30.0
     reinforcement_cap: int = 100
     workers: int = 4
+    in_process_recall: bool = True
     limits: Limits = field(default_factory=Limits)
 
 

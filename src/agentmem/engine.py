@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from agentmem.config import EngineConfig
+from agentmem.config import BankConfig, EngineConfig
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
+from agentmem.retain.entity_cache import catch_up_index, catch_up_resolver
 from agentmem.retain.resolve import EntityResolver
+from agentmem.store import changes
 from agentmem.store.database import Database
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.graph import MemoryGraph
 from agentmem.store.keyword import KeywordIndex
+from agentmem.store.keyword_mirror import KeywordMirrors
+from agentmem.store.recall_rows import RecallRows
 from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
@@ -42,49 +47,132 @@ class Engine:
             max_workers=1, thread_name_prefix="agentmem-embed"
         )
     )
-    # Per-bank entity indexes, loaded on first use and kept current under the write lock.
+    # The per-bank mirrors of the store, each loaded on first use and kept at the bank's
+    # current version (store/changes.py): a write updates them in place (or drops them), a
+    # write through another process is caught up from the change log at the next use.
+    # Entity indexes (retain/link.py): used and updated under the write lock.
     entity_indexes: dict[str, object] = field(default_factory=dict)
     entity_lock: threading.Lock = field(default_factory=threading.Lock)
-    # Per-bank networkx mirrors of the memory graph (store/graph.py), loaded on first use.
+    # Compact mirrors of the memory graph (store/graph.py), read by recall.
     graphs: dict[str, MemoryGraph] = field(default_factory=dict)
-    # Per-bank dated facts in time order (store/dated_facts.py): dropped by every write,
-    # handed back by retain with its new facts once it has committed.
+    # Dated facts in time order (store/dated_facts.py), used by retain under the write lock.
     dated_facts: dict[str, DatedFacts] = field(default_factory=dict)
-    # Per-bank resolvers carrying the bank's entity corrections (retain/corrections.py).
+    # Resolvers carrying the bank's entity corrections (retain/corrections.py).
     resolvers: dict[str, EntityResolver] = field(default_factory=dict)
+    # The banks' settings (MemoryBank.config).
+    configs: dict[str, BankConfig] = field(default_factory=dict)
+    # The MemoryBank handles AgentMemory.bank() hands out (each holds the bank's collection).
+    handles: dict[str, Any] = field(default_factory=dict)
     # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
     offline_reranker: Reranker | None = None
     # The LLM path: set when AgentMemory(llm=...) is given.
     llm: LanguageModel | None = None
     consolidator: ConsolidationWorker | None = None
     # Per-bank newest mention time, read by every recall: a max() over the bank's rows costs
-    # ~17 ms at 100k memories. A write bumps the bank's version and drops the value; a reader
-    # keeps what it computed only if no write happened meanwhile.
+    # ~17 ms at 100k memories. Kept with the bank version it was read at.
     _last_mentions: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)
-    _versions: dict[str, int] = field(default_factory=dict)
+    # (mirror, bank) -> the bank version the mirror reflects; mirrors are the attributes
+    # named in _MIRRORS.
+    _mirror_versions: dict[tuple[str, str], int] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Per-bank keyword postings (store/keyword_mirror.py) and candidate rows
+    # (store/recall_rows.py) in process, kept at bank_version; None when recall reads them
+    # from the store (config, or a store it does not mirror).
+    keyword_mirrors: KeywordMirrors | None = field(init=False, default=None)
+    recall_rows: RecallRows | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.config.in_process_recall and self.db.dialect == "duckdb":
+            self.keyword_mirrors = KeywordMirrors(
+                self.db, self.config.context_weight, self.bank_version
+            )
+            self.recall_rows = RecallRows(self.db, self.bank_version)
+
+    def bank_version(self, bank_id: str, cur: Any = None) -> int:
+        """The bank's current version (store/changes.py): a dict read on a store only this
+        process writes, one indexed read on a shared one (through ``cur`` if given)."""
+        return changes.bank_version(self.db, bank_id, cur)
 
     def last_mention(self, bank_id: str) -> datetime | None:
         """When the bank's newest memory was mentioned (naive UTC), None for an empty bank."""
-        with self._cache_lock:
-            version = self._versions.get(bank_id, 0)
-            cached = self._last_mentions.get(bank_id)
+        version = self.bank_version(bank_id)  # before the read: a later write is seen next time
+        cached = self._last_mentions.get(bank_id)
         if cached is not None and cached[0] == version:
             return cached[1]
         value = self.db.fetchall(
             "SELECT max(mentioned_at) FROM memories WHERE bank_id = ?", [bank_id]
         )[0][0]
         with self._cache_lock:
-            if self._versions.get(bank_id, 0) == version:
-                self._last_mentions[bank_id] = (version, value)
+            self._last_mentions[bank_id] = (version, value)
         return value
 
-    def bank_changed(self, bank_id: str) -> None:
-        """Forget what is cached about a bank's rows (call after every write to it)."""
+    def mirror(self, name: str, bank_id: str, source: Any = None) -> Any:
+        """The bank's mirror ``name`` ("graphs", "dated_facts", ...) at the bank's current
+        version, or None when it is not loaded (or cannot catch up: it is dropped then).
+
+        A mirror behind the bank replays the change log through its catch-up (``_MIRRORS``),
+        reading the store through ``source``: a write's cursor inside its transaction, else
+        the database.
+        """
+        value = getattr(self, name).get(bank_id)
+        if value is None:
+            return None
+        have = self._mirror_versions.get((name, bank_id))
+        if have is not None and have == changes.bank_version(self.db, bank_id, source):
+            return value
+        reader = self.db.cursor() if source is None else source
+        log = None if have is None else changes.changes_since(self.db, bank_id, have, source)
+        if (
+            log is None
+            or any(c.kind in changes.RELOAD_KINDS for c in log)
+            or not _MIRRORS[name](reader, bank_id, value, log)
+        ):
+            self.drop_mirror(name, bank_id)
+            return None
+        if log:
+            self._mirror_versions[(name, bank_id)] = log[-1].version
+        return value
+
+    def keep_mirror(self, name: str, bank_id: str, value: Any, version: int) -> None:
+        """Cache a mirror loaded from the store at ``version`` (read before loading it)."""
+        getattr(self, name)[bank_id] = value
+        self._mirror_versions[(name, bank_id)] = version
+
+    def drop_mirror(self, name: str, bank_id: str) -> None:
+        """Forget a mirror (the next use loads it again)."""
+        getattr(self, name).pop(bank_id, None)
+        self._mirror_versions.pop((name, bank_id), None)
+
+    def drop_mirrors(self, bank_id: str) -> None:
+        """Forget every mirror of a bank (its rows were all rewritten)."""
+        for name in _MIRRORS:
+            self.drop_mirror(name, bank_id)
+
+    def begin_write(self, cur: Any, bank_id: str) -> int:
+        """First step of a write transaction to a bank: lock the bank against other writers
+        (store/changes.py ``lock_bank``) and bring its loaded mirrors up to the version it
+        has, so the write can update them in place. Returns that version."""
+        version = changes.lock_bank(self.db, cur, bank_id)
+        for name in _MIRRORS:
+            if self._mirror_versions.get((name, bank_id), version) != version:
+                self.mirror(name, bank_id, cur)
+        return version
+
+    def bank_changed(self, bank_id: str, version: int | None) -> None:
+        """After a write to a bank: ``version`` is what its committed change got
+        (``record_change``), None if it rolled back or wrote nothing.
+
+        The write updated in place, or dropped, every mirror it changed, from the version
+        ``begin_write`` brought them to: those are now at ``version``.
+        """
+        if version is None:
+            return
+        changes.published(self.db, bank_id, version)
         with self._cache_lock:
-            self._versions[bank_id] = self._versions.get(bank_id, 0) + 1
-            self._last_mentions.pop(bank_id, None)
-            self.dated_facts.pop(bank_id, None)
+            for name in _MIRRORS:
+                key = (name, bank_id)
+                if self._mirror_versions.get(key) == version - 1:
+                    self._mirror_versions[key] = version
 
     def close(self) -> None:
         """Stop the worker threads and close both stores."""
@@ -95,3 +183,14 @@ class Engine:
         self.keyword.close()
         self.vectors.close()
         self.db.close()
+
+
+#: Each mirror's catch-up: ``(reader, bank_id, mirror, changes) -> bool`` (False: reload it).
+_MIRRORS: dict[str, Callable[[Any, str, Any, list[changes.Change]], bool]] = {
+    "graphs": lambda cur, bank_id, graph, log: graph.catch_up(cur, bank_id, log),
+    "dated_facts": lambda cur, bank_id, dated, log: dated.catch_up(cur, bank_id, log),
+    "entity_indexes": catch_up_index,
+    "resolvers": catch_up_resolver,
+    "configs": lambda cur, bank_id, config, log: not any(c.kind == "configure" for c in log),
+    "handles": lambda cur, bank_id, handle, log: True,  # dropped by import and delete_bank
+}

@@ -18,7 +18,8 @@ from typing import Any
 
 from agentmem.bank import MemoryBank
 from agentmem.config import BankConfig, EngineConfig
-from agentmem.consolidate.worker import ConsolidationWorker
+from agentmem.consolidate.observations import consolidate
+from agentmem.consolidate.worker import ConsolidationWorker, SharedConsolidationWorker
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError, shown
 from agentmem.llm.client import language_model
@@ -29,6 +30,7 @@ from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
 from agentmem.retain.extract import OfflineExtractor
 from agentmem.retain.resolve import EntityResolver
+from agentmem.store.changes import is_local
 from agentmem.store.database import Database
 from agentmem.store.forget import delete_bank_rows, finish_drop
 from agentmem.store.import_check import check_export
@@ -112,6 +114,12 @@ def _open_embedded(
     return db, vectors, keyword, namespace
 
 
+def _bank_row(db: Any, bank_id: str) -> list[Any]:
+    return db.fetchall(
+        "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?", [bank_id]
+    )
+
+
 def _default_embedder(db: Database) -> MiniLMEmbedder:
     """The offline default embedder, in the form this store's banks were made with.
 
@@ -185,7 +193,6 @@ class AgentMemory:
         self._temporary = path is None
         self._config = config or EngineConfig()
         self._lock = threading.Lock()
-        self._banks: dict[str, MemoryBank] = {}
         self.path: Path | str
         if is_postgres_url(path):
             if chroma_url is not None:
@@ -220,13 +227,24 @@ class AgentMemory:
         )
         if language is not None:
             self._engine.llm = language
-            self._engine.consolidator = ConsolidationWorker()
+            self._engine.consolidator = (
+                ConsolidationWorker()
+                if is_local(db)
+                else SharedConsolidationWorker(db, self._consolidate_job)
+            )
         self._closed = False
         try:
             begin_session(db, vectors, self._engine.embedder, progress=repair_progress)
         except BaseException:
             self._engine.close()
             raise
+
+    def _consolidate_job(self, bank_id: str, memory_ids: tuple[str, ...]) -> None:
+        """Run a consolidation job claimed from a shared store (queued by any replica)."""
+        if bank_id not in self.banks():
+            return  # deleted meanwhile: nothing to consolidate
+        bank = self.bank(bank_id)
+        consolidate(self._engine, bank_id, bank._collection, bank.config, memory_ids)
 
     # -- banks ------------------------------------------------------------------------------
 
@@ -239,44 +257,46 @@ class AgentMemory:
         """
         self._check_open()
         bank_id = validate_bank_id(bank_id)
+        engine = self._engine
         with self._lock:
-            bank = self._banks.get(bank_id)
+            # A handle knows the bank's vector collection: one deleted or imported through
+            # another AgentMemory (or replica) since is dropped here and opened again.
+            bank = engine.mirror("handles", bank_id)
             if bank is None:
-                bank = MemoryBank(self._engine, bank_id, *self._open_bank(bank_id))
-                self._banks[bank_id] = bank
+                version = engine.bank_version(bank_id)
+                bank = MemoryBank(engine, bank_id, *self._open_bank(bank_id))
+                engine.keep_mirror("handles", bank_id, bank, version)
             return bank
 
     def _open_bank(self, bank_id: str) -> tuple[str, BankConfig]:
         """The bank's vector collection and settings, creating the bank if it is new."""
         engine = self._engine
         embedder = engine.embedder
-        rows = engine.db.fetchall(
-            "SELECT collection, embedder, dimension, config FROM banks WHERE bank_id = ?",
-            [bank_id],
-        )
-        if rows:
-            collection, name, dimension, config = rows[0]
-            if (name, dimension) != (embedder.name, embedder.dimension):
-                raise InvalidInputError(
-                    f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
-                    f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
+        rows = _bank_row(engine.db, bank_id)
+        if not rows:
+            collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
+            with engine.db.transaction() as cur:
+                cur.execute(
+                    "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT DO NOTHING",
+                    [
+                        bank_id,
+                        collection,
+                        embedder.name,
+                        embedder.dimension,
+                        json.dumps(BankConfig().to_mapping()),
+                    ],
                 )
-            return collection, BankConfig.from_mapping(json.loads(config or "{}"))
-        collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
-        config = BankConfig()
-        with engine.db.transaction() as cur:
-            cur.execute(
-                "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now())",
-                [
-                    bank_id,
-                    collection,
-                    embedder.name,
-                    embedder.dimension,
-                    json.dumps(config.to_mapping()),
-                ],
+            # Ours, or the bank another process (a replica) created at the same moment.
+            rows = _bank_row(engine.db, bank_id)
+            if rows[0][0] == collection:
+                engine.vectors.create_collection(collection, embedder.dimension)
+        collection, name, dimension, config = rows[0]
+        if (name, dimension) != (embedder.name, embedder.dimension):
+            raise InvalidInputError(
+                f"bank {bank_id!r} was created with embedder {name!r} ({dimension}d); "
+                f"this AgentMemory uses {embedder.name!r} ({embedder.dimension}d)"
             )
-        engine.vectors.create_collection(collection, embedder.dimension)
-        return collection, config
+        return collection, BankConfig.from_mapping(json.loads(config or "{}"))
 
     def banks(self) -> list[str]:
         """Ids of every bank in the store, sorted."""
@@ -298,7 +318,7 @@ class AgentMemory:
             rows = engine.db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
             if not rows:
                 raise NotFoundError(f"no bank {bank_id!r}")
-            handle = self._banks.pop(bank_id, None)
+            handle = engine.handles.get(bank_id)
             if handle is not None:
                 handle._deleted = True
             delete_bank_rows(engine, bank_id, rows[0][0])
@@ -365,7 +385,7 @@ class AgentMemory:
                     self.delete_bank(target)
             raise
         with self._lock:
-            self._banks.pop(target, None)  # its settings came with the file
+            self._engine.drop_mirror("handles", target)  # its settings came with the file
         return self.bank(target)
 
     def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:

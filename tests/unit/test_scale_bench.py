@@ -36,9 +36,13 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     assert set(size["recall"]) == {"semantic", "keyword", "tempr"}
     assert size["keyword_index"]["pending_rows"] > 0
     assert size["ratios"]["bulk_retain_over_raw_embedder"] > 0
+    assert size["model_only_per_s"] > 0 and size["ratios"]["bulk_retain_over_model_only"] > 0
+    assert set(size["cold_start"]) == {"graph", "keyword", "rows"}
+    assert size["ratios"]["tempr_p50_over_chroma_and_embedding"] > 0
     assert json.loads(out.read_text())["sizes"][0]["size"] == 60
     table = format_report(report)
     assert "TEMPR p50 / Chroma p50" in table and "60" in table
+    assert "bulk retain / model only" in table
     call = report["max_call"]
     assert call["chars"] == 3000 and call["facts"] > 10
     assert report["max_call_peak_rss_mb"] == call["peak_rss_mib"] >= call["baseline_peak_rss_mib"]

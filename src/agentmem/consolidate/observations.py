@@ -23,6 +23,7 @@ from agentmem.llm.prompts import consolidation_messages
 from agentmem.recall.pipeline import recall
 from agentmem.retain.facts import EntityMention, ExtractedFact
 from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors, write_vectors_in
+from agentmem.store.changes import record_change
 from agentmem.store.records import MEMORY_SELECT, MemoryRow, load_memories, memory_from_row
 from agentmem.types import Memory
 
@@ -159,6 +160,7 @@ def refine_observation(
         metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
         names = " ".join(current.entities)
         with engine.db.transaction() as cur:
+            engine.begin_write(cur, bank_id)
             (old_seq,) = cur.execute(
                 "SELECT seq FROM memories WHERE id = ?", [current.id]
             ).fetchone()
@@ -175,6 +177,8 @@ def refine_observation(
                 memory=refined, seq=seq, search_text=text, context_text="", created_at=now
             )
             write_vectors_in(engine, cur, bank_id, collection, [row], vectors)
+            version = record_change(engine.db, cur, bank_id, "observe", [current.id])
+        engine.bank_changed(bank_id, version)
         write_vectors(engine, bank_id, collection, [row], vectors)
     return refined
 
@@ -185,6 +189,7 @@ def mark_contradicted(
     """Flag facts as contradicted by an observation (``metadata["contradicted_by"]``)."""
     found = load_memories(engine.db, bank_id, list(fact_ids))
     with engine.db.transaction() as cur:
+        engine.begin_write(cur, bank_id)
         for memory in found.values():
             metadata = dict(memory.metadata)
             metadata["contradicted_by"] = list(
@@ -194,6 +199,8 @@ def mark_contradicted(
                 "UPDATE memories SET metadata = ? WHERE id = ?",
                 [json.dumps(metadata, ensure_ascii=False), memory.id],
             )
+        version = record_change(engine.db, cur, bank_id, "observe", list(found))
+    engine.bank_changed(bank_id, version)
 
 
 def _entities_of(engine: Engine, memory_ids: Sequence[str]) -> list[EntityMention]:

@@ -95,6 +95,7 @@ def spreading_activation(
     heap = [(-a, node) for node, a in best.items()]
     heapq.heapify(heap)
     expanded: set[str] = set()
+    specificity: dict[str, float] = {}  # per entity, once per walk
     while heap and len(expanded) < budget:
         negative, node = heapq.heappop(heap)
         if node in expanded or -negative < best[node]:
@@ -105,7 +106,9 @@ def spreading_activation(
             if allowed is not None and kind not in allowed:
                 continue
             if kind == "entity" and graph.is_entity(other):
-                factor = weight * graph.entity_specificity(other)
+                if other not in specificity:
+                    specificity[other] = graph.entity_specificity(other)
+                factor = weight * specificity[other]
             else:
                 factor = weight * decay * (causal_boost if kind == "caused_by" else 1.0)
             factor *= kind_weights.get(kind, 1.0)
@@ -140,8 +143,12 @@ def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
         )
         memories = [(n, a) for n, a in reached.level.items() if not graph.is_entity(n)]
         # Ties (a session's turns share their mention time) by id: the same order every run.
-        memories.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), pair[0]))
-        kept = memories[: ctx.pool]
+        # The most activated first; only those kept are ordered by time and id.
+        best = heapq.nlargest(ctx.pool, memories, key=lambda pair: pair[1])
+        floor = best[-1][1] if len(best) == ctx.pool else -1.0
+        tied = [pair for pair in memories if pair[1] >= floor]
+        tied.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), pair[0]))
+        kept = tied[: ctx.pool]
         paths = {node: reached.path(node) for node, _ in kept}
         details = {node: _path_details(graph, path, reached.level) for node, path in paths.items()}
     return [

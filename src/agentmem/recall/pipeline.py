@@ -19,7 +19,7 @@ from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
 from agentmem.store.graph import bank_graph
-from agentmem.store.records import json_list, load_memories_with_kinds, sql_list
+from agentmem.store.records import filter_clause, json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
 
 
@@ -36,7 +36,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
     if config.reinforce and hits:
-        _reinforce(engine, [h.memory.id for h in hits])
+        _reinforce(engine, bank_id, [h.memory.id for h in hits])
     return RecallResult(
         hits=hits,
         query_time_range=ctx.query_time.range,
@@ -83,9 +83,11 @@ def _fuse(
     while len(loaded) < top_n and start < len(fused):
         chunk = fused[start : start + batch]
         start += batch
-        memories = load_memories_with_kinds(
-            engine.db, bank_id, [memory_id for memory_id, _ in chunk], config
-        )
+        ids = [memory_id for memory_id, _ in chunk]
+        if engine.recall_rows is not None and not filter_clause(config)[0]:
+            memories = engine.recall_rows.memories(bank_id, ids)
+        else:
+            memories = load_memories_with_kinds(engine.db, bank_id, ids, config)
         for memory_id, rrf in chunk:
             if memory_id in memories:  # else filtered out, or deleted since the arm saw it
                 memory, kinds = memories[memory_id]
@@ -205,10 +207,12 @@ def _score(
     return [hit for _, _, hit in scored]
 
 
-def _reinforce(engine: Engine, ids: list[str]) -> None:
+def _reinforce(engine: Engine, bank_id: str, ids: list[str]) -> None:
     with engine.db.transaction() as cur:
         cur.execute(
             "UPDATE memories SET access_count = access_count + 1 "
             f"WHERE list_contains({sql_list('ids')}, id)",
             {"ids": json_list(ids)},
         )
+    if engine.recall_rows is not None:
+        engine.recall_rows.counted(bank_id, ids)

@@ -23,15 +23,21 @@ def semantic(ctx: StrategyContext) -> list[StrategyHit]:
 
 
 def keyword(ctx: StrategyContext) -> list[StrategyHit]:
-    """BM25 over the fact and its neighbouring turns (DuckDB fts, see store/keyword.py)."""
+    """BM25 over the fact and its neighbouring turns (store/keyword.py), from the bank's
+    in-process mirror (store/keyword_mirror.py) unless hard filters need the SQL."""
+    engine = ctx.engine
     clause, params = filter_clause(ctx.config)
-    scored = ctx.engine.keyword.search(
-        ctx.bank_id,
-        ctx.query_time.keyword_text,
-        ctx.pool,
-        filter_sql=clause,
-        filter_params=params,
-    )
+    if engine.keyword_mirrors is not None and not clause:
+        terms = engine.keyword.query_terms(ctx.query_time.keyword_text)
+        scored = engine.keyword_mirrors.search(ctx.bank_id, terms, ctx.pool)
+    else:
+        scored = engine.keyword.search(
+            ctx.bank_id,
+            ctx.query_time.keyword_text,
+            ctx.pool,
+            filter_sql=clause,
+            filter_params=params,
+        )
     best = scored[0][1] if scored else 1.0
     return ranked(scored, lambda score: score / best if best > 0 else 0.0)
 

@@ -26,12 +26,15 @@ def mark_superseded(
     by_id = {c.memory.id: c for c in candidates}
     if not by_id:
         return
-    ids = sql_strings(by_id)
-    rows = engine.db.fetchall(
-        "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = $kind "
-        f"AND (dst_id IN ({ids}) OR src_id IN ({ids})) ORDER BY created_at",
-        {"bank": bank_id, "kind": SUPERSEDES},
-    )
+    if engine.recall_rows is not None:
+        rows = engine.recall_rows.supersedes_links(bank_id, list(by_id))
+    else:
+        ids = sql_strings(by_id)
+        rows = engine.db.fetchall(
+            "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = $kind "
+            f"AND (dst_id IN ({ids}) OR src_id IN ({ids})) ORDER BY created_at",
+            {"bank": bank_id, "kind": SUPERSEDES},
+        )
     for newer, older in rows:
         if older in by_id:
             by_id[older].superseded_by.append(newer)

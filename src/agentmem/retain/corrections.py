@@ -21,11 +21,13 @@ import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentmem.errors import InvalidInputError, NotFoundError, shown
 from agentmem.retain.link import bank_entity_index
 from agentmem.retain.resolve import KnownEntity
+from agentmem.store.changes import record_change
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import json_list, require_bank, sql_list
 
@@ -66,7 +68,8 @@ def find_entity(engine: Engine, cur: Any, bank_id: str, name_or_alias: str) -> K
 
 def add_alias(engine: Engine, bank_id: str, collection: str, entity: str, alias: str) -> str:
     """Make ``alias`` a name of ``entity`` for good; returns the entity's id."""
-    with _correction(engine, bank_id, collection) as cur:
+    with _correction(engine, bank_id, collection) as correction:
+        cur = correction.cur
         target = find_entity(engine, cur, bank_id, entity)
         others = [
             e
@@ -84,7 +87,7 @@ def add_alias(engine: Engine, bank_id: str, collection: str, entity: str, alias:
         if _key(alias) not in map(_key, target.names):
             _set_aliases(cur, target.id, [*target.aliases, alias])
         _record(cur, bank_id, "alias", alias, target.name)
-        _refresh(engine, cur, bank_id, touched)
+        _refresh(engine, correction, bank_id, touched)
     return target.id
 
 
@@ -93,7 +96,8 @@ def split_alias(
 ) -> str | None:
     """Declare that ``alias`` never names ``entity``; returns the id of the entity that now
     holds the memories saying ``alias``, or None when none did."""
-    with _correction(engine, bank_id, collection) as cur:
+    with _correction(engine, bank_id, collection) as correction:
+        cur = correction.cur
         target = find_entity(engine, cur, bank_id, entity)
         if _key(alias) == _key(target.name):
             raise InvalidInputError(
@@ -112,7 +116,7 @@ def split_alias(
                 created = None
             _set_aliases(cur, target.id, [a for a in target.aliases if _key(a) != _key(alias)])
         _record(cur, bank_id, "split", alias, target.name)
-        _refresh(engine, cur, bank_id, {target.id} | ({created} if created else set()))
+        _refresh(engine, correction, bank_id, {target.id} | ({created} if created else set()))
     return created
 
 
@@ -180,14 +184,24 @@ def _move_mentions(cur: Any, source: KnownEntity, target_id: str, name: str) -> 
     return len(moving)
 
 
-def _refresh(engine: Engine, cur: Any, bank_id: str, entity_ids: set[str]) -> None:
+@dataclass
+class _Correction:
+    cur: Any  # the correction's transaction
+    version: int | None = None  # what its change got (store/changes.py)
+
+
+def _refresh(engine: Engine, correction: _Correction, bank_id: str, entity_ids: set[str]) -> None:
+    """Last step of a correction: refresh the graph mirror's entities, log the change."""
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
-        graph.refresh_entities(cur, bank_id, entity_ids)
+        graph.refresh_entities(correction.cur, bank_id, entity_ids)
+    correction.version = record_change(
+        engine.db, correction.cur, bank_id, "correct", entity_ids=entity_ids
+    )
 
 
 @contextmanager
-def _correction(engine: Engine, bank_id: str, collection: str) -> Iterator[Any]:
+def _correction(engine: Engine, bank_id: str, collection: str) -> Iterator[_Correction]:
     """The transaction of one correction, under the write lock.
 
     The bank's entity caches are dropped when it ends, failed or not (they are rebuilt from
@@ -195,10 +209,17 @@ def _correction(engine: Engine, bank_id: str, collection: str) -> Iterator[Any]:
     included (the mirror was refreshed from rows that rolled back).
     """
     with engine.db.write_lock, mirror_dropped_on_failure(engine, bank_id):
+        correction = None
         try:
             with engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
-                yield cur
+                engine.begin_write(cur, bank_id)
+                correction = _Correction(cur)
+                yield correction
+        except BaseException:
+            correction = None
+            raise
         finally:
-            engine.entity_indexes.pop(bank_id, None)
-            engine.resolvers.pop(bank_id, None)
+            engine.drop_mirror("entity_indexes", bank_id)
+            engine.drop_mirror("resolvers", bank_id)
+            engine.bank_changed(bank_id, correction.version if correction else None)

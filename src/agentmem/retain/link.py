@@ -11,51 +11,30 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from agentmem.engine import Engine
+from agentmem.retain.entity_cache import load_entities, load_resolver
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
 from agentmem.store.dated_facts import DatedFacts, midpoint
 from agentmem.store.dialect import json_rows
-from agentmem.store.records import (
-    insert_rows,
-    kind_votes_from_json,
-    kind_votes_to_json,
-    to_db_time,
-)
+from agentmem.store.records import insert_rows, kind_votes_to_json, to_db_time
 from agentmem.types import Memory
-
-_NEIGHBORS_SQL = """
-SELECT e.id, e.name, e.kind, e.aliases, e.kind_votes,
-       (SELECT array_agg(DISTINCT lower(other.name)) FROM memory_entities AS a
-        JOIN memory_entities AS b ON b.memory_id = a.memory_id AND b.entity_id <> a.entity_id
-        JOIN entities AS other ON other.id = b.entity_id
-        WHERE a.entity_id = e.id) AS neighbors
-FROM entities AS e WHERE e.bank_id = ?
-"""
 
 
 def bank_entity_index(engine: Engine, cur: Any, bank_id: str) -> EntityIndex:
-    """The bank's entity index, loaded from the store on first use in this process."""
-    index = engine.entity_indexes.get(bank_id)
+    """The bank's entity index: loaded from the store on first use in this process, then
+    kept at the bank's version (``Engine.begin_write`` catches it up)."""
+    index = engine.mirror("entity_indexes", bank_id, cur)
     if index is None:
-        rows = cur.execute(_NEIGHBORS_SQL, [bank_id]).fetchall()
-        index = EntityIndex(
-            KnownEntity(
-                id=row[0],
-                name=row[1],
-                kind=row[2],
-                aliases=tuple(row[3] or ()),
-                kind_votes=kind_votes_from_json(row[4]),
-                neighbors=frozenset(row[5] or ()),
-            )
-            for row in rows
-        )
-        engine.entity_indexes[bank_id] = index
+        version = engine.bank_version(bank_id)
+        index = EntityIndex(load_entities(cur, bank_id))
+        engine.keep_mirror("entity_indexes", bank_id, index, version)
     assert isinstance(index, EntityIndex)
     return index
 
@@ -65,21 +44,21 @@ def bank_resolver(
 ) -> EntityResolver:
     """The bank's resolver: ``default`` plus the bank's entity corrections
     (``retain/corrections.py``), cached per bank."""
-    resolver = engine.resolvers.get(bank_id)
+    resolver = engine.mirror("resolvers", bank_id, cur)
     if resolver is None:
-        rows = cur.execute(
-            "SELECT op, name, target FROM entity_corrections WHERE bank_id = ? ORDER BY created_at",
-            [bank_id],
-        ).fetchall()
-        overrides = {name: target for op, name, target in rows if op == "alias"}
-        splits = [(name, target) for op, name, target in rows if op == "split"]
-        resolver = (
-            default
-            if not rows
-            else EntityResolver(overrides=overrides, splits=splits)  # default rules otherwise
-        )
-        engine.resolvers[bank_id] = resolver
+        version = engine.bank_version(bank_id)
+        resolver = load_resolver(cur, bank_id, default)
+        engine.keep_mirror("resolvers", bank_id, resolver, version)
     return resolver
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedEntities:
+    """What :func:`link_entities` did: each fact's canonical entity names, and the ids of the
+    entities created or mentioned."""
+
+    names: list[tuple[str, ...]]
+    entity_ids: tuple[str, ...]
 
 
 def link_entities(
@@ -89,8 +68,8 @@ def link_entities(
     memory_ids: list[str],
     facts: list[ExtractedFact],
     resolver: EntityResolver,
-) -> list[tuple[str, ...]]:
-    """Resolve and store the entities of new facts; returns each fact's canonical names.
+) -> LinkedEntities:
+    """Resolve and store the entities of new facts.
 
     Every mention votes on its entity's kind with its confidence, so the kind follows the
     evidence of all mentions (the votes are stored with the entity). A tentative mention
@@ -190,7 +169,9 @@ def link_entities(
             for entity_id in ids
         ],
     )
-    return [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids]
+    return LinkedEntities(
+        [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids], tuple(touched)
+    )
 
 
 def followed_by_links(memory_ids: list[str]) -> list[tuple[str, str, str, float]]:

@@ -70,8 +70,9 @@ from agentmem.retain.repeats import (
 )
 from agentmem.retain.supersession import supersession_links
 from agentmem.retain.timing import anchor_in_time
+from agentmem.store.changes import is_local, record_change
 from agentmem.store.dated_facts import DatedFacts
-from agentmem.store.forget import delete_rows, delete_vectors
+from agentmem.store.forget import Deleted, delete_rows, delete_vectors
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
     MemoryRow,
@@ -229,6 +230,10 @@ class Episode:
     content_hash: str | None = None
 
 
+class _Raced(Exception):
+    """Another process stored a retain's content between its repeat check and its write."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFacts:
     """What :func:`store_facts` stored.
@@ -298,6 +303,7 @@ def store_facts(
     context = episode.context if episode is not None else None
     created = utc_now()
     hashes = hashes if hashes is not None else [None] * len(facts)
+    asked = (facts, hashes)  # what a retry after a race (below) stores again
     # One writer at a time from the transaction to Chroma's upsert: a concurrent forget can
     # then never delete a memory whose vector is still on its way, and the entity cache is
     # dropped before any other writer can read entities that rolled back.
@@ -325,9 +331,19 @@ def store_facts(
             lambda: plan_links(engine, collection, facts, kept_vectors(), links or [])
         )
         doomed: list[str] = []
+        version = None
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
+                engine.begin_write(cur, bank_id)
+                # Decided before the bank was locked: on a shared store another process may
+                # have stored this content since (then decide again, from the start).
+                if (
+                    resolution is not None
+                    and not is_local(engine.db)
+                    and resolve(cur, bank_id, check, planned_memories, asked[1]) != resolution
+                ):
+                    raise _Raced
                 if episode is not None:
                     insert_rows(
                         cur,
@@ -346,17 +362,19 @@ def store_facts(
                             )
                         ],
                     )
+                gone = Deleted((), ())
                 if resolution is not None and doc_id is not None:
-                    doomed = _replace_document(
+                    gone = _replace_document(
                         engine, cur, bank_id, collection, doc_id, episode_id, resolution
                     )
+                doomed = list(gone.memory_ids)
                 dated = _dated_facts(engine, cur, bank_id)  # before this call's facts are in
                 rows = _memory_rows(
                     cur, bank_id, episode_id, facts, hashes, tags, doc_id, context, created
                 )
                 insert_memories(cur, rows)
                 ids = [r.memory.id for r in rows]
-                entity_names = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
+                linked = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
                 insert_rows(
                     cur,
                     "links",
@@ -393,19 +411,41 @@ def store_facts(
                 graph = loaded_graph(engine, bank_id)
                 if graph is not None:
                     graph.sync_memories(cur, bank_id, ids)
+                version = record_change(
+                    engine.db,
+                    cur,
+                    bank_id,
+                    "retain",
+                    [*ids, *doomed],
+                    [*linked.entity_ids, *gone.entity_ids],
+                )
+        except _Raced:
+            wait([planned])
+            return store_facts(
+                engine,
+                bank_id,
+                collection,
+                bank_config,
+                asked[0],
+                episode=episode,
+                tags=tags,
+                links=links,
+                early=early,
+                check=check,
+                hashes=asked[1],
+            )
         except BaseException:
             wait([embedding, planned])  # never leave work running for a call that has failed
-            engine.entity_indexes.pop(bank_id, None)  # the cache may hold entities that rolled back
+            engine.drop_mirror("entity_indexes", bank_id)  # it may hold entities that rolled back
             raise
-        finally:
-            engine.bank_changed(bank_id)
         dated.add(r.memory for r in rows)  # committed: the bank's time order holds them now
-        engine.dated_facts[bank_id] = dated
+        engine.bank_changed(bank_id, version)
+        engine.keep_mirror("dated_facts", bank_id, dated, version)
         write_vectors(engine, bank_id, collection, rows, vectors)
         if doomed:
             delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()
-    new = [replace(r.memory, entities=names) for r, names in zip(rows, entity_names, strict=True)]
+    new = [replace(r.memory, entities=names) for r, names in zip(rows, linked.names, strict=True)]
     if resolution is None:
         return StoredFacts(episode_id, new)
     return _in_call_order(episode_id, new, keep, resolution)
@@ -419,14 +459,16 @@ def _replace_document(
     document_id: str,
     episode_id: str | None,
     resolution: Resolution,
-) -> list[str]:
+) -> Deleted:
     """In the retain transaction: delete the document's replaced memories and its earlier
-    episodes; the memories it keeps move to the new episode. Returns the deleted ids."""
-    doomed = resolution.replaced
-    if doomed:
-        delete_rows(engine, cur, bank_id, collection, *memory_selector(bank_id, ids=doomed))
-        engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
-        engine.dated_facts.pop(bank_id, None)  # it holds the deleted facts
+    episodes; the memories it keeps move to the new episode. Returns what was deleted."""
+    doomed = Deleted((), ())
+    if resolution.replaced:
+        doomed = delete_rows(
+            engine, cur, bank_id, collection, *memory_selector(bank_id, ids=resolution.replaced)
+        )
+        engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with their facts
+        engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
     kept = [m.id for m in resolution.kept_memories.values()]
     if kept:
         cur.execute(
@@ -462,7 +504,7 @@ def _in_call_order(
 
 
 def _dated_facts(engine: Engine, cur, bank_id: str) -> DatedFacts:  # noqa: ANN001
-    dated = engine.dated_facts.get(bank_id)
+    dated = engine.mirror("dated_facts", bank_id, cur)
     return dated if dated is not None else DatedFacts.load(cur, bank_id)
 
 

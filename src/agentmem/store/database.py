@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from agentmem.errors import ModelError, StorageError, StoreLockedError
+from agentmem.store import changes
 
 SCHEMA_VERSION = "2"
 # DuckDB's message when another process holds the file ("Could not set lock on file ...:
@@ -179,7 +180,12 @@ def fts_extension_path() -> Path:
 
 
 class Database:
-    """A DuckDB database file with agentmem's schema and the fts extension loaded."""
+    """A DuckDB database file with agentmem's schema and the fts extension loaded.
+
+    Attributes:
+        local_changes: The banks' versions and change log (store/changes.py), kept in memory:
+            only this process writes the file (DuckDB's lock).
+    """
 
     #: Which SQL dialect the store speaks (``"postgresql"`` for ``PostgresDatabase``).
     dialect = "duckdb"
@@ -211,6 +217,10 @@ class Database:
             raise self._error("cannot initialise", exc) from exc
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._closed = False
+        self._versions_key = str(path.resolve())
+        self.local_changes = changes.local_changes(self._versions_key)
+        # One writer at a time per file, also between two AgentMemory of this process on it.
+        self.write_lock = self.local_changes.write_lock
 
     def _error(self, doing: str, exc: duckdb.Error) -> StorageError:
         """A StorageError for a DuckDB failure, saying so when the file is damaged."""
@@ -320,3 +330,4 @@ class Database:
             with suppress(duckdb.Error):
                 self._con.execute("CHECKPOINT")
             self._con.close()
+            changes.release_local_changes(self._versions_key)

@@ -7,23 +7,26 @@ the bank. Here the midpoints of the facts' occurrence intervals are kept sorted,
 is two binary searches.
 
 Loaded from the store on a bank's first retain in the process and kept by the engine between
-writes. Every write to a bank drops it (``Engine.bank_changed``); retain, the one frequent
-writer, hands it back with its own new facts added once its transaction has committed, so a
-write that rolled back or came from elsewhere (forget, import) never leaves it stale. Used only
-under the store's write lock.
+writes at the bank's version (store/changes.py). Retain, the one frequent writer, adds its own
+new facts once its transaction has committed; forget drops it; writes made through another
+process are caught up from the change log. Used only under the store's write lock.
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentmem.store.records import json_list, sql_list
 from agentmem.types import Memory
+
+if TYPE_CHECKING:
+    from agentmem.store.changes import Change
 
 # Midpoints from whole microseconds, in SQL as in ``midpoint``: the same float either way, so
 # facts of the same day tie exactly and ties are broken by id, not by rounding.
@@ -37,14 +40,26 @@ class DatedFacts:
     """Memory ids sorted by the midpoint of their occurrence (POSIX seconds)."""
 
     def __init__(self, facts: Iterable[tuple[float, str]] = ()) -> None:
-        ordered = sorted(facts)
-        self._mids = array("d", (mid for mid, _ in ordered))
-        self._ids = [memory_id for _, memory_id in ordered]
+        self._mids, self._ids = _in_time_order(facts)
 
     @classmethod
     def load(cls, cur: Any, bank_id: str) -> DatedFacts:
         """The bank's dated facts as the store (``cur``) has them."""
         return cls(cur.execute(_LOAD, {"bank": bank_id}).fetchall())
+
+    def catch_up(self, cur: Any, bank_id: str, log: Sequence[Change]) -> bool:
+        """Apply writes made through other processes (store/changes.py): the memories they
+        touched are dropped and read again from the store."""
+        touched = {m for c in log for m in c.memory_ids}
+        if not touched:
+            return True
+        kept = [(mid, i) for mid, i in zip(self._mids, self._ids, strict=True) if i not in touched]
+        fresh = cur.execute(
+            _LOAD + f" AND list_contains({sql_list('ids')}, id)",
+            {"bank": bank_id, "ids": json_list(sorted(touched))},
+        ).fetchall()
+        self._mids, self._ids = _in_time_order([*kept, *((float(mid), i) for mid, i in fresh)])
+        return True
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -64,6 +79,11 @@ class DatedFacts:
         last = bisect_right(self._mids, high)
         mids = np.frombuffer(self._mids, dtype=np.float64)[first:last].copy()
         return self._ids[first:last], mids
+
+
+def _in_time_order(facts: Iterable[tuple[float, str]]) -> tuple[array[float], list[str]]:
+    ordered = sorted(facts)
+    return array("d", (mid for mid, _ in ordered)), [memory_id for _, memory_id in ordered]
 
 
 def midpoint(memory: Memory) -> float | None:

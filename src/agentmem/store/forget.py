@@ -7,8 +7,9 @@ Chroma has dropped the vectors is finished on the next open.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
+from agentmem.store.changes import record_change
 from agentmem.store.database import Database
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
 from agentmem.store.records import (
@@ -61,31 +62,50 @@ def forget_memories(
     # Held until Chroma is done too (see retain/pipeline.py), and the entity cache is dropped
     # before another writer can use entities that went with their facts.
     with engine.db.write_lock:
+        version = None
         try:
             with mirror_dropped_on_failure(engine, bank_id), engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
-                doomed = delete_rows(engine, cur, bank_id, collection, where, params)
-                if not doomed:
+                engine.begin_write(cur, bank_id)
+                gone = delete_rows(engine, cur, bank_id, collection, where, params)
+                if not gone.memory_ids:
                     return 0
+                version = record_change(
+                    engine.db, cur, bank_id, "forget", gone.memory_ids, gone.entity_ids
+                )
         finally:
-            engine.entity_indexes.pop(bank_id, None)  # entities may have gone with their facts
-            engine.bank_changed(bank_id)
+            engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with facts
+            engine.drop_mirror("dated_facts", bank_id)  # it holds the deleted facts
+            engine.bank_changed(bank_id, version)
+        doomed = list(gone.memory_ids)
         delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()  # drops the built postings of what went
     return len(doomed)
 
 
+class Deleted(NamedTuple):
+    """What :func:`delete_rows` deleted: the memories, and the entities they mentioned (some
+    of which went with them)."""
+
+    memory_ids: tuple[str, ...]
+    entity_ids: tuple[str, ...]
+
+
 def delete_rows(  # noqa: ANN001
     engine: Engine, cur, bank_id: str, collection: str, where: str, params: dict
-) -> list[str]:
+) -> Deleted:
     """In the caller's transaction, delete the bank's memories matching ``where`` (from
     :func:`~agentmem.store.records.memory_selector`) with everything that hangs on them, and
-    journal their vectors' deletion; returns their ids. The caller then drops the bank's
-    entity cache and calls :func:`delete_vectors` once committed."""
+    journal their vectors' deletion. The caller then drops the bank's entity cache and calls
+    :func:`delete_vectors` once committed."""
     rows = cur.execute(f"SELECT id, seq, episode_id FROM memories WHERE {where}", params).fetchall()
     if not rows:
-        return []
+        return Deleted((), ())
     doomed = [r[0] for r in rows]
+    mentioned = cur.execute(
+        f"SELECT DISTINCT entity_id FROM memory_entities WHERE list_contains({_IDS}, memory_id)",
+        {"ids": json_list(doomed)},
+    ).fetchall()
     engine.keyword.remove_rows(cur, [r[1] for r in rows])  # while the rows exist
     values = {
         "bank": bank_id,
@@ -98,7 +118,7 @@ def delete_rows(  # noqa: ANN001
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
         graph.remove_memories(doomed)
-    return doomed
+    return Deleted(tuple(doomed), tuple(sorted(row[0] for row in mentioned)))
 
 
 def delete_vectors(engine: Engine, collection: str, doomed: list[str]) -> None:
@@ -119,7 +139,9 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
     with engine.db.transaction() as cur:
         # The bank's row first: on PostgreSQL that waits for writes into the bank that hold it
         # (require_bank), so the deletes below see their rows; later ones find the bank gone.
+        # Then its version, in the order every write takes the two.
         cur.execute("DELETE FROM banks WHERE bank_id = ?", [bank_id])
+        engine.begin_write(cur, bank_id)
         engine.keyword.remove_bank(cur, bank_id)
         for table in (
             "memory_entities",
@@ -132,10 +154,9 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
         ):
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         engine.vectors.drop_in(cur, bank_id, collection)
-        engine.entity_indexes.pop(bank_id, None)  # still under the write lock
-        engine.graphs.pop(bank_id, None)
-        engine.resolvers.pop(bank_id, None)
-        engine.bank_changed(bank_id)
+        version = record_change(engine.db, cur, bank_id, "delete_bank")
+        engine.drop_mirrors(bank_id)  # still under the write lock
+    engine.bank_changed(bank_id, version)
     engine.keyword.maybe_fold()
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -35,6 +35,7 @@ import networkx as nx
 from agentmem.store.records import from_db_time, json_list, sql_list
 
 if TYPE_CHECKING:
+    from agentmem.store.changes import Change
     from agentmem.store.database import Database
 
 #: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a),
@@ -121,6 +122,30 @@ class MemoryGraph:
             self._add_memories(rows)
             self._add_entity_rows(_entity_rows(cur, bank_id, memory_ids))
             self._add_link_rows(_link_rows(cur, bank_id, memory_ids))
+
+    def catch_up(self, cur: Any, bank_id: str, log: Sequence[Change]) -> bool:
+        """Apply writes made through other processes (store/changes.py): the memories they
+        touched are read again from the store (or dropped if gone), the entities corrected
+        are refreshed. Replaying a change already applied changes nothing."""
+        memory_ids = sorted({m for c in log for m in c.memory_ids})
+        entity_ids = sorted({e for c in log if c.kind == "correct" for e in c.entity_ids})
+        with self.lock:
+            if memory_ids:
+                present = {
+                    row[0]
+                    for row in _batched(
+                        cur,
+                        f"SELECT id FROM memories WHERE bank_id = $bank AND "
+                        f"list_contains({_IDS}, id)",
+                        bank_id,
+                        memory_ids,
+                    )
+                }
+                self.remove_memories([m for m in memory_ids if m not in present])
+                self.sync_memories(cur, bank_id, sorted(present))
+            if entity_ids:
+                self.refresh_entities(cur, bank_id, entity_ids)
+        return True
 
     def add_link(self, src: str, dst: str, kind: str, weight: float) -> None:
         """Add or replace the ``kind`` edge from ``src`` to ``dst``."""
@@ -389,24 +414,32 @@ class GraphOwner(Protocol):
     db: Database
     graphs: dict[str, MemoryGraph]
 
+    def bank_version(self, bank_id: str) -> int: ...
+    def mirror(self, name: str, bank_id: str, source: Any = None) -> Any: ...
+    def keep_mirror(self, name: str, bank_id: str, value: Any, version: int) -> None: ...
+    def drop_mirror(self, name: str, bank_id: str) -> None: ...
+
 
 def bank_graph(engine: GraphOwner, bank_id: str) -> MemoryGraph:
-    """The bank's mirror, loaded from the store on first use in this process.
+    """The bank's mirror at the bank's current version: loaded from the store on first use in
+    this process, caught up with writes made elsewhere (store/changes.py) after that.
 
-    Loaded under the store's write lock, so no write can commit between the load and the
-    mirror becoming visible to the writers that keep it current.
+    Loaded under the store's write lock, so no write of this process can commit between the
+    load and the mirror becoming visible to the writers that keep it current; the version is
+    read before the load, so a write of another process committing meanwhile is replayed.
     """
-    graph = engine.graphs.get(bank_id)
+    graph = engine.mirror("graphs", bank_id)
     if graph is None:
         with engine.db.write_lock:
-            graph = engine.graphs.get(bank_id)
+            graph = engine.mirror("graphs", bank_id)
             if graph is None:
+                version = engine.bank_version(bank_id)
                 cur = engine.db.cursor()
                 with engine.db.storage_errors():
                     graph = MemoryGraph.load(cur, bank_id)
                 # A read racing delete_bank must not leave a mirror behind for a re-created bank.
                 if cur.execute("SELECT 1 FROM banks WHERE bank_id = ?", [bank_id]).fetchall():
-                    engine.graphs[bank_id] = graph
+                    engine.keep_mirror("graphs", bank_id, graph, version)
     return graph
 
 
@@ -421,10 +454,11 @@ def mirror_dropped_on_failure(engine: GraphOwner, bank_id: str) -> Iterator[None
     try:
         yield
     except BaseException:
-        engine.graphs.pop(bank_id, None)
+        engine.drop_mirror("graphs", bank_id)
         raise
 
 
 def loaded_graph(engine: GraphOwner, bank_id: str) -> MemoryGraph | None:
-    """The bank's mirror if it is loaded; writers update only a loaded mirror."""
+    """The bank's mirror if it is loaded; writers update only a loaded mirror (brought to
+    the bank's version by ``Engine.begin_write``)."""
     return engine.graphs.get(bank_id)

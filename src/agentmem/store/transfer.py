@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem.errors import InvalidInputError, StorageError
+from agentmem.store.changes import record_change
 from agentmem.store.import_check import (
     FORMAT,
     HEADER_TYPE,
@@ -259,19 +260,20 @@ def import_bank(
                     f"bank {bank_id!r} already holds {table}; import needs it empty"
                 )
         new_id = _id_map(engine, checked.ids())
+        version = None
         try:
             with engine.db.transaction() as cur:
                 require_bank(cur, bank_id, collection)
+                engine.begin_write(cur, bank_id)
                 cur.execute(
                     "UPDATE banks SET config = ? WHERE bank_id = ?",
                     [json.dumps(checked.config.to_mapping()), bank_id],
                 )
                 _insert_rows(engine, cur, checked, bank_id, new_id)
+                version = record_change(engine.db, cur, bank_id, "import")
         finally:
-            engine.entity_indexes.pop(bank_id, None)
-            engine.resolvers.pop(bank_id, None)
-            engine.graphs.pop(bank_id, None)
-            engine.bank_changed(bank_id)
+            engine.drop_mirrors(bank_id)
+            engine.bank_changed(bank_id, version)
         _write_vectors(engine, checked, bank_id, collection, new_id, progress)
     engine.keyword.maybe_fold()
     return len(checked.memories)

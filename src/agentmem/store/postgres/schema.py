@@ -11,6 +11,9 @@ still apply). Lists of strings are all the shared SQL binds; other lists are ref
 
 from __future__ import annotations
 
+from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
+from agentmem.store.jobs import SCHEMA as JOBS_SCHEMA
+
 SCHEMA_VERSION = "2"
 
 #: A key for ``pg_advisory_xact_lock``: schema creation and migrations run under it, so
@@ -144,6 +147,9 @@ CREATE INDEX IF NOT EXISTS episodes_bank ON episodes (bank_id);
 CREATE INDEX IF NOT EXISTS memories_content_hash ON memories (content_hash);
 CREATE INDEX IF NOT EXISTS episodes_document ON episodes (document_id);
 """
+
+# The banks' versions and change log (store/changes.py), background jobs (store/jobs.py).
+TABLES += CHANGES_SCHEMA + JOBS_SCHEMA
 
 
 def tables(has_c_utf8: bool) -> str:

@@ -1,0 +1,104 @@
+"""Copy every bank of one store into another (DuckDB or PostgreSQL, either way round).
+
+Bank by bank through the export/import path (store/transfer.py): each bank is exported, with
+its vectors, to a temporary file and imported into the target, so ids, times, entities, links
+and access counts arrive unchanged and nothing is re-embedded. Target banks holding anything
+are refused before the first write, unless ``replace`` is given (they are deleted first).
+Once copied, each bank's counts are compared and its integrity checked.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentmem.errors import InvalidInputError, NotFoundError, StorageError
+from agentmem.memory import AgentMemory, validate_bank_id
+
+#: The counts compared between a bank and its copy.
+COUNTED = ("memories", "episodes", "entities", "links")
+
+
+@dataclass(frozen=True, slots=True)
+class MigratedBank:
+    """One bank copied: its id and the counts (``COUNTED``) both stores agree on."""
+
+    bank_id: str
+    counts: dict[str, int]
+
+
+def migrate(
+    source: AgentMemory,
+    target: AgentMemory,
+    *,
+    banks: Sequence[str] | None = None,
+    replace: bool = False,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[MigratedBank]:
+    """Copy ``banks`` (default: all) of ``source`` into ``target``.
+
+    Args:
+        source: The store read from (not changed).
+        target: The store written to; open it with ``source``'s embedder.
+        banks: Bank ids to copy; each must exist in ``source``.
+        replace: Delete target banks that hold anything before copying into them.
+        progress: Called with one line per step.
+
+    Raises:
+        NotFoundError: A bank of ``banks`` is not in ``source``.
+        InvalidInputError: A target bank holds memories or episodes and ``replace`` is not
+            given (nothing is written then).
+        StorageError: A copy's counts differ from the original's, or its integrity check
+            fails.
+    """
+    available = source.banks()
+    chosen = list(available if banks is None else dict.fromkeys(banks))
+    for bank_id in chosen:
+        validate_bank_id(bank_id)
+        if bank_id not in available:
+            raise NotFoundError(f"no bank {bank_id!r} in the source store")
+    existing = set(target.banks())
+    occupied = [b for b in chosen if b in existing and _holds_anything(target.bank(b).stats())]
+    if occupied and not replace:
+        raise InvalidInputError(
+            f"the target already holds bank(s) {', '.join(map(repr, occupied))}; "
+            "pass --replace to overwrite them"
+        )
+    migrated = []
+    with tempfile.TemporaryDirectory(prefix="agentmem-migrate-") as workdir:
+        for number, bank_id in enumerate(chosen, start=1):
+            step = f"bank {bank_id!r} ({number}/{len(chosen)})"
+            if bank_id in occupied:
+                target.delete_bank(bank_id)
+                progress(f"{step}: deleted the target's copy")
+            file = Path(workdir) / "bank.jsonl"
+            count = source.bank(bank_id).export(file)
+            progress(f"{step}: exported {count} memories")
+            copy = target.import_(file, bank_id=bank_id)
+            file.unlink()
+            migrated.append(_verified(source, copy.id, target))
+            progress(f"{step}: imported and verified {count} memories")
+    return migrated
+
+
+def _holds_anything(stats: dict) -> bool:
+    return bool(stats["memories"] or stats["episodes"])
+
+
+def _verified(source: AgentMemory, bank_id: str, target: AgentMemory) -> MigratedBank:
+    """The bank's counts, checked equal in both stores, and the copy checked whole."""
+    original = source.bank(bank_id).stats()
+    copy = target.bank(bank_id).stats()
+    differ = [
+        f"{key} {original[key]} → {copy[key]}" for key in COUNTED if original[key] != copy[key]
+    ]
+    if differ:
+        raise StorageError(f"bank {bank_id!r} was not copied whole: {', '.join(differ)}")
+    report = target.bank(bank_id).check_integrity()
+    if not report.ok:
+        raise StorageError(
+            f"bank {bank_id!r}: the copy fails its integrity check: {report.problems[0]}"
+        )
+    return MigratedBank(bank_id, {key: int(original[key]) for key in COUNTED})

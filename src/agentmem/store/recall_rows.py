@@ -1,0 +1,174 @@
+"""The rows recall loads for its candidates, held in process per bank.
+
+Recall builds each fused candidate from its stored row (text, times, entities and their kinds,
+tags, importance, access count, metadata) and looks up the ``supersedes`` links around the
+candidates. Both are read here from a per-bank copy instead of DuckDB: loaded in full on first
+use, then kept at the bank's version (store/changes.py) by replaying the change log. The rows
+of the memories a change names are dropped (read again when next asked for), the entities it
+names are read again, the ``supersedes`` links are read again; an entity correction, an
+import, a deleted bank or a log that no longer reaches back drops the copy. Recall's access
+counts are not changes: a reinforcing recall drops the rows it counted once it has committed.
+
+Rows are kept as the store returns them and turned into :class:`Memory` values on every read,
+as :func:`~agentmem.store.records.load_memories_with_kinds` does, so nothing a caller holds is
+shared with the copy.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentmem.store import changes
+from agentmem.store.database import Database
+from agentmem.store.records import (
+    EntityKinds,
+    Memory,
+    _with_kinds,
+    load_memories_with_kinds,
+    split_plain_ids,
+    sql_strings,
+)
+
+# The bank's rows, entities as ids, as records.py's load by literal ids has them. {me_ids} and
+# {m_ids}: nothing (every row) or an ``AND ... IN (...)`` of literal ids.
+_ROWS = """
+WITH me AS (
+    SELECT memory_id, list(entity_id) AS entity_ids FROM memory_entities
+    WHERE bank_id = $bank {me_ids} GROUP BY memory_id
+)
+SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
+       me.entity_ids, m.tags, m.importance, m.access_count, m.document_id, m.context,
+       m.metadata, m.episode_id
+FROM memories AS m LEFT JOIN me ON me.memory_id = m.id
+WHERE m.bank_id = $bank {m_ids}
+"""
+_ENTITIES = "SELECT id, name, kind FROM entities WHERE bank_id = $bank {ids}"
+_SUPERSEDES = (
+    "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
+    "ORDER BY created_at"
+)
+#: Changes after which the copy is loaded anew rather than caught up.
+_RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
+
+Row = tuple[Any, ...]
+
+
+def _listed(column: str, ids: list[str] | None) -> str:
+    return "" if ids is None else f"AND {column} IN ({sql_strings(ids)})"
+
+
+@dataclass
+class _Bank:
+    version: int
+    rows: dict[str, Row]
+    entities: dict[str, tuple[str, str]]  # entity id -> (name, kind)
+    # (newer, older) pairs in the order they were created, and each memory's among them.
+    supersedes: list[tuple[str, str]]
+    by_memory: dict[str, list[int]] = field(default_factory=dict)
+    # Moves whenever rows are dropped: rows read before a move are not kept.
+    epoch: int = 0
+
+    def __post_init__(self) -> None:
+        for index, pair in enumerate(self.supersedes):
+            for memory_id in dict.fromkeys(pair):
+                self.by_memory.setdefault(memory_id, []).append(index)
+
+    def memory(self, row: Row) -> tuple[Memory, EntityKinds]:
+        entities = self.entities
+        return _with_kinds(row, sorted(entities[e] for e in row[7] or () if e in entities))
+
+
+class RecallRows:
+    """Per-bank copies of recall's candidate rows and ``supersedes`` links."""
+
+    def __init__(self, db: Database, version: Callable[[str], int]) -> None:
+        self._db = db
+        self._version = version
+        self._banks: dict[str, _Bank] = {}
+        self._lock = threading.RLock()
+
+    def memories(self, bank_id: str, ids: Sequence[str]) -> dict[str, tuple[Memory, EntityKinds]]:
+        """As ``load_memories_with_kinds`` without filters: the bank's memories among ``ids``."""
+        bank = self._current(bank_id)
+        wanted = list(dict.fromkeys(ids))
+        plain, other = split_plain_ids(i for i in wanted if i not in bank.rows)
+        read: dict[str, Row] = {}
+        if plain:
+            epoch = bank.epoch
+            read = {row[0]: row for row in self._rows(bank_id, plain)}
+            self._add_entities(bank, bank_id, read.values())
+            with self._lock:
+                if bank.epoch == epoch and self._banks.get(bank_id) is bank:
+                    bank.rows.update(read)
+        found = load_memories_with_kinds(self._db, bank_id, other) if other else {}
+        for memory_id in wanted:
+            row = bank.rows.get(memory_id) or read.get(memory_id)
+            if row is not None:
+                found[memory_id] = bank.memory(row)
+        return {memory_id: found[memory_id] for memory_id in wanted if memory_id in found}
+
+    def supersedes_links(self, bank_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The (newer, older) ``supersedes`` links touching ``ids``, oldest first."""
+        bank = self._current(bank_id)
+        indexes = sorted({i for memory_id in ids for i in bank.by_memory.get(memory_id, ())})
+        return [bank.supersedes[i] for i in indexes]
+
+    def counted(self, bank_id: str, ids: Sequence[str]) -> None:
+        """Drop the rows whose access count a committed reinforcement changed."""
+        with self._lock:
+            bank = self._banks.get(bank_id)
+            if bank is not None:
+                bank.epoch += 1
+                for memory_id in ids:
+                    bank.rows.pop(memory_id, None)
+
+    def _current(self, bank_id: str) -> _Bank:
+        with self._lock:
+            bank = self._banks.get(bank_id)
+            version = self._version(bank_id)  # before any read: a later write is seen next time
+            if bank is not None and bank.version == version:
+                return bank
+            log = None if bank is None else changes.changes_since(self._db, bank_id, bank.version)
+            if bank is None or log is None or any(c.kind in _RELOAD_KINDS for c in log):
+                bank = self._banks[bank_id] = self._load(bank_id, version)
+                return bank
+            for change in log:
+                for memory_id in change.memory_ids:
+                    bank.rows.pop(memory_id, None)
+            named = sorted({e for change in log for e in change.entity_ids})
+            entities = dict(bank.entities)
+            for entity_id in named:
+                entities.pop(entity_id, None)
+            if named:
+                entities.update(self._entities(bank_id, named))
+            fresh = _Bank(
+                version, bank.rows, entities, self._supersedes(bank_id), epoch=bank.epoch + 1
+            )
+            self._banks[bank_id] = fresh
+            return fresh
+
+    def _load(self, bank_id: str, version: int) -> _Bank:
+        rows = {row[0]: row for row in self._rows(bank_id, None)}
+        return _Bank(version, rows, self._entities(bank_id, None), self._supersedes(bank_id))
+
+    def _rows(self, bank_id: str, ids: list[str] | None) -> list[Row]:
+        sql = _ROWS.replace("{me_ids}", _listed("memory_id", ids))
+        return self._db.fetchall(sql.replace("{m_ids}", _listed("m.id", ids)), {"bank": bank_id})
+
+    def _entities(self, bank_id: str, ids: list[str] | None) -> dict[str, tuple[str, str]]:
+        sql = _ENTITIES.replace("{ids}", _listed("id", ids))
+        return {i: (name, kind) for i, name, kind in self._db.fetchall(sql, {"bank": bank_id})}
+
+    def _add_entities(self, bank: _Bank, bank_id: str, rows: Any) -> None:
+        """Read the entities of rows read late that the copy does not know yet."""
+        unknown = sorted({e for row in rows for e in row[7] or ()} - bank.entities.keys())
+        if unknown:
+            with self._lock:
+                bank.entities = {**bank.entities, **self._entities(bank_id, unknown)}
+
+    def _supersedes(self, bank_id: str) -> list[tuple[str, str]]:
+        rows = self._db.fetchall(_SUPERSEDES, {"bank": bank_id})
+        return [(newer, older) for newer, older in rows]
