@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
+
 import agentmem
 from agentmem.testing import HashEmbedder
 
@@ -122,3 +124,24 @@ def test_staged_vectors_of_a_process_that_died_are_restored_on_open(store_path: 
         assert report.ok, report.problems
         hits = bank.recall("locker code for Ann", strategies=["semantic"], reinforce=False)
         assert ids <= {h.memory.id for h in hits}
+
+
+def test_a_fact_staged_twice_before_a_flush_keeps_its_later_vector(tmp_path):
+    """An observation rewritten right after its retain is staged twice; Chroma refuses a
+    batch holding one id twice, so the flush writes the later vector only."""
+    import agentmem
+    from agentmem.consolidate.observations import refine_observation
+    from agentmem.testing import HashEmbedder
+
+    embedder = HashEmbedder()
+    with agentmem.AgentMemory(tmp_path / "s", embedder=embedder) as mem:
+        bank = mem.bank("b")
+        bank.retain("Parcel at the desk.", mentioned_at="2025-01-01T00:00:00Z")
+        (memory,) = bank.memories()
+        engine = mem._engine
+        refine_observation(engine, "b", bank._collection, memory, "Desk parcel.", [])
+        engine.vectors.flush()
+        stored = engine.vectors.get_vectors(bank._collection, [memory.id])[memory.id]
+        assert bank.memories()[0].text == "Desk parcel."
+        assert float(np.dot(stored, embedder.embed(["Desk parcel."])[0])) > 0.999
+        assert mem.check_integrity().ok

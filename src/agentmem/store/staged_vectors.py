@@ -48,6 +48,20 @@ class _Staged:
     metadatas: list[Mapping[str, str | int | float | bool]]
 
 
+def _newest(
+    staged: Sequence[_Staged], collection: str
+) -> tuple[list[str], np.ndarray, list[Mapping[str, str | int | float | bool]]]:
+    """The staged vectors of one collection, one per id: a fact staged twice before a flush
+    (an observation rewritten right after its retain) keeps its later vector."""
+    newest: dict[str, tuple[np.ndarray, Mapping[str, str | int | float | bool]]] = {}
+    for s in staged:
+        if s.collection == collection:
+            for memory_id, vector, metadata in zip(s.ids, s.vectors, s.metadatas, strict=True):
+                newest.pop(memory_id, None)  # re-inserted last: the order of the later stage
+                newest[memory_id] = (vector, metadata)
+    return list(newest), np.stack([v for v, _ in newest.values()]), [m for _, m in newest.values()]
+
+
 class StagedVectorStore:
     """A :class:`VectorStore` whose retain writes are batched; reads flush them first.
 
@@ -131,13 +145,7 @@ class StagedVectorStore:
             staged, self._staged, self._count = self._staged, [], 0
             try:
                 for collection in dict.fromkeys(s.collection for s in staged):
-                    batch = [s for s in staged if s.collection == collection]
-                    self._store.upsert(
-                        collection,
-                        [i for s in batch for i in s.ids],
-                        np.concatenate([s.vectors for s in batch]),
-                        [m for s in batch for m in s.metadatas],
-                    )
+                    self._store.upsert(collection, *_newest(staged, collection))
             except BaseException:
                 # Keep them staged: the next flush retries (upserts are idempotent), and the
                 # journal still holds them should the process die first.
