@@ -155,7 +155,8 @@ def delete_bank_rows(engine: Engine, bank_id: str, collection: str) -> None:
             cur.execute(f"DELETE FROM {table} WHERE bank_id = ?", [bank_id])
         engine.vectors.drop_in(cur, bank_id, collection)
         version = record_change(engine.db, cur, bank_id, "delete_bank")
-        engine.drop_mirrors(bank_id)  # still under the write lock
+    # Once committed: a mirror (a bank handle) opened meanwhile holds the bank as it was.
+    engine.drop_mirrors(bank_id)
     engine.bank_changed(bank_id, version)
     engine.keyword.maybe_fold()
 
