@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -118,7 +119,8 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     if args.path is not None:
         console.print(
             f"the memories stay in bank {DEMO_BANK!r} of {args.path}; ask your own question:\n"
-            f'  agentmem recall --path {args.path} --bank {DEMO_BANK} "Who is Bob?"',
+            f"  agentmem recall --path {shlex.quote(str(args.path))} --bank {DEMO_BANK} "
+            '"Who is Bob?"',
             soft_wrap=True,
         )
     return 0
