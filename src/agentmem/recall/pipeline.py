@@ -55,6 +55,8 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
     futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
+    if "keyword" in names:
+        _ = ctx.query_word_idfs  # what the reranker weighs words by, read while the arms run
     results: dict[str, list[StrategyHit]] = {}
     for name, future in futures.items():
         try:

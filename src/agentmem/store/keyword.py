@@ -212,10 +212,11 @@ STEM_CACHE_SIZE = 50_000
 #: Per-term contributions are summed as integers of this unit (2^-40): exact, so in any order.
 _FIXED_POINT = 2**40
 
-# The bank's row count, and per term of {terms} found in it, how many of its rows hold it in
-# their own text (not only in their neighbouring turns).
-_BANK_ROWS = "SELECT num_docs FROM keyword_bank_stats WHERE bank_id = $bank_id"
+# The bank's row count (term NULL), and per term of {terms} found in it how many of its rows
+# hold it in their own text (not only in their neighbouring turns), in one round trip.
 _DOCUMENT_FREQUENCIES = """
+SELECT NULL AS term, num_docs FROM keyword_bank_stats WHERE bank_id = $bank_id
+UNION ALL
 SELECT term, count(DISTINCT seq) FROM (
     SELECT term, seq FROM keyword_postings
     WHERE term IN ({terms}) AND bank_id = $bank_id AND tf_fact > 0
@@ -495,10 +496,9 @@ class KeywordIndex:
         terms = sorted({term for found in stems.values() for term in found})
         if not terms:
             return {}
-        counted = self._db.fetchall(_BANK_ROWS, {"bank_id": bank_id})
-        rows = int(counted[0][0]) if counted else 0
         sql = _DOCUMENT_FREQUENCIES.replace("{terms}", sql_strings(terms))
         df = {term: int(n) for term, n in self._db.fetchall(sql, {"bank_id": bank_id})}
+        rows = df.pop(None, 0)
         return {
             word: max(bm25_idf(rows, df.get(term, 0)) for term in found)
             for word, found in stems.items()
