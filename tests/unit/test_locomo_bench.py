@@ -18,9 +18,11 @@ import pytest
 from agentmem.bench.locomo import (
     RELEVANCE_ONLY_WEIGHTS,
     covered_turn_ids,
+    distinct_sessions,
     evidence_recall,
     evidence_recall_within_words,
     format_report,
+    gold_session_share,
     load_locomo,
     memories_within_words,
     parse_session_date,
@@ -236,6 +238,19 @@ def test_evidence_recall_rejects_empty_gold_and_negative_k() -> None:
         evidence_recall(["D1:1"], [{"D1:1"}], -1)
 
 
+def test_gold_session_share_and_distinct_sessions() -> None:
+    gold = ["D1:1", "D1:4", "D3:2", "D5:5"]  # sessions D1, D3, D5
+    # A memory reaches its session with any turn, gold or not; D2 holds no gold.
+    ranked = [{"D1:2"}, {"D2:1"}, {"D3:2", "D3:3"}, set()]
+
+    assert gold_session_share(gold, ranked) == pytest.approx(2 / 3)
+    assert gold_session_share(gold, []) == 0.0
+    assert distinct_sessions(ranked) == 3
+    assert distinct_sessions([set(), set()]) == 0
+    with pytest.raises(ValueError):
+        gold_session_share([], ranked)
+
+
 def test_memories_within_words() -> None:
     assert memories_within_words([100, 100, 50, 1], 250) == 3
     assert memories_within_words([100, 151, 1], 250) == 1
@@ -383,6 +398,9 @@ def test_run_locomo_follows_the_protocol(locomo_file: Path, tmp_path: Path) -> N
     relevance = report["results"]["relevance"]
     # conv-b's only question covers both turns at k=2, so every question reaches 1.0 at R@20.
     assert relevance["r@20"] == 1.0
+    # Every question reaches each session holding its gold within the top 10.
+    assert relevance["gold_session_share_top10"] == 1.0
+    assert relevance["mean_sessions_top10"] >= 1.0
     assert relevance["by_category"]["3"]["questions"] == 1
     assert relevance["mean_hits"] == 4.25
     assert set(report["results"]) == {"relevance", "default"}

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-
 from agentmem import AgentMemory
 from agentmem.recall.calibrated import content_words
 
@@ -31,11 +29,6 @@ LONG = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21, failure class 2: a lone semantic match loses to turns sharing one common "
-    "word with the question; no fix yet held on both halves of LoCoMo",
-)
 def test_a_strong_semantic_match_without_shared_words_reaches_the_top_ten(tmp_path):
     texts = [*LONG, ANSWER, "I cooked pasta with mushrooms for dinner."]
     with AgentMemory(tmp_path) as mem:  # the real embedder: the match is one of meaning

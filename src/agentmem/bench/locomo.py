@@ -573,6 +573,30 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
+def turn_session(turn_id: str) -> str:
+    """The session a LoCoMo turn id belongs to: "D3:5" → "D3" (the id itself if unprefixed)."""
+    return turn_id.partition(":")[0]
+
+
+def gold_session_share(gold: Collection[str], ranked_turn_sets: Sequence[Collection[str]]) -> float:
+    """The share of the sessions holding gold turns that the top memories reach at all.
+
+    A memory reaches a session when it covers any of that session's turns, gold or not: the
+    question's evidence sits somewhere in the sessions a recall points at.
+
+    Raises:
+        ValueError: If ``gold`` is empty.
+    """
+    wanted = {turn_session(turn_id) for turn_id in _gold_set(gold)}
+    reached = {turn_session(turn_id) for turn_ids in ranked_turn_sets for turn_id in turn_ids}
+    return len(wanted & reached) / len(wanted)
+
+
+def distinct_sessions(ranked_turn_sets: Sequence[Collection[str]]) -> int:
+    """How many sessions the memories' covered turns come from."""
+    return len({turn_session(turn_id) for turn_ids in ranked_turn_sets for turn_id in turn_ids})
+
+
 def word_count(text: str) -> int:
     """Words of a text, split on whitespace (the unit of Rw@250 and mean words)."""
     return len(text.split())
@@ -607,6 +631,8 @@ class QuestionScore:
     recall_at: dict[int, float]
     recall_within_words: float
     words_top10: list[int]
+    gold_session_share_top10: float
+    sessions_top10: int
     hits: int
     hits_without_turn_ids: int
     latency_ms: float
@@ -637,6 +663,8 @@ def score_question(
         recall_at={k: evidence_recall(gold, turn_sets, k) for k in RECALL_KS},
         recall_within_words=evidence_recall_within_words(gold, turn_sets, words, WORD_BUDGET),
         words_top10=words[:MEAN_WORDS_K],
+        gold_session_share_top10=gold_session_share(gold, turn_sets[:MEAN_WORDS_K]),
+        sessions_top10=distinct_sessions(turn_sets[:MEAN_WORDS_K]),
         hits=len(hits),
         hits_without_turn_ids=sum(1 for turn_ids in turn_sets if not turn_ids),
         latency_ms=latency_ms,
@@ -659,6 +687,12 @@ def recall_figures(scores: Sequence[QuestionScore]) -> dict[str, Any]:
     for k in RECALL_KS:
         figures[f"r@{k}"] = _rounded(_mean([score.recall_at[k] for score in scores]))
     figures[f"rw@{WORD_BUDGET}"] = _rounded(_mean([score.recall_within_words for score in scores]))
+    figures[f"gold_session_share_top{MEAN_WORDS_K}"] = _rounded(
+        _mean([score.gold_session_share_top10 for score in scores])
+    )
+    figures[f"mean_sessions_top{MEAN_WORDS_K}"] = _rounded(
+        _mean([float(score.sessions_top10) for score in scores]), 2
+    )
     return figures
 
 
@@ -1098,6 +1132,8 @@ def _result_line(label: str, result: Mapping[str, Any], turns_per_s: str) -> lis
         _number(latency.get("p95")),
         turns_per_s,
         _number(result.get(f"mean_words_top{MEAN_WORDS_K}")),
+        _cell(result.get(f"gold_session_share_top{MEAN_WORDS_K}")),
+        _number(result.get(f"mean_sessions_top{MEAN_WORDS_K}")),
     ]
 
 
@@ -1121,6 +1157,8 @@ def format_report(report: Mapping[str, Any]) -> str:
         "p95 ms",
         "turns/s",
         f"words@{MEAN_WORDS_K}",
+        f"gold sess@{MEAN_WORDS_K}",
+        f"sessions@{MEAN_WORDS_K}",
     ]
     retain = report.get("retain", {})
     halves = report.get("halves", {})
@@ -1147,6 +1185,8 @@ def format_report(report: Mapping[str, Any]) -> str:
                 _cell(baseline.get("r@20")),
                 _cell(baseline.get(f"rw@{WORD_BUDGET}")),
                 *(_cell(by_category.get(str(category))) for category in CATEGORY_NAMES),
+                "—",
+                "—",
                 "—",
                 "—",
                 "—",

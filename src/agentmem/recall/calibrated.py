@@ -32,6 +32,10 @@ for the query, with a logistic model over signals that mean the same in every qu
   candidates is likelier evidence itself; the model adds the other members' estimated
   probabilities, times :data:`W_SESSION`, to a memory's log-odds.
 
+When no word the candidates share with the query is telling (weighed by idf in the bank's own
+keyword statistics, ``Candidate.informative_coverage``), the semantic arm's best match keeps a
+place in the top 10 (:func:`semantic_floor`).
+
 The coefficients were fit on LoCoMo (the top 50 fused candidates of each question, labelled by
 whether they cover a gold evidence turn); later features were set with the others fixed.
 The fitted log-odds are shifted by :data:`PRIOR_SHIFT` so that relevance mixes well with
@@ -87,6 +91,10 @@ W_GRAPH_SUPPORT = 3.0
 W_OTHER_ARM = 2.0
 #: Cosine assumed for a candidate without one (no semantic arm ran): MiniLM's unrelated level.
 UNRELATED_COSINE = 0.1
+#: The rank the semantic arm's best match is kept at when lexical evidence says nothing (see
+#: :func:`semantic_floor`), and the share of the query's idf weight below which it says nothing.
+SEMANTIC_FLOOR_RANK = 10
+UNINFORMATIVE_LEXICAL = 0.2
 _CALIBRATED_ARMS = frozenset({"keyword", "semantic", "temporal", "graph"})
 #: The arms the model needs results from (see :class:`CalibratedReranker`).
 _MODEL_ARMS = frozenset({"keyword", "semantic"})
@@ -109,9 +117,32 @@ _SECOND_PERSON = frozenset(["you", "your", "yours", "yourself", "yourselves"])
 _STEM = 5
 
 
+def content_tokens(text: str) -> list[str]:
+    """A text's words, lower-cased, without stopwords (what :func:`content_words` stems)."""
+    return [word for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
+
+
 def content_words(text: str) -> frozenset[str]:
     """A text's content words: lower-cased, stopwords dropped, cut to a five-letter stem."""
-    return frozenset(word[:_STEM] for word in _WORD.findall(text.lower()) if word not in STOPWORDS)
+    return frozenset(word[:_STEM] for word in content_tokens(text))
+
+
+def word_weights(query: str, idfs: Mapping[str, float]) -> dict[str, float]:
+    """The query's content words (stems), each weighted by the idf of its words in the bank
+    (``idfs``, by word; a word without one, such as a keyword stopword, weighs 0)."""
+    weights: dict[str, float] = {}
+    for word in content_tokens(query):
+        stem = word[:_STEM]
+        weights[stem] = max(weights.get(stem, 0.0), idfs.get(word, 0.0))
+    return weights
+
+
+def weighted_coverage(weights: Mapping[str, float], text: str) -> float:
+    """The share of the query's word weight (see :func:`word_weights`) that a text holds."""
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    return sum(weights[stem] for stem in content_words(text) if stem in weights) / total
 
 
 def speaker_named(query_words: frozenset[str], memory: Memory) -> bool:
@@ -230,6 +261,40 @@ def graph_support(candidate: Candidate, likelihood: Mapping[str, float]) -> floa
     return likelihood[origin] * float(graph.details["carried"])
 
 
+def semantic_floor(
+    query_content: frozenset[str], candidates: Sequence[Candidate], relevance: list[float]
+) -> list[float]:
+    """Keep the semantic arm's best match in the top :data:`SEMANTIC_FLOOR_RANK` when no
+    lexical evidence can speak for the query.
+
+    "How long is your commute?" against a bank where many turns say "long": the words the
+    candidates share with the query are the uninformative ones (the best candidate holds less
+    than :data:`UNINFORMATIVE_LEXICAL` of the query's idf weight), and the answer ("The drive
+    to the office takes me forty minutes") shares none of them. The keyword signals then rank
+    turns that only repeat "long" first; the model cannot tell, from coverage alone, that
+    those words say nothing here. So the semantic arm's best match, when it shares no content
+    word with the query, gets at least the relevance of the candidate at that rank (a floor,
+    not an estimate: its reason says so). ``relevance`` is changed in place and returned.
+    """
+    lexical = [c.informative_coverage for c in candidates if c.informative_coverage is not None]
+    if len(candidates) <= SEMANTIC_FLOOR_RANK or not lexical:
+        return relevance
+    if max(lexical) >= UNINFORMATIVE_LEXICAL:
+        return relevance
+    best = next(
+        (i for i, c in enumerate(candidates) if (hit := c.hits.get("semantic")) and hit.rank == 1),
+        None,
+    )
+    if best is None or query_content & content_words(candidates[best].memory.text):
+        return relevance
+    others = sorted((r for i, r in enumerate(relevance) if i != best), reverse=True)
+    floor = others[SEMANTIC_FLOOR_RANK - 1]
+    if relevance[best] <= floor:
+        relevance[best] = min(1.0, math.nextafter(floor, math.inf))
+        candidates[best].reasons.append("the closest in meaning, where no shared word is telling")
+    return relevance
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 
@@ -270,7 +335,7 @@ class CalibratedReranker:
             if session is not None:
                 totals[session] = totals.get(session, 0.0) + p
         likelihood = {c.memory.id: p for c, p in zip(candidates, alone, strict=True)}
-        return [
+        relevance = [
             _sigmoid(
                 logit
                 + W_SESSION * (totals[session] - p if session is not None else 0.0)
@@ -280,6 +345,7 @@ class CalibratedReranker:
                 candidates, logits, alone, sessions, strict=True
             )
         ]
+        return semantic_floor(question.content, candidates, relevance)
 
     def _logit(self, question: _Question, candidate: Candidate) -> float:
         hits = candidate.hits

@@ -38,6 +38,9 @@ class Candidate:
 
     ``cosine`` is the query's cosine similarity with the memory's stored vector, also for a
     candidate that only another arm returned (None when the semantic arm did not run).
+    ``informative_coverage`` is the share of the query's information the memory's own text
+    holds: its content words weighted by their idf in the bank's keyword statistics, so a
+    word most memories hold counts little (None when the keyword arm did not run).
     ``entity_kinds`` are the ``(name, kind)`` pairs of the memory's entities. ``reasons`` are
     what the reranker saw in the memory, in words (shown in ``strategy_details["rerank"]``).
     ``superseded_by`` / ``supersedes``: newer / older memories of the same subject and
@@ -48,6 +51,7 @@ class Candidate:
     hits: dict[str, StrategyHit] = field(default_factory=dict)
     rrf: float = 0.0
     cosine: float | None = None
+    informative_coverage: float | None = None
     entity_kinds: tuple[tuple[str, str], ...] = ()
     relevance: float = 0.0
     reasons: list[str] = field(default_factory=list)

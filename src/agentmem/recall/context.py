@@ -16,6 +16,7 @@ import numpy as np
 
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
+from agentmem.recall.calibrated import content_tokens
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.recall.people import without_people
 from agentmem.recall.query_time import QueryTime, parse_query_time
@@ -78,6 +79,16 @@ class StrategyContext:
         if "keyword" in self.config.strategies:
             text = without_people(text, bank_graph(self.engine, self.bank_id))
         return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+
+    @cached_property
+    def query_word_idfs(self) -> dict[str, float] | None:
+        """How informative each of the query's words is in this bank: its keyword idf (a word
+        no memory holds gets the largest; stopwords are absent). None from a keyword index
+        that keeps no such statistics."""
+        term_idfs = getattr(self.engine.keyword, "term_idfs", None)
+        if term_idfs is None:
+            return None
+        return term_idfs(self.bank_id, content_tokens(self.config.query))
 
     def entity_ids(self, name: str) -> list[str]:
         """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""

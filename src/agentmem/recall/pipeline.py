@@ -11,6 +11,7 @@ from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, InvalidInputError, StorageError
 from agentmem.protocols import Reranker
 from agentmem.recall.budget import fit_to_budget
+from agentmem.recall.calibrated import weighted_coverage, word_weights
 from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.context import StrategyContext
 from agentmem.recall.fusion import reciprocal_rank_fusion
@@ -30,6 +31,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ranked = _run_strategies(ctx)
     candidates = _fuse(engine, bank_id, config, ranked)
     _measure_cosines(ctx, candidates)
+    _measure_informative_coverage(ctx, candidates)
     reranker = choose_reranker(engine, config.rerank)
     _rerank(reranker, config, candidates)
     mark_superseded(engine, bank_id, candidates, demote=ctx.query_time.range is None)
@@ -53,6 +55,8 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
     futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
+    if "keyword" in names:
+        _ = ctx.query_word_idfs  # what the reranker weighs words by, read while the arms run
     results: dict[str, list[StrategyHit]] = {}
     for name, future in futures.items():
         try:
@@ -118,6 +122,19 @@ def _measure_cosines(ctx: StrategyContext, candidates: list[Candidate]) -> None:
         for candidate in candidates:
             if candidate.cosine is None:
                 candidate.cosine = measured.get(candidate.memory.id)
+
+
+def _measure_informative_coverage(ctx: StrategyContext, candidates: list[Candidate]) -> None:
+    """Give every candidate the share of the query's information its text holds, when the
+    keyword arm ran (see ``Candidate.informative_coverage``)."""
+    if "keyword" not in ctx.config.strategies or not candidates:
+        return
+    idfs = ctx.query_word_idfs
+    if idfs is None:
+        return
+    weights = word_weights(ctx.config.query, idfs)
+    for candidate in candidates:
+        candidate.informative_coverage = weighted_coverage(weights, candidate.memory.text)
 
 
 def choose_reranker(engine: Engine, rerank: bool | None) -> Reranker:

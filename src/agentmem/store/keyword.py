@@ -44,6 +44,7 @@ Query text is bound as a parameter and tokenised like a document: it is data, ne
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 import time
@@ -241,6 +242,21 @@ STEM_CACHE_SIZE = 50_000
 #: Per-term contributions are summed as integers of this unit (2^-40): exact, so in any order.
 _FIXED_POINT = 2**40
 
+# The bank's row count (term NULL), and per term of {terms} found in it how many of its rows
+# hold it in their own text (not only in their neighbouring turns), in one round trip.
+_DOCUMENT_FREQUENCIES = """
+SELECT NULL AS term, num_docs FROM keyword_bank_stats WHERE bank_id = $bank_id
+UNION ALL
+SELECT term, count(DISTINCT seq) FROM (
+    SELECT term, seq FROM keyword_postings
+    WHERE term IN ({terms}) AND bank_id = $bank_id AND tf_fact > 0
+      AND seq NOT IN (SELECT seq FROM keyword_removed)
+    UNION ALL
+    SELECT term, seq FROM keyword_pending
+    WHERE term IN ({terms}) AND bank_id = $bank_id AND field = 0 AND tf > 0
+) GROUP BY term
+"""
+
 # BM25 over the built + pending postings of the bank's rows for the query's terms ({terms}: a
 # SQL list of literals), with the bank's statistics. $context_weight scales term frequency in
 # field 1; both parts weigh a row's two fields by the same expression.
@@ -281,6 +297,12 @@ WHERE m.bank_id = $bank_id {{filters}}
 ORDER BY scored.score DESC, m.seq DESC
 LIMIT $limit
 """
+
+
+def bm25_idf(rows: int, df: int) -> float:
+    """BM25's idf (the fts extension's, without its (k1 + 1) factor) of a term that ``df`` of
+    a bank's ``rows`` rows hold."""
+    return math.log((rows - df + 0.5) / (df + 0.5) + 1)
 
 
 class KeywordIndex:
@@ -505,6 +527,26 @@ class KeywordIndex:
                 cache = self._stems = {}  # a new dict: a reader of the old one is unaffected
             cache.update(found)
         return list(dict.fromkeys(stems[t] for t in tokens))
+
+    def term_idfs(self, bank_id: str, words: list[str]) -> dict[str, float]:
+        """How informative each word is in this bank: the BM25 idf of its term (stemmed as the
+        index stems) over the rows whose own text holds it, from the bank's own statistics.
+
+        A word no row of the bank holds gets the largest idf (df 0); a stopword, or a word
+        the tokeniser drops, is absent.
+        """
+        stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
+        terms = sorted({term for found in stems.values() for term in found})
+        if not terms:
+            return {}
+        sql = _DOCUMENT_FREQUENCIES.replace("{terms}", sql_strings(terms))
+        df = {term: int(n) for term, n in self._db.fetchall(sql, {"bank_id": bank_id})}
+        rows = df.pop(None, 0)
+        return {
+            word: max(bm25_idf(rows, df.get(term, 0)) for term in found)
+            for word, found in stems.items()
+            if found
+        }
 
     def search(
         self,
