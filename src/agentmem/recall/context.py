@@ -81,14 +81,10 @@ class StrategyContext:
         return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
 
     @cached_property
-    def query_word_idfs(self) -> dict[str, float] | None:
+    def query_word_idfs(self) -> dict[str, float]:
         """How informative each of the query's words is in this bank: its keyword idf (a word
-        no memory holds gets the largest; stopwords are absent). None from a keyword index
-        that keeps no such statistics."""
-        term_idfs = getattr(self.engine.keyword, "term_idfs", None)
-        if term_idfs is None:
-            return None
-        return term_idfs(self.bank_id, content_tokens(self.config.query))
+        no memory holds gets the largest; stopwords are absent)."""
+        return self.engine.keyword.term_idfs(self.bank_id, content_tokens(self.config.query))
 
     def entity_ids(self, name: str) -> list[str]:
         """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""

@@ -129,10 +129,7 @@ def _measure_informative_coverage(ctx: StrategyContext, candidates: list[Candida
     keyword arm ran (see ``Candidate.informative_coverage``)."""
     if "keyword" not in ctx.config.strategies or not candidates:
         return
-    idfs = ctx.query_word_idfs
-    if idfs is None:
-        return
-    weights = word_weights(ctx.config.query, idfs)
+    weights = word_weights(ctx.config.query, ctx.query_word_idfs)
     for candidate in candidates:
         candidate.informative_coverage = weighted_coverage(weights, candidate.memory.text)
 

@@ -305,6 +305,17 @@ def bm25_idf(rows: int, df: int) -> float:
     return math.log((rows - df + 0.5) / (df + 0.5) + 1)
 
 
+def word_idfs(stems: dict[str, list[str]], df: dict[str | None, int]) -> dict[str, float]:
+    """Each word's idf, the largest of its terms', from document frequencies by term (and the
+    bank's row count under the key None)."""
+    rows = df.get(None, 0)
+    return {
+        word: max(bm25_idf(rows, df.get(term, 0)) for term in found)
+        for word, found in stems.items()
+        if found
+    }
+
+
 class KeywordIndex:
     """The BM25 index over every bank's memories, each bank scored with its own statistics."""
 
@@ -541,12 +552,7 @@ class KeywordIndex:
             return {}
         sql = _DOCUMENT_FREQUENCIES.replace("{terms}", sql_strings(terms))
         df = {term: int(n) for term, n in self._db.fetchall(sql, {"bank_id": bank_id})}
-        rows = df.pop(None, 0)
-        return {
-            word: max(bm25_idf(rows, df.get(term, 0)) for term in found)
-            for word, found in stems.items()
-            if found
-        }
+        return word_idfs(stems, df)
 
     def search(
         self,

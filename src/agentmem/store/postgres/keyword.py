@@ -50,6 +50,7 @@ from agentmem.store.keyword import (
     IGNORE_PATTERN,
     STEM_CACHE_SIZE,
     tokenize_sql,
+    word_idfs,
 )
 
 #: Advisory lock key under which the index's tables and dictionary are created.
@@ -289,6 +290,16 @@ def split_tokens(texts: Sequence[str]) -> list[list[str]]:
     return found  # type: ignore[return-value]
 
 
+# Rows of a bank holding each term in the fact itself, and (under term NULL) the bank's rows.
+_DOCUMENT_FREQUENCIES = """
+SELECT NULL AS term, num_docs FROM keyword_bank_stats WHERE bank_id = $bank_id
+UNION ALL
+SELECT term, count(*) FROM keyword_postings
+WHERE bank_id = $bank_id AND term = ANY($terms::text[]) AND tf_fact > 0
+GROUP BY term
+"""
+
+
 class PostgresKeywordIndex:
     """The BM25 index over every bank's memories in PostgreSQL, each bank scored with its own
     statistics; the interface of :class:`~agentmem.store.keyword.KeywordIndex`.
@@ -358,6 +369,18 @@ class PostgresKeywordIndex:
         tokens = list(dict.fromkeys(self._kept(split_tokens([query])[0])))
         stems = self._stemmed(self._db, tokens)
         return list(dict.fromkeys(stems[t] for t in tokens))
+
+    def term_idfs(self, bank_id: str, words: list[str]) -> dict[str, float]:
+        """How informative each word is in this bank (see
+        :meth:`agentmem.store.keyword.KeywordIndex.term_idfs`)."""
+        stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
+        terms = sorted({term for found in stems.values() for term in found})
+        if not terms:
+            return {}
+        df: dict[str | None, int] = dict(
+            self._db.fetchall(_DOCUMENT_FREQUENCIES, {"bank_id": bank_id, "terms": terms})
+        )
+        return word_idfs(stems, df)
 
     # -- writes -----------------------------------------------------------------------------
 
