@@ -87,6 +87,7 @@ def test_bad_retain_input_raises_invalid_input_and_changes_nothing(bank, snapsho
     ],
 )
 def test_bad_recall_input_raises_invalid_input(bank, kwargs):
+    kwargs = dict(kwargs)  # parametrised values are shared by the runs on each backend
     query = kwargs.pop("query")
     with pytest.raises(agentmem.InvalidInputError):
         bank.recall(query, **kwargs)
