@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 _IDS = sql_list("ids")
 #: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
 DROP = "drop"
+_PARTS = (
+    "SELECT id, seq, episode_id FROM memories WHERE bank_id = $bank "
+    f"AND NOT list_contains({_IDS}, id) AND id IN (SELECT src_id FROM links "
+    f"WHERE bank_id = $bank AND kind = 'part_of' AND list_contains({_IDS}, dst_id))"
+)
 # Statements run in order once the memories in $ids are gone, each with the parameters it uses.
 # Lists are bound as JSON text (see store/records.py).
 _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -85,6 +90,10 @@ def delete_rows(engine: Engine, cur, bank_id: str, where: str, params: dict) -> 
     rows = cur.execute(f"SELECT id, seq, episode_id FROM memories WHERE {where}", params).fetchall()
     if not rows:
         return []
+    # A memory's parts (clauses split off it, "part_of" links) go with it.
+    rows += cur.execute(
+        _PARTS, {"bank": bank_id, "ids": json_list([r[0] for r in rows])}
+    ).fetchall()
     doomed = [r[0] for r in rows]
     engine.keyword.remove_rows(cur, [r[1] for r in rows])  # while the rows exist
     values = {
