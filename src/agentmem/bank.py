@@ -184,7 +184,9 @@ class MemoryBank:
                 (weight default 1).
 
         Returns:
-            The facts created, each recallable by every strategy when this returns. With an
+            The facts created, each recallable by every strategy when this returns (a chat
+            turn that states its cause is followed by that clause, a part of the turn that
+            only the causal strategy returns, see docs/entities-and-causes.md). With an
             LLM, the result also tells how facts were extracted and the calls and tokens
             used; observation consolidation then runs in the background
             (:meth:`wait_for_consolidation`).
@@ -490,7 +492,8 @@ class MemoryBank:
         document_id: str | None = None,
     ) -> int:
         """Delete memories everywhere: rows, vectors, keyword index, entity links, links,
-        and episodes left without facts. Selectors combine with AND.
+        and episodes left without facts. Selectors combine with AND. A memory's parts (the
+        cause clause split off a chat turn, see :meth:`retain`) go with it.
 
         Args:
             ids: Memory ids (unknown ids are ignored).
@@ -652,8 +655,8 @@ class MemoryBank:
         Nodes are memory ids (``type="memory"``, with ``text``) and entity names
         (``type="entity"``, with ``kind`` and ``aliases``; ``"name (kind)"`` when two entities
         share a name). Every edge has a ``kind`` — "entity" (memory → each entity it
-        mentions), "followed_by", "caused_by", "semantic", "temporal", "related" — and a
-        ``weight``.
+        mentions), "followed_by", "caused_by", "semantic", "temporal", "related",
+        "supersedes", "part_of" (a clause split off a chat turn → the turn) — and a ``weight``.
         """
         texts = dict(
             self._engine.db.fetchall("SELECT id, text FROM memories WHERE bank_id = ?", [self.id])

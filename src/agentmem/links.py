@@ -16,8 +16,14 @@ from agentmem.errors import InvalidInputError, shown
 LINK_KINDS: frozenset[str] = frozenset(
     {"temporal", "semantic", "caused_by", "followed_by", "related", "supersedes"}
 )
-#: Kinds a graph walk may be restricted to (``edge_types``): the link kinds plus "entity".
-EDGE_KINDS: frozenset[str] = LINK_KINDS | {"entity"}
+#: "a part_of b": a is a clause the extractor split off b's text (the cause of a chat turn,
+#: which the turn is ``caused_by``). Made by retain only. A part is no recall candidate (its
+#: whole holds its text) except for the causal strategy, whose cause it is.
+PART_OF = "part_of"
+#: Every kind a stored link may have (what an import accepts): the link kinds and "part_of".
+STORED_KINDS: frozenset[str] = LINK_KINDS | {PART_OF}
+#: Kinds a graph walk may be restricted to (``edge_types``): the stored kinds plus "entity".
+EDGE_KINDS: frozenset[str] = STORED_KINDS | {"entity"}
 
 
 def normalize_kind(kind: object, allowed: frozenset[str] = LINK_KINDS) -> str:

@@ -41,10 +41,11 @@ EDGE_COLOURS: dict[str, str] = {
     "temporal": "#ffbb78",
     "related": "#a58bc9",
     "supersedes": "#7f7f7f",
+    "part_of": "#e377c2",
 }
 #: Link kinds drawn with an arrow (source → target, as stored: an effect points at its cause,
-#: a newer fact at the one it supersedes).
-DIRECTED = ("followed_by", "caused_by", "supersedes")
+#: a newer fact at the one it supersedes, a clause at the fact it was split from).
+DIRECTED = ("followed_by", "caused_by", "supersedes", "part_of")
 MEMORY_COLOUR = "#555555"
 MEMORY_RADIUS = 3.5
 LABEL_WORDS = 4

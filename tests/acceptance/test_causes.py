@@ -54,7 +54,7 @@ def test_the_demo_sentence_as_text_links_effect_to_cause(mem: agentmem.AgentMemo
     assert link_rows(mem, "text") == {(effect.id, cause.id)}
 
 
-def test_a_chat_turn_stays_one_fact_caused_by_the_memory_that_states_its_cause(
+def test_a_chat_turn_is_also_caused_by_the_memory_that_states_its_cause(
     mem: agentmem.AgentMemory,
 ) -> None:
     bank = mem.bank("demo")
@@ -67,10 +67,145 @@ def test_a_chat_turn_stays_one_fact_caused_by_the_memory_that_states_its_cause(
         "name": "Maya",
         "content": "Bad news. The launch slipped because the vendor's API was down.",
     }
-    (effect,) = bank.retain([turn], mentioned_at=T1).memories
+    effect, clause = bank.retain([turn], mentioned_at=T1).memories
     assert effect.text == f"Maya: {turn['content']}"
-    assert (effect.id, said.id) in link_rows(mem, "demo")
-    assert (said.id, effect.id) not in link_rows(mem, "demo")
+    assert clause.text == "Maya: The vendor's API was down."
+    assert link_rows(mem, "demo") == {(effect.id, said.id), (effect.id, clause.id)}
+
+
+def edges(bank: agentmem.MemoryBank, kind: str) -> set[tuple[str, str]]:
+    graph: nx.MultiDiGraph = bank.graph()
+    return {(u, v) for u, v, k in graph.edges(data="kind") if k == kind}
+
+
+def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall_skips(
+    store_path: Path,
+) -> None:
+    launch = "The launch slipped yesterday because the vendor's API was down."
+    turns = [
+        {"role": "user", "name": "Maya", "content": launch},
+        {"role": "user", "name": "Tom", "content": "That is annoying, what happens now?"},
+    ]
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("chat")
+        stored = bank.retain(turns, mentioned_at=T0).memories
+        # A later memory that says the same gets no link to the part, only to the turn.
+        again = bank.retain("The vendor's API was down.", mentioned_at=T1).memories[0]
+    with agentmem.AgentMemory(store_path) as mem:  # what is stored, read back
+        bank = mem.bank("chat")
+        effect, clause, reply, _ = bank.memories()
+        assert [m.id for m in stored] == [effect.id, clause.id, reply.id]
+        assert effect.text == f"Maya: {launch}"
+        assert clause.text == "Maya: The vendor's API was down."
+        assert clause.metadata == effect.metadata and clause.mentioned_at == effect.mentioned_at
+        # A part carries only its text: its entities, time and other links are its whole's.
+        assert effect.occurred_start is not None and "Maya" in effect.entities
+        assert clause.occurred_start is None and clause.entities == ()
+        graph = bank.graph()
+        assert [k for _, _, k in graph.out_edges(clause.id, data="kind")] == ["part_of"]
+        assert [k for _, _, k in graph.in_edges(clause.id, data="kind")] == ["caused_by"]
+        assert edges(bank, "caused_by") >= {(effect.id, clause.id)}
+        assert edges(bank, "part_of") == {(clause.id, effect.id)}
+        assert edges(bank, "followed_by") == {(effect.id, reply.id)}  # turns in order, no part
+        assert all(clause.id not in pair for pair in edges(bank, "semantic"))
+        for query in ("vendor API down", "the vendor's API was down", "Why did the launch slip?"):
+            hits = [h.memory.id for h in bank.recall(query)]
+            assert effect.id in hits and clause.id not in hits and again.id in hits
+        why = bank.recall("why?", strategies="causal", seed_memory_id=effect.id)
+        assert (clause.id, "cause") in [
+            (h.memory.id, h.strategy_details["causal"]["relation"]) for h in why
+        ]
+        assert bank.check_integrity().problems == ()
+
+
+@pytest.mark.parametrize(
+    ("content", "cause"),
+    [
+        (
+            "Since the trains were on strike, I worked from home all week.",
+            "The trains were on strike.",
+        ),
+        (
+            "The roof leaked all night, so we moved the books upstairs.",
+            "The roof leaked all night.",
+        ),
+        (
+            "The heating broke down and as a result the office closed early.",
+            "The heating broke down.",
+        ),
+        (
+            "The old server kept crashing, which is why we moved to the cloud.",
+            "The old server kept crashing.",
+        ),
+        (
+            "A burst pipe in the basement led to a week without hot water.",
+            "A burst pipe in the basement.",
+        ),
+    ],
+)
+def test_each_causal_cue_in_a_chat_turn_stores_its_cause(
+    mem: agentmem.AgentMemory, content: str, cause: str
+) -> None:
+    bank = mem.bank("cues")
+    effect, part = bank.retain(
+        [{"role": "user", "name": "Ana", "content": content}], mentioned_at=T0
+    ).memories
+    assert part.text == f"Ana: {cause}"
+    assert edges(bank, "caused_by") == {(effect.id, part.id)}
+    assert edges(bank, "part_of") == {(part.id, effect.id)}
+
+
+def test_a_chat_turn_without_a_cause_stays_one_memory(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("plain-chat")
+    turns = [
+        {"role": "user", "name": "Ana", "content": "I have lived in Oslo since 2019."},
+        {"role": "user", "name": "Ana", "content": "I was so happy to see you!"},
+        {"role": "user", "name": "Ana", "content": "I love painting because it relaxes me."},
+    ]
+    assert len(bank.retain(turns, mentioned_at=T0).memories) == 3
+    assert edges(bank, "caused_by") == edges(bank, "part_of") == set()
+
+
+TAXI = {
+    "role": "user",
+    "name": "Li",
+    "content": "We missed the flight because the taxi never came.",
+}
+
+
+def test_forgetting_a_turn_forgets_its_clause_and_parts_cannot_be_linked_by_hand(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("forget")
+    effect, clause = bank.retain([TAXI], mentioned_at=T0).memories
+    other = bank.retain("The hotel was by the sea.", mentioned_at=T1).memories[0]
+    with pytest.raises(agentmem.InvalidInputError):
+        bank.link(other.id, effect.id, "part_of")
+    assert bank.forget(effect.id) == 2
+    assert [m.id for m in bank.memories()] == [other.id]
+    assert bank.graph().number_of_edges() == sum(1 for _ in bank.graph().edges(other.id))
+    assert bank.check_integrity().problems == ()
+
+
+def test_a_session_retained_again_keeps_its_clause_once(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("again")
+    first = bank.retain([TAXI], mentioned_at=T0, document_id="s1").memories
+    bank.retain([TAXI], mentioned_at=T0, document_id="s1")
+    assert [m.id for m in bank.memories()] == [m.id for m in first]
+    assert len(edges(bank, "part_of")) == 1
+
+
+def test_parts_survive_export_and_import(mem: agentmem.AgentMemory, tmp_path: Path) -> None:
+    bank = mem.bank("move")
+    effect, clause = bank.retain([TAXI], mentioned_at=T0).memories
+    bank.export(tmp_path / "bank.jsonl")
+    moved = mem.import_(tmp_path / "bank.jsonl", bank_id="moved")  # into the same store: new ids
+    texts = {m.id: m.text for m in moved.memories()}
+    assert {(texts[a], texts[b]) for a, b in edges(moved, "part_of")} == {
+        (clause.text, effect.text)
+    }
+    assert [h.memory.text for h in moved.recall("taxi never came")] == [effect.text]
+    assert moved.check_integrity().problems == ()
 
 
 def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) -> None:

@@ -1,5 +1,5 @@
-"""recall: the query's names resolved → strategies (in parallel) → fuse (RRF) → rerank →
-supersession → composite score → token budget."""
+"""recall: the query's names resolved → strategies (in parallel) → parts dropped (their
+wholes hold them) → fuse (RRF) → rerank → supersession → composite score → token budget."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from agentmem.recall.query_names import canonical_query
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
-from agentmem.store.graph import bank_graph
+from agentmem.store.graph import MemoryGraph, bank_graph
 from agentmem.store.records import filter_clause, json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
 
@@ -28,7 +28,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     """Run one recall; see ``MemoryBank.recall`` for the contract."""
     config = replace(config, query=canonical_query(config.query, bank_graph(engine, bank_id)))
     ctx = StrategyContext(engine, bank_id, collection, config)
-    ranked = _run_strategies(ctx)
+    ranked = _without_parts(bank_graph(engine, bank_id), _run_strategies(ctx))
     candidates = _fuse(engine, bank_id, config, ranked)
     _measure_cosines(ctx, candidates)
     _measure_informative_coverage(ctx, candidates)
@@ -66,6 +66,34 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
         except Exception as exc:
             raise StorageError(f"recall strategy {name!r} failed: {exc}") from exc
     return results
+
+
+def _without_parts(
+    graph: MemoryGraph, ranked: dict[str, list[StrategyHit]]
+) -> dict[str, list[StrategyHit]]:
+    """Each arm's hits without parts (clauses split off a chat turn, ``part_of`` links), ranks
+    renumbered. A part's whole holds its text, and a second memory of one turn would take a
+    place from other turns. The causal arm keeps its parts: a turn's clause is the cause it
+    reports."""
+    with graph.lock:
+        parts = {
+            hit.memory_id
+            for name, hits in ranked.items()
+            if name != "causal"
+            for hit in hits
+            if graph.whole_of(hit.memory_id) is not None
+        }
+    if not parts:
+        return ranked
+    return {
+        name: hits
+        if name == "causal"
+        else [
+            replace(hit, rank=rank)
+            for rank, hit in enumerate((h for h in hits if h.memory_id not in parts), start=1)
+        ]
+        for name, hits in ranked.items()
+    }
 
 
 def _fuse(

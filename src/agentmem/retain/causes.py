@@ -8,7 +8,9 @@ was delayed" states a cause and its effect at once.
   a cause without stating it as a fact, and are left to ``retain/relations.py``, which links
   such a fact to an earlier memory that states the cause;
 - "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
-  a kid") and not with a perfect main clause ("I have lived here since we married");
+  a kid"), not with a clause that dates something ("since we last spoke", "since I first met
+  her", "since our last chat") and not with a perfect main clause ("I have lived here since we
+  married");
 - ", so" followed by a clause ("It rained, so we stayed in"), never "so that" or "so much";
 - "as a result", "which is why", "that's why" after the cause;
 - "X led to / caused / resulted in Y": X is the cause.
@@ -39,6 +41,8 @@ _TIME_AFTER_SINCE = re.compile(
     r"(?:i|we|he|she|they|you) (?:was|were) (?:a |little|young|small|kids?|children|\d))",
     re.IGNORECASE,
 )
+# "since we last spoke", "since I first saw it", "since two weeks ago": a point in time.
+_DATING = re.compile(r"\b(?:last|first|ago)\b", re.IGNORECASE)
 _PERFECT = re.compile(
     r"\b(?:have|has|had|'ve|’ve|'d|’d)\s+(?:not\s+|never\s+|always\s+|been\s+)?\w+(?:ed|en|wn|ne)\b"
     r"|\b(?:have|has|had)\s+been\b|\b(?:'ve|’ve|'s|’s) been\b",
@@ -137,7 +141,11 @@ def _is_cause(cue: str, cause: str, effect: str) -> bool:
         return False
     if cue.casefold() != "since":
         return True
-    return not _TIME_AFTER_SINCE.match(cause.strip()) and not _PERFECT.search(effect)
+    return (
+        not _TIME_AFTER_SINCE.match(cause.strip())
+        and not _DATING.search(cause)
+        and not _PERFECT.search(effect)
+    )
 
 
 def _says_something(clause: str) -> bool:

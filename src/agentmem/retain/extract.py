@@ -4,12 +4,14 @@
   keeps its speaker and the whole thought; a longer turn is split at sentence boundaries into
   facts of about ``max_fact_chars``.
 * Plain text is split into sentences; very short sentences are merged with the next one.
-* In plain text, a sentence that gives a cause for something in it ("The launch slipped
-  because the vendor's API was down") also yields the cause clause as a fact of its own, right
-  after it, that the sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier
-  fact of the call already says it. A chat turn stays one fact (a second memory of the same
-  turn would take a place in the top hits from other turns); ``retain/relations.py`` links it
-  to an earlier memory that states its cause clause.
+* A sentence that gives a cause for something in it ("The launch slipped because the
+  vendor's API was down") also yields the cause clause as a fact of its own, right after it,
+  that the sentence's fact is ``caused_by`` (``retain/causes.py``), unless an earlier fact of
+  the call already says it. In plain text the clause is a fact like any other. A chat turn
+  stays whole: its clause is a *part* of it (a ``part_of`` link, no entities or time of its
+  own) that only the causal strategy returns, so the graph holds the cause without a second
+  memory of the turn taking a place in the top hits; ``retain/relations.py`` also links a
+  turn to an earlier memory that states its cause.
 * Entities come from spaCy NER plus rules (``retain/entities.py``); the speaker is always one.
 * ``keyword_context`` holds the neighbouring turns, indexed for keyword search only: a question
   is often phrased like the turn that asked it, while the answer sits in the reply.
@@ -80,23 +82,41 @@ class OfflineExtractor:
             )
             entities = recognize_entities(doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, segment, doc, is_text=content.is_text):
-                clauses = _new_causes(piece, [f.text for f in facts]) if content.is_text else []
+                clauses = _new_causes(piece, [f.text for f in facts])
                 causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
+                whole = None if content.is_text else len(facts)
                 facts.append(_fact(content, message, index, piece, entities, neighbours, causes))
-                facts.extend(_fact(content, message, index, c, entities) for c in clauses)
+                # A part carries only its text: its entities and time are its whole's.
+                facts.extend(
+                    _fact(
+                        content,
+                        message,
+                        index,
+                        c,
+                        [] if whole is not None else entities,
+                        part_of=whole,
+                    )
+                    for c in clauses
+                )
         return facts
 
     def texts_without_parsing(self, content: RetainInput) -> list[str] | None:
         """The texts :meth:`extract` will give, when they are known before spaCy runs.
 
         Chat turns that stay whole (none longer than ``max_turn_chars``) become one fact
-        each, "Name: content", so retain can start embedding them while spaCy reads the
-        messages. None for plain text and for turns that will be split.
+        each, "Name: content", followed by the turn's cause clauses (found without spaCy), so
+        retain can start embedding them while spaCy reads the messages. None for plain text
+        and for turns that will be split.
         """
         messages = content.messages
         if content.is_text or any(len(m.content) > self.max_turn_chars for m in messages):
             return None
-        return [_speaker_text(m) for m in messages]
+        texts: list[str] = []
+        for message in messages:
+            clauses = _new_causes(message.content, texts)
+            texts.append(_speaker_text(message))
+            texts.extend(_with_speaker(message, c) for c in clauses)
+        return texts
 
     def _pieces(self, message: Message, text: str, doc: Doc, *, is_text: bool) -> Iterator[str]:
         """The facts' texts of one segment ``text`` of ``message``, parsed as ``doc``."""
@@ -185,6 +205,7 @@ def _fact(
     entities: list[EntityMention],
     neighbours: str = "",
     caused_by: tuple[int, ...] = (),
+    part_of: int | None = None,
 ) -> ExtractedFact:
     piece_entities = _entities_in(piece, entities, message.name)
     return ExtractedFact(
@@ -194,11 +215,12 @@ def _fact(
         message_index=index,
         entities=piece_entities,
         importance=estimate_importance(piece, piece_entities, message.name),
-        occurred_start=content.occurred_start,
-        occurred_end=content.occurred_end,
+        occurred_start=content.occurred_start if part_of is None else None,
+        occurred_end=content.occurred_end if part_of is None else None,
         metadata=dict(message.metadata),
         keyword_context=neighbours,
         caused_by=caused_by,
+        part_of=part_of,
     )
 
 

@@ -66,6 +66,8 @@ class ExtractedFact:
             so a question phrased like the turn before still finds the reply that answers it.
         caused_by: Indexes of other facts of the same retain call that caused this one
             (stored as ``caused_by`` links).
+        part_of: Index of the fact of the same call this one is a clause of (a ``part_of``
+            link): only the causal strategy returns a part (see ``agentmem/links.py``).
         tags: Tags of this fact on top of the call's (labels with ``tag: true``).
     """
 
@@ -80,4 +82,5 @@ class ExtractedFact:
     metadata: dict[str, Any] = field(default_factory=dict)
     keyword_context: str = ""
     caused_by: tuple[int, ...] = ()
+    part_of: int | None = None
     tags: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agentmem.engine import Engine
+from agentmem.links import PART_OF
 from agentmem.retain.entity_cache import load_entities, load_resolver
 from agentmem.retain.facts import ExtractedFact
 from agentmem.retain.resolve import EntityIndex, EntityResolver, KnownEntity
@@ -177,6 +178,17 @@ def link_entities(
 def followed_by_links(memory_ids: list[str]) -> list[tuple[str, str, str, float]]:
     """(src, dst, kind, weight) edges that keep the order of facts within one episode."""
     return [(a, b, "followed_by", 1.0) for a, b in zip(memory_ids, memory_ids[1:], strict=False)]
+
+
+def part_of_links(
+    memory_ids: list[str], wholes: list[int | None]
+) -> list[tuple[str, str, str, float]]:
+    """(part, whole, "part_of", 1.0) edges from each clause to the fact it was split from."""
+    return [
+        (memory_ids[part], memory_ids[whole], PART_OF, 1.0)
+        for part, whole in enumerate(wholes)
+        if whole is not None and 0 <= whole < len(memory_ids) and whole != part
+    ]
 
 
 def caused_by_links(

@@ -47,6 +47,7 @@ from agentmem.retain.link import (
     caused_by_links,
     followed_by_links,
     link_entities,
+    part_of_links,
     temporal_links,
 )
 from agentmem.retain.llm_extract import extract_with_llm
@@ -67,6 +68,7 @@ from agentmem.retain.repeats import (
     repeat_check,
     resolve,
     subset,
+    with_wholes,
 )
 from agentmem.retain.supersession import supersession_links
 from agentmem.retain.timing import anchor_in_time
@@ -78,9 +80,11 @@ from agentmem.store.records import (
     MemoryRow,
     insert_memories,
     insert_rows,
+    json_list,
     memories_by_id,
     memory_selector,
     require_bank,
+    sql_list,
     sql_strings,
     to_db_time,
 )
@@ -318,7 +322,7 @@ def store_facts(
             if resolution.unchanged:
                 wait([embedding])
                 return StoredFacts(None, [], resolution=resolution)
-            keep = resolution.keep
+            keep = with_wholes(facts, resolution.keep)
             facts, hashes = subset(facts, keep), [hashes[i] for i in keep]
 
         def kept_vectors() -> np.ndarray:
@@ -381,8 +385,12 @@ def store_facts(
                     [
                         (bank_id, src, dst, kind, weight, to_db_time(created))
                         for src, dst, kind, weight in [
-                            *followed_by_links(ids),
+                            # A part follows no fact: the turns' order skips their clauses.
+                            *followed_by_links(
+                                [i for i, f in zip(ids, facts, strict=True) if f.part_of is None]
+                            ),
                             *caused_by_links(ids, [f.caused_by for f in facts]),
+                            *part_of_links(ids, [f.part_of for f in facts]),
                             *temporal_links(
                                 dated, [r.memory for r in rows], bank_config.temporal_sigma_days
                             ),
@@ -395,7 +403,8 @@ def store_facts(
                 vectors = kept_vectors()  # before COMMIT: a model error writes nothing
                 write_vectors_in(engine, cur, bank_id, collection, rows, vectors)
                 plan = planned.result()
-                alive = _alive(cur, bank_id, plan.existing_targets())
+                targets = plan.existing_targets()
+                alive, parts = _alive(cur, bank_id, targets), _parts(cur, bank_id, targets)
                 newest = [(r.memory.id, r.seq, r.memory.mentioned_at, r.memory.text) for r in rows]
                 insert_rows(
                     cur,
@@ -403,7 +412,7 @@ def store_facts(
                     [
                         (bank_id, src, dst, kind, weight, to_db_time(created))
                         for src, dst, kind, weight in [
-                            *plan.rows(ids, alive),
+                            *plan.rows(ids, alive, parts),
                             *supersession_links(cur, bank_id, newest),
                         ]
                     ],
@@ -538,6 +547,16 @@ def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
     outlive it in Chroma until the next open if Chroma's delete failed; an explicit link may
     name anything). ~0.7 ms for 20 ids at 100k memories."""
     return {row[0] for row in memories_by_id(cur, bank_id, sorted(ids), "m.id")}
+
+
+def _parts(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
+    """Which of ``ids`` are parts of another memory ("part_of" links)."""
+    rows = cur.execute(
+        "SELECT src_id FROM links WHERE bank_id = $bank AND kind = 'part_of' "
+        f"AND list_contains({sql_list('ids')}, src_id)",
+        {"bank": bank_id, "ids": json_list(sorted(ids))},
+    ).fetchall()
+    return {row[0] for row in rows}
 
 
 def _all_messages_timed(content: object) -> bool:

@@ -7,7 +7,8 @@ inside it, keeping only targets that still exist.
 
 * **semantic**: each new fact links to its nearest earlier memories (and earlier facts of the
   same call) with cosine ≥ ``semantic_link_threshold``, at most ``semantic_link_k``; weight =
-  cosine. Stored once per pair (new → old); walks treat it as symmetric.
+  cosine. Stored once per pair (new → old); walks treat it as symmetric. Parts (clauses split
+  off a chat turn) get none: they join the graph through their turn only.
 * **caused_by** from cue phrases, offline and conservative (besides the cause clauses the
   extractor stores as facts of their own, ``retain/causes.py``):
   a fact opening with an effect marker ("As a result", "That's why", "Therefore", ...) is
@@ -23,7 +24,7 @@ inside it, keeping only targets that still exist.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -99,18 +100,23 @@ class LinkPlan:
         found = {t for _, t, _ in (*self.semantic, *self.causal) if isinstance(t, str)}
         return found | {t for _, t, _ in self.explicit}
 
-    def rows(self, memory_ids: Sequence[str], alive: set[str]) -> list[tuple[str, str, str, float]]:
-        """(src, dst, kind, weight) rows; links to memories not in ``alive`` are dropped."""
+    def rows(
+        self, memory_ids: Sequence[str], alive: set[str], parts: Set[str] = frozenset()
+    ) -> list[tuple[str, str, str, float]]:
+        """(src, dst, kind, weight) rows; links to memories not in ``alive`` are dropped, and
+        semantic links to stored ``parts`` (a part joins the graph through its whole only)."""
 
-        def resolve(target: int | str) -> str | None:
+        def resolve(target: int | str, kind: str) -> str | None:
             if isinstance(target, int):
                 return memory_ids[target]
+            if kind == "semantic" and target in parts:
+                return None
             return target if target in alive else None
 
         rows: list[tuple[str, str, str, float]] = []
         for kind, links in (("semantic", self.semantic), ("caused_by", self.causal)):
             for index, target, weight in links:
-                dst = resolve(target)
+                dst = resolve(target, kind)
                 if dst is not None and dst != memory_ids[index]:
                     rows.append((memory_ids[index], dst, kind, round(float(weight), 4)))
         for kind, target, weight in self.explicit:
@@ -135,9 +141,10 @@ def plan_links(
         return LinkPlan(explicit=explicit)
     config = engine.config.graph
     neighbours = engine.vectors.query_many(collection, vectors, config.semantic_link_k)
+    parts = np.array([fact.part_of is not None for fact in facts])
     return LinkPlan(
         semantic=_semantic_links(
-            vectors, neighbours, config.semantic_link_threshold, config.semantic_link_k
+            vectors, neighbours, parts, config.semantic_link_threshold, config.semantic_link_k
         ),
         causal=_causal_links(engine, collection, facts, vectors, config.causal_clause_threshold),
         explicit=explicit,
@@ -147,6 +154,7 @@ def plan_links(
 def _semantic_links(
     vectors: np.ndarray,
     neighbours: list[list[tuple[str, float]]],
+    parts: np.ndarray,
     threshold: float,
     k: int,
 ) -> list[tuple[int, int | str, float]]:
@@ -156,11 +164,14 @@ def _semantic_links(
     for first in range(0, len(vectors), _SIMILARITY_ROWS):
         block = vectors[first : first + _SIMILARITY_ROWS] @ vectors[: first + _SIMILARITY_ROWS].T
         for row, i in enumerate(range(first, first + len(block))):
+            if parts[i]:
+                continue
             found: list[tuple[float, int | str]] = [
                 (c, m) for m, c in neighbours[i] if c >= threshold
             ]
             earlier = block[row, :i]
-            found += [(float(earlier[j]), int(j)) for j in np.flatnonzero(earlier >= threshold)]
+            close = (earlier >= threshold) & ~parts[:i]
+            found += [(float(earlier[j]), int(j)) for j in np.flatnonzero(close)]
             found.sort(key=lambda pair: pair[0], reverse=True)
             links.extend((i, target, cosine) for cosine, target in found[:k])
     return links

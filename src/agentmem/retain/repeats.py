@@ -323,10 +323,22 @@ def _as_stored(memory: Memory) -> Memory:
     )
 
 
+def with_wholes(facts: list[ExtractedFact], keep: list[int]) -> list[int]:
+    """``keep`` without the parts whose whole is left out (a clause of a turn already stored
+    would otherwise become a memory of its own)."""
+    kept = set(keep)
+    return [i for i in keep if facts[i].part_of is None or facts[i].part_of in kept]
+
+
 def subset(facts: list[ExtractedFact], keep: list[int]) -> list[ExtractedFact]:
-    """The facts at ``keep``, their ``caused_by`` indexes renumbered (causes left out go)."""
+    """The facts at ``keep``, their ``caused_by`` and ``part_of`` indexes renumbered (causes
+    left out go; ``keep`` holds the whole of every part, see :func:`with_wholes`)."""
     position = {old: new for new, old in enumerate(keep)}
     return [
-        replace(facts[i], caused_by=tuple(position[c] for c in facts[i].caused_by if c in position))
+        replace(
+            facts[i],
+            caused_by=tuple(position[c] for c in facts[i].caused_by if c in position),
+            part_of=None if facts[i].part_of is None else position.get(facts[i].part_of),
+        )
         for i in keep
     ]

@@ -29,8 +29,8 @@ def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> Extracted
     The first time expression of the fact wins: in "I moved in June and started work last
     week", the fact is about the move. ``date_order`` is the bank's ("MDY" or "DMY").
     """
-    if fact.occurred_start is not None:
-        return fact
+    if fact.occurred_start is not None or fact.part_of is not None:
+        return fact  # a part's time is its whole's
     expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
     if not expressions:
         return fact

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from agentmem.engine import Engine
 
 _IDS = sql_list("ids")
+_PARTS = (
+    "SELECT id, seq, episode_id FROM memories WHERE bank_id = $bank "
+    f"AND NOT list_contains({_IDS}, id) AND id IN (SELECT src_id FROM links "
+    f"WHERE bank_id = $bank AND kind = 'part_of' AND list_contains({_IDS}, dst_id))"
+)
 # Statements run in order once the memories in $ids are gone, each with the parameters it uses.
 # Lists are bound as JSON text (see store/records.py).
 _CLEANUP: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -101,6 +106,10 @@ def delete_rows(  # noqa: ANN001
     rows = cur.execute(f"SELECT id, seq, episode_id FROM memories WHERE {where}", params).fetchall()
     if not rows:
         return Deleted((), ())
+    # A memory's parts (clauses split off it, "part_of" links) go with it.
+    rows += cur.execute(
+        _PARTS, {"bank": bank_id, "ids": json_list([r[0] for r in rows])}
+    ).fetchall()
     doomed = [r[0] for r in rows]
     mentioned = cur.execute(
         f"SELECT DISTINCT entity_id FROM memory_entities WHERE list_contains({_IDS}, memory_id)",

@@ -10,7 +10,8 @@ reloads it from the store.
 
 Nodes are memory ids and entity ids (with ``name``, ``kind`` and ``aliases``); ids never
 collide (both are random hex). One pair holds at most one edge of each kind: "entity"
-(memory → entity it mentions), "followed_by", "caused_by", "semantic", "temporal", "related".
+(memory → entity it mentions), "followed_by", "caused_by", "semantic", "temporal", "related",
+"supersedes", "part_of".
 
 Layout: a bank of 100k memories holds about a million edges, and a networkx graph spent over
 600 bytes on each (a dict per edge and per neighbour, both ways). Here every node is a slot
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
     from agentmem.store.database import Database
 
 #: Kinds whose direction carries meaning: ``a caused_by b`` (b is a cause of a),
-#: ``a followed_by b`` (b came after a) and ``a supersedes b`` (a newer statement of what b
-#: said). The others are symmetric.
-DIRECTED_KINDS: frozenset[str] = frozenset({"caused_by", "followed_by", "supersedes"})
+#: ``a followed_by b`` (b came after a), ``a supersedes b`` (a newer statement of what b
+#: said) and ``a part_of b`` (a is a clause of b's text). The others are symmetric.
+DIRECTED_KINDS: frozenset[str] = frozenset({"caused_by", "followed_by", "supersedes", "part_of"})
 #: Every edge kind, in the order of their codes.
 EDGE_KINDS: tuple[str, ...] = (
     "entity",
@@ -51,6 +52,7 @@ EDGE_KINDS: tuple[str, ...] = (
     "temporal",
     "related",
     "supersedes",
+    "part_of",
 )
 
 _KIND_CODE = {kind: code for code, kind in enumerate(EDGE_KINDS)}
@@ -317,6 +319,11 @@ class MemoryGraph:
         # An entity's only edges are "entity" edges, one from each memory mentioning it.
         df = max(1, len(self._codes[self._slots[entity_id]]))
         return math.log(1 + n / df) / math.log(1 + n)
+
+    def whole_of(self, memory_id: str) -> str | None:
+        """The memory that ``memory_id`` is a part of (its "part_of" link), if any."""
+        edges = self.edges_of(memory_id)
+        return next((other for other, kind, _, out in edges if kind == "part_of" and out), None)
 
     def edges_of(self, node: str) -> Iterator[tuple[str, str, float, bool]]:
         """(neighbour, kind, weight, outgoing) for every edge touching ``node``."""

@@ -41,7 +41,7 @@ import numpy as np
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.config import BankConfig, Limits, normalize_tags
 from agentmem.errors import InvalidInputError, shown
-from agentmem.links import LINK_KINDS, normalize_kind, validate_weight
+from agentmem.links import STORED_KINDS, normalize_kind, validate_weight
 from agentmem.retain.corrections import validate_name
 from agentmem.retain.messages import (
     check_retain_size,
@@ -573,7 +573,7 @@ def _check_line(
             (
                 src,
                 dst,
-                get("kind", lambda v: normalize_kind(v, LINK_KINDS)),
+                get("kind", lambda v: normalize_kind(v, STORED_KINDS)),
                 get("weight", validate_weight),
                 get("created_at", _time),
             )
