@@ -520,6 +520,7 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
             singles=args.singles,
             imports=args.imports,
             progress=show,
+            postgres_url=args.postgres,
         )
     print(format_report(report))
     print(f"stores: {workdir}\nreport: {args.out}")
@@ -771,6 +772,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=5000,
         help="messages retained last as an import, one call per conversation of 500 (0: none)",
+    )
+    scale.add_argument(
+        "--postgres",
+        metavar="URL",
+        default=None,
+        help="also copy each size's bank into this postgresql:// database (its bank 'scale' "
+        "is replaced) and measure recall there beside the embedded store",
     )
     scale.set_defaults(func=cmd_bench_scale)
     rerank = benchmark(

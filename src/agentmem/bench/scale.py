@@ -303,6 +303,65 @@ def _keyword_costs(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, Any]:
     }
 
 
+def _vector_top_k(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, float]:
+    """Top-k through the store's vector index (Chroma or pgvector), query vectors embedded
+    beforehand."""
+    engine = mem._engine
+    collection = mem.bank(BANK)._collection
+    vectors = [np.asarray(engine.embedder.embed_query(p.query)) for p in probes]
+    engine.vectors.query(collection, vectors[0], TOP_K)  # warm
+    samples: list[float] = []
+    for vector in vectors:
+        started = time.perf_counter()
+        engine.vectors.query(collection, vector, TOP_K)
+        samples.append(time.perf_counter() - started)
+    return _latency(samples)
+
+
+def _bm25_latency(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, float]:
+    """The keyword index's top-60 (SQL on either backend), as the keyword arm asks for it."""
+    keyword = mem._engine.keyword
+    queries = [p.query for p in probes[:100]]
+    keyword.search(BANK, queries[0], 60)
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        keyword.search(BANK, query, 60)
+        samples.append(time.perf_counter() - started)
+    return _latency(samples)
+
+
+def postgres_copy(
+    store: Path, url: str, probes: Sequence[Probe], now: Any, duckdb_recall: dict[str, Any]
+) -> dict[str, Any]:
+    """Copy the size's bank into the PostgreSQL database at ``url`` (its bank replaced) and
+    measure recall there, beside the embedded store's figures of the same run."""
+    from agentmem.migrate import migrate
+
+    with AgentMemory(store) as source, AgentMemory(url) as target:
+        started = time.perf_counter()
+        migrate(source, target, banks=[BANK], replace=True)
+        copy_seconds = time.perf_counter() - started
+    with AgentMemory(url) as mem:
+        recall = _recall_latencies(mem, probes, now)
+        vectors = _vector_top_k(mem, probes)
+        keyword = _bm25_latency(mem, probes)
+    with AgentMemory(store) as mem:
+        embedded_vectors = _vector_top_k(mem, probes)
+        embedded_keyword = _bm25_latency(mem, probes)
+    return {
+        "copy_seconds": round(copy_seconds, 1),
+        "recall": recall,
+        "vector_top_k": vectors,
+        "bm25_top60": keyword,
+        "embedded_vector_top_k": embedded_vectors,
+        "embedded_bm25_top60": embedded_keyword,
+        "tempr_p50_over_embedded": round(
+            recall["tempr"]["p50_ms"] / duckdb_recall["tempr"]["p50_ms"], 2
+        ),
+    }
+
+
 def _probes(sessions: Sequence[Session], n: int, seed: int) -> list[Probe]:
     every = [p for s in sessions for p in s.probes]
     return random.Random(seed).sample(every, min(n, len(every)))
@@ -317,8 +376,10 @@ def run_size(
     imports: int = 5000,
     seed: int = 7,
     progress: ProgressCallback | None = None,
+    postgres_url: str | None = None,
 ) -> dict[str, Any]:
-    """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it.
+    """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it; with
+    ``postgres_url``, also a copy of it in that PostgreSQL database (:func:`postgres_copy`).
 
     ``imports`` messages are retained last, in conversations of :data:`IMPORT_CALL` (the
     store keeps them: a reused store grows by them and the one-at-a-time messages).
@@ -357,6 +418,11 @@ def run_size(
         imported = _import_retain(mem, imports, seed + 1) if imports else None
         rss = _peak_rss_mib()
     disk = _disk_bytes(store)
+    postgres = None
+    if postgres_url is not None:
+        if progress:
+            progress(f"{label}: PostgreSQL copy", 0, 1)
+        postgres = postgres_copy(store, postgres_url, probes, now, recall)
     tempr_p50 = recall["tempr"]["p50_ms"]
     irreducible = chroma["p50_ms"] + chroma["query_embedding"]["p50_ms"]
     return {
@@ -394,6 +460,7 @@ def run_size(
         },
         "peak_rss_mib": rss,
         "disk_mib": round(disk / 2**20, 1),
+        "postgresql": postgres,
     }
 
 
@@ -456,6 +523,7 @@ def run_scale(
     max_call: bool = True,
     max_call_chars: int | None = None,
     progress: ProgressCallback | None = None,
+    postgres_url: str | None = None,
 ) -> dict[str, Any]:
     """Run :func:`run_size` for each size (ascending), then (with ``max_call``)
     :func:`max_call_peak_rss` of ``max_call_chars`` (default the limit), and write the JSON
@@ -477,6 +545,7 @@ def run_scale(
                 singles=singles,
                 imports=imports,
                 progress=progress,
+                postgres_url=postgres_url,
             )
         )
         _write_report(report, out_path)  # after each size: a long run keeps what it measured
@@ -545,6 +614,29 @@ def format_report(report: dict[str, Any]) -> str:
         ("peak RSS (MiB)", lambda s: s["peak_rss_mib"]),
         ("disk (MiB)", lambda s: s["disk_mib"]),
     ]
+    if any(s.get("postgresql") for s in sizes):
+        rows += [
+            (f"PostgreSQL: recall {name} p50 / p95 (ms)", _postgres(_p50_p95(name)))
+            for name in ("semantic", "keyword", "tempr")
+        ]
+        rows += [
+            ("PostgreSQL: TEMPR p50 / embedded", _postgres(lambda p: p["tempr_p50_over_embedded"])),
+            (
+                "vector top-10 p50, pgvector / Chroma (ms)",
+                _postgres(
+                    lambda p: (
+                        f"{p['vector_top_k']['p50_ms']} / {p['embedded_vector_top_k']['p50_ms']}"
+                    )
+                ),
+            ),
+            (
+                "BM25 top-60 p50, PostgreSQL / DuckDB (ms)",
+                _postgres(
+                    lambda p: f"{p['bm25_top60']['p50_ms']} / {p['embedded_bm25_top60']['p50_ms']}"
+                ),
+            ),
+            ("PostgreSQL: copy of the bank (s)", _postgres(lambda p: p["copy_seconds"])),
+        ]
     width = max(len(label) for label, _ in rows) + 2
     lines = [" " * width + "".join(f"{s['size']:>24,}" for s in sizes)]
     for label, cell in rows:
@@ -557,6 +649,11 @@ def format_report(report: dict[str, Any]) -> str:
             f"{call['baseline_peak_rss_mib']} MiB after a small call"
         )
     return "\n".join(lines)
+
+
+def _postgres(cell: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, Any]], object]:
+    """A cell of the PostgreSQL copy's figures ("-" for a size measured without one)."""
+    return lambda size: cell(size["postgresql"]) if size.get("postgresql") else "-"
 
 
 def _cold_start_seconds(size: dict[str, Any]) -> str:

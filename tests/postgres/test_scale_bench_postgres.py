@@ -1,0 +1,29 @@
+"""`agentmem bench scale --postgres URL`: the same bank measured on PostgreSQL beside DuckDB."""
+
+from __future__ import annotations
+
+import agentmem
+from agentmem.bench.scale import BANK, format_report, run_scale
+
+
+def test_a_small_run_measures_a_postgresql_copy_of_the_bank(tmp_path, pg_url):
+    report = run_scale(
+        [40],
+        tmp_path / "work",
+        queries=4,
+        singles=2,
+        imports=0,
+        max_call=False,
+        postgres_url=pg_url,
+    )
+    (size,) = report["sizes"]
+    copy = size["postgresql"]
+    assert set(copy["recall"]) == {"semantic", "keyword", "tempr"}
+    assert copy["tempr_p50_over_embedded"] > 0 and copy["vector_top_k"]["p50_ms"] > 0
+    # The copy holds the bank as the embedded store does.
+    with agentmem.AgentMemory(pg_url) as mem:
+        assert mem.bank(BANK).stats()["memories"] == size["memories_in_bank"]
+        assert mem.check_integrity().ok
+    table = format_report(report)
+    assert "PostgreSQL: TEMPR p50 / embedded" in table
+    assert "-" not in table.splitlines()[-1].split()[-1]
