@@ -279,21 +279,10 @@ def _keyword_costs(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, Any]:
     """BM25 latency with the pending postings left by the run, then after folding them in;
     the fold's and a full rebuild's seconds."""
     keyword = mem._engine.keyword
-    queries = [p.query for p in probes[:100]]
-
-    def bm25_latency() -> dict[str, float]:
-        keyword.search(BANK, queries[0], 60)
-        samples = []
-        for query in queries:
-            started = time.perf_counter()
-            keyword.search(BANK, query, 60)
-            samples.append(time.perf_counter() - started)
-        return _latency(samples)
-
     pending_rows = keyword.pending_rows()
-    with_pending = bm25_latency()
+    with_pending = _bm25_latency(mem, probes)
     fold_seconds = keyword.fold_pending()
-    without_pending = bm25_latency()
+    without_pending = _bm25_latency(mem, probes)
     return {
         "pending_rows": pending_rows,
         "bm25_with_pending": with_pending,
