@@ -321,32 +321,35 @@ def _bm25_latency(mem: AgentMemory, probes: Sequence[Probe]) -> dict[str, float]
 
 
 def postgres_copy(
-    store: Path, url: str, probes: Sequence[Probe], now: Any, duckdb_recall: dict[str, Any]
+    store: Path,
+    url: str,
+    probes: Sequence[Probe],
+    now: Any,
+    embedded_recall: dict[str, Any],
+    embedded_bm25: dict[str, float],
 ) -> dict[str, Any]:
     """Copy the size's bank into the PostgreSQL database at ``url`` (its bank replaced) and
-    measure recall there, beside the embedded store's figures of the same run."""
+    measure recall there, beside the embedded store's figures of the same run (its recall
+    and folded BM25 latencies, measured by :func:`run_size`)."""
     from agentmem.migrate import migrate
 
     with AgentMemory(store) as source, AgentMemory(url) as target:
         started = time.perf_counter()
         migrate(source, target, banks=[BANK], replace=True)
         copy_seconds = time.perf_counter() - started
-    with AgentMemory(url) as mem:
-        recall = _recall_latencies(mem, probes, now)
-        vectors = _vector_top_k(mem, probes)
-        keyword = _bm25_latency(mem, probes)
-    with AgentMemory(store) as mem:
-        embedded_vectors = _vector_top_k(mem, probes)
-        embedded_keyword = _bm25_latency(mem, probes)
+        recall = _recall_latencies(target, probes, now)
+        vectors = _vector_top_k(target, probes)
+        keyword = _bm25_latency(target, probes)
+        embedded_vectors = _vector_top_k(source, probes)
     return {
         "copy_seconds": round(copy_seconds, 1),
         "recall": recall,
         "vector_top_k": vectors,
         "bm25_top60": keyword,
         "embedded_vector_top_k": embedded_vectors,
-        "embedded_bm25_top60": embedded_keyword,
+        "embedded_bm25_top60": embedded_bm25,
         "tempr_p50_over_embedded": round(
-            recall["tempr"]["p50_ms"] / duckdb_recall["tempr"]["p50_ms"], 2
+            recall["tempr"]["p50_ms"] / embedded_recall["tempr"]["p50_ms"], 2
         ),
     }
 
@@ -411,7 +414,9 @@ def run_size(
     if postgres_url is not None:
         if progress:
             progress(f"{label}: PostgreSQL copy", 0, 1)
-        postgres = postgres_copy(store, postgres_url, probes, now, recall)
+        postgres = postgres_copy(
+            store, postgres_url, probes, now, recall, keyword["bm25_without_pending"]
+        )
     tempr_p50 = recall["tempr"]["p50_ms"]
     irreducible = chroma["p50_ms"] + chroma["query_embedding"]["p50_ms"]
     return {
