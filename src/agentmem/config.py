@@ -229,9 +229,10 @@ class BankConfig:
         rerank: The bank's default for ``recall(rerank=None)``: None uses the reranker the
             ``AgentMemory`` was given, False the offline default, True requires a configured
             reranker.
-        date_order: How retain and recall read a numeric date whose first two numbers could
-            both be a month ("03/04/2025", "03.04.2025"): "MDY" (March 4, the default) or
-            "DMY" (3 April). A date with a number over 12 reads one way only.
+        date_order: How retain and recall read a numeric date with slashes or dashes whose
+            first two numbers could both be a month ("03/04/2025"): "MDY" (March 4, the
+            default) or "DMY" (3 April). A date with a number over 12 reads one way only, one
+            with dots ("03.04.2025") is day-first.
     """
 
     temporal_sigma_days: float = 14.0

@@ -111,7 +111,7 @@ CASES: list[tuple[str, str, str, str]] = [
     # Numbers: a written year wins over any tense.
     ("The invoice is due on 2025-03-03.", FEB_20, "2025-03-03", "2025-03-03"),
     ("The invoice is due on 3/4/2025.", FEB_20, "2025-03-04", "2025-03-04"),
-    ("The invoice is due on 03.04.2025.", FEB_20, "2025-03-04", "2025-03-04"),
+    ("The invoice is due on 03.04.2025.", FEB_20, "2025-04-03", "2025-04-03"),
     ("The invoice is due on 21.01.2026.", FEB_20, "2026-01-21", "2026-01-21"),
     ("The invoice was paid on 1/21/2025.", FEB_20, "2025-01-21", "2025-01-21"),
     ("I paid on 10 Feb.", FEB_20, "2025-02-10", "2025-02-10"),
@@ -280,7 +280,7 @@ def test_date_order_is_a_validated_persisted_bank_setting(store_path: Path) -> N
     with agentmem.AgentMemory(store_path) as memory:
         bank = memory.bank("eu")
         assert bank.config.date_order == "DMY"
-        [created] = bank.retain("The invoice is due on 03.04.2025.", mentioned_at=FEB_20).memories
+        [created] = bank.retain("The invoice is due on 03/04/2025.", mentioned_at=FEB_20).memories
         stored = bank.get(created.id)
         assert stored.occurred_start == datetime(2025, 4, 3, tzinfo=UTC)
         # A part over 12 reads one way only, whatever the setting.
@@ -307,7 +307,7 @@ def test_date_order_is_exported_and_imported(tmp_path: Path) -> None:
     with agentmem.AgentMemory(tmp_path / "a") as memory:
         bank = memory.bank("eu")
         bank.configure(date_order="DMY")
-        bank.retain("The invoice is due on 03.04.2025.", mentioned_at=FEB_20)
+        bank.retain("The invoice is due on 03/04/2025.", mentioned_at=FEB_20)
         bank.export(export)
     header = json.loads(export.read_text().splitlines()[0])
     assert header["config"]["date_order"] == "DMY"

@@ -376,8 +376,10 @@ def test_a_name_without_a_year_follows_its_clause(text: str, start: str, end: st
 
 
 NUMERIC = [
-    ("on 03.04.2025", "MDY", "2025-03-04"),
+    ("on 03/04/2025", "MDY", "2025-03-04"),
+    ("on 03.04.2025", "MDY", "2025-04-03"),  # dots are day-first whatever the order
     ("on 03.04.2025", "DMY", "2025-04-03"),
+    ("on 12.01.2025", "MDY", "2025-01-12"),
     ("on 3/4/2025", "DMY", "2025-04-03"),
     ("on 3-4-2025", "MDY", "2025-03-04"),
     ("on 21.01.2024", "MDY", "2024-01-21"),  # 21 cannot be a month
@@ -387,7 +389,7 @@ NUMERIC = [
 
 
 @pytest.mark.parametrize(("text", "order", "day"), NUMERIC)
-def test_numeric_dates_follow_the_date_order(text: str, order: str, day: str) -> None:
+def test_numeric_dates_follow_their_separator_and_the_date_order(text: str, order: str, day: str) -> None:
     [found] = find_time_expressions(text, FEB_20, date_order=order)
     assert (found.start, found.end, found.named) == (utc(day), utc(day) + timedelta(days=1), True)
     assert parse_time_expression(text, FEB_20, date_order=order) == found
@@ -422,13 +424,17 @@ def test_a_bad_date_order_is_refused() -> None:
     year=st.integers(1900, 2099),
     separator=st.sampled_from("/.-"),
 )
-def test_the_date_order_only_matters_when_both_numbers_could_be_months(
+def test_the_date_order_only_matters_when_both_numbers_could_be_months_and_no_dots(
     first: int, second: int, year: int, separator: str
 ) -> None:
     text = f"on {first}{separator}{second}{separator}{year}"
     us, eu = (find_time_expressions(text, FEB_20, date_order=o) for o in ("MDY", "DMY"))
     valid = [d for d in ((first, second), (second, first)) if _is_date(year, *d)]
-    if first <= 12 and second <= 12:
+    if first <= 12 and second <= 12 and separator == ".":
+        # Dots are day-first in either order.
+        assert [f.start.date() for f in us] == [f.start.date() for f in eu]
+        assert [f.start.date() for f in eu] == [date(year, second, first)]
+    elif first <= 12 and second <= 12:
         # Each order reads it its own way (the same day when both numbers are equal).
         assert [f.start.date() for f in us] == [date(year, first, second)]
         assert [f.start.date() for f in eu] == [date(year, second, first)]

@@ -618,8 +618,10 @@ def _resolve_iso_month(match: re.Match[str], at: _Reading) -> _Interval:
 
 def _resolve_numeric_date(match: re.Match[str], at: _Reading) -> _Interval:
     first, second = int(match["a"]), int(match["b"])
-    # The bank's order, unless one of the numbers cannot be a month.
-    day_first = first > 12 or (second <= 12 and at.date_order == "DMY")
+    # Dots are the day-first convention wherever dates are written with them ("21.01.2024");
+    # slashes and dashes follow the bank's order, unless one number cannot be a month.
+    bank_day_first = at.date_order == "DMY" or match["sep"] == "."
+    day_first = first > 12 or (second <= 12 and bank_day_first)
     month, day = (second, first) if day_first else (first, second)
     chosen = date(int(match["y"]), month, day)
     return _days(chosen, chosen, "day", False)
