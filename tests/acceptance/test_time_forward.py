@@ -116,6 +116,14 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The invoice was paid on 1/21/2025.", FEB_20, "2025-01-21", "2025-01-21"),
     ("I paid on 10 Feb.", FEB_20, "2025-02-10", "2025-02-10"),
     ("We signed the lease on the 10th of February 2023.", FEB_20, "2023-02-10", "2023-02-10"),
+    # The day something is moved to is ahead, whatever the tense of the move.
+    ("We moved the demo to Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    ("The meeting was moved from Monday to Thursday.", FEB_20, "2025-02-27", "2025-02-27"),
+    ("The launch was pushed back until June.", FEB_20, "2025-06-01", "2025-06-30"),
+    ("They postponed the wedding to March 28.", FEB_20, "2025-03-28", "2025-03-28"),
+    ("The call got rescheduled for Monday.", FEB_20, "2025-02-24", "2025-02-24"),
+    ("We moved to Berlin in June.", FEB_20, "2024-06-01", "2024-06-30"),
+    ("I moved the plants on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
 ]
 
 

@@ -90,7 +90,7 @@ from typing import Literal
 
 from agentmem._time import to_utc
 from agentmem.errors import InvalidInputError
-from agentmem.temporal.tense import Direction, clause_direction
+from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction
 
 __all__ = [
     "DATE_ORDERS",
@@ -1188,7 +1188,8 @@ _RANGE_JOIN = re.compile(r"\s*(?:[-–—]|\b(?:and|to|until|till|through|thru)\
 
 
 def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate]:
-    """Compose two expressions: "between March and May", "from June to August 2024"."""
+    """Compose two expressions: "between March and May", "from June to August 2024"; after a
+    move ("the meeting was moved from Monday to Thursday") the new day alone."""
     by_start: dict[int, list[_Candidate]] = {}
     for candidate in found:
         by_start.setdefault(candidate.start, []).append(candidate)
@@ -1198,8 +1199,9 @@ def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate
         join = _RANGE_JOIN.match(text, first.end)
         if opener is None or join is None:
             continue
+        moved = MOVED_FROM.search(text, max(0, first.start - _WINDOW), first.start) is not None
         for last in by_start.get(join.end(), []):
-            interval = _join(first, last, at)
+            interval = last.interval if moved else _join(first, last, at)
             if interval is not None:
                 composed.append(_Candidate(opener.start(), last.end, interval, True, -1))
     return composed

@@ -12,6 +12,8 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
   infinitive or imperative ("I want to visit in April", "call me on the 28th"), or a plan
   word anywhere in the clause ("due", "planning", "scheduled", "upcoming", "next", ...) with
   a verb that is not in the past;
+- forward too: the day something is moved to ("we moved the demo to Friday", "the launch
+  was pushed back until June"), whatever the tense of the move;
 - present: the simple present of *be* or *have* ("my birthday is on May 12", "I have a
   meeting on the 28th", "the parks are lovely in spring"): timeless, so the resolver takes
   the next occurrence of a day and keeps the latest of a month or season, which such
@@ -47,6 +49,17 @@ _PLAN_CUE = re.compile(
     re.IGNORECASE,
 )
 
+# The day something is moved to is ahead when it is said, whatever the tense of the move:
+# "We moved the demo to Friday", "the launch was pushed back until June".
+_MOVE = (
+    r"\b(?:mov(?:e|es|ed|ing)|postpon(?:e|es|ed|ing)|push(?:es|ed|ing)?(?:\s+back)?"
+    r"|reschedul(?:e|es|ed|ing)|delay(?:s|ed|ing)?|bump(?:s|ed|ing)?|shift(?:s|ed|ing)?"
+    r"|put\s+off|brought\s+forward|bring(?:s|ing)?\s+forward)\b"
+)
+_MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
+#: "moved from Monday to Thursday": the old day and the new, not a period.
+MOVED_FROM = re.compile(_MOVE + r"[^.;!?]{0,30}?\bfrom\s+$", re.I)
+
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 
 
@@ -65,6 +78,8 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     """
     sentence = _bounds(text, start, end, _SENTENCE_END)
     part = _bounds(text, start, end, _PART_END)
+    if _MOVED_TO.search(text, part[0], start):
+        return "forward"
     tokens = _tagged(text)
     for lo, hi in (part, sentence):
         before = [t for t in tokens if lo <= t[0] and t[1] <= start]
