@@ -389,7 +389,9 @@ NUMERIC = [
 
 
 @pytest.mark.parametrize(("text", "order", "day"), NUMERIC)
-def test_numeric_dates_follow_their_separator_and_the_date_order(text: str, order: str, day: str) -> None:
+def test_numeric_dates_follow_their_separator_and_the_date_order(
+    text: str, order: str, day: str
+) -> None:
     [found] = find_time_expressions(text, FEB_20, date_order=order)
     assert (found.start, found.end, found.named) == (utc(day), utc(day) + timedelta(days=1), True)
     assert parse_time_expression(text, FEB_20, date_order=order) == found
