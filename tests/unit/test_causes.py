@@ -22,6 +22,13 @@ CAUSES = [
     ("The outage led to a week of delays.", "The outage"),
     ("A burst pipe caused the flooding in the basement.", "A burst pipe"),
     ("Bad news: the vendor was late, so we slipped.", "the vendor was late"),
+    # The cause ends where a consequence or a contrast of it begins.
+    (
+        "The launch slipped because the vendor's API was down, so we moved the demo to Friday.",
+        "the vendor's API was down",
+    ),
+    ("We left because the kids were tired, but the band played on.", "the kids were tired"),
+    ("I quit because the job was boring which made me sad.", "the job was boring"),
 ]
 NO_CAUSE = [
     "I have lived in Oslo since 2019.",

@@ -70,6 +70,11 @@ _VERB = re.compile(
     r"(?P<effect>[^.;!?]{4,})",
     re.IGNORECASE,
 )
+_NEXT_CLAUSE = re.compile(
+    r",\s*(?:and\s+)?(?:so|but|yet)\s+(?!that\b|much\b)"
+    r"|,?\s+(?:which|whereas|while|although|though)\s+",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _SMALL_WORDS = frozenset(
     re.findall(
@@ -124,8 +129,12 @@ def _cause_in(sentence: str) -> str | None:
     if match and _is_cause(match.group("cue"), match.group("cause"), match.group("effect")):
         return _clean(match.group("cause"))
     match = _TRAILING.match(sentence)
-    if match and _is_cause(match.group("cue"), match.group("cause"), match.group("effect")):
-        return _clean(match.group("cause"))
+    if match:
+        # "... because the API was down, so we moved the demo": the cause ends before the
+        # next clause that is a consequence or a contrast.
+        cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
+        if _is_cause(match.group("cue"), cause, match.group("effect")):
+            return _clean(cause)
     for pattern in (_RESULT, _SO, _VERB):
         match = pattern.match(sentence)
         cause = _after_speaker(match.group("cause")) if match else ""
