@@ -117,13 +117,8 @@ def retain(
     limits = engine.config.limits
     check_retain_size(content, max_chars=limits.retain_chars, max_messages=limits.retain_messages)
     warnings: list[str] = []
-    when = optional_utc(mentioned_at, field="mentioned_at")
-    if when is None:
-        when = utc_now()
-        if not _all_messages_timed(content):
-            # Competitors silently date everything "now"; relative dates then resolve wrongly.
-            warnings.append("no mentioned_at given: the content is dated now")
-            log.warning("retain into bank %r without mentioned_at: dated now (%s)", bank_id, when)
+    given_when = optional_utc(mentioned_at, field="mentioned_at")
+    when = utc_now() if given_when is None else given_when
     request = normalize_content(
         content,
         mentioned_at=when,
@@ -138,6 +133,10 @@ def retain(
     explicit_entity = validate_optional_str(entity_id, field="entity_id", max_len=256)
     explicit_links = validate_explicit_links(links)
     _check_targets_exist(engine, bank_id, explicit_links)
+    if given_when is None and not _all_messages_timed(content):
+        # Competitors silently date everything "now"; relative dates then resolve wrongly.
+        warnings.append("no mentioned_at given: the content is dated now")
+        log.warning("retain into bank %r without mentioned_at: dated now (%s)", bank_id, when)
     check = repeat_check(
         request,
         document_id=doc_id,
