@@ -47,6 +47,25 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
     assert bank.check_integrity().problems == ()
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Going to Lake Tahoe with Sam this weekend!", {"Lake Tahoe": "place", "Sam": "person"}),
+        ("Visiting Tokyo was the best part.", {"Tokyo": "place"}),
+        ("Rob Stark rode north to Winterfell.", {"Rob Stark": "person", "Winterfell": "place"}),
+    ],
+)
+def test_words_opening_a_sentence_are_no_part_of_a_name(
+    mem: agentmem.AgentMemory, sentence: str, expected: dict[str, str]
+) -> None:
+    bank = mem.bank("openers")
+    bank.retain(sentence, mentioned_at=T0)
+    assert kinds(bank) == expected
+    [stored] = bank.memories()
+    assert set(stored.entities) == set(expected)
+    assert bank.check_integrity().problems == ()
+
+
 def test_the_kind_follows_the_evidence_and_is_stored(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("b")

@@ -271,6 +271,11 @@ def _speaker_mention(speaker: str | None) -> EntityMention | None:
 # -- spaCy entities ------------------------------------------------------------------------
 
 
+# Penn tags of words that never open a name: prepositions, "to", adverbs, conjunctions,
+# pronouns, interjections.
+_NOT_NAME_OPENERS = frozenset({"IN", "TO", "RB", "CC", "PRP", "PRP$", "UH", "WRB", "WP"})
+
+
 def _from_spacy_entity(
     doc: Doc, start: int, end: int, kind: str, speaker_key: str
 ) -> Iterator[tuple[int, EntityMention]]:
@@ -288,6 +293,15 @@ def _from_spacy_entity(
         or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
     ):
         end -= 1
+    # "Going to Lake Tahoe": no name but a title begins with a verb, a preposition or an
+    # adverb; spaCy sometimes takes the words that open a sentence into the entity.
+    while (
+        end - start > 1
+        and kind != "product"
+        and (doc[start].tag_.startswith("VB") or doc[start].tag_ in _NOT_NAME_OPENERS)
+        and doc[start].lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
+    ):
+        start += 1
     # "New Lantern launch date": an adjective opening the sentence is no part of the name,
     # unless the whole is a place ("New York").
     if (
