@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -258,6 +259,7 @@ class PostgresDatabase:
                     f"{SCHEMA_VERSION}: upgrade agentmem"
                 )
             if stored == int(SCHEMA_VERSION):
+                self._identify(cur)
                 return
             with self._connection() as con:  # scripts: no placeholders to translate
                 con.execute(FUNCTIONS)
@@ -273,6 +275,15 @@ class PostgresDatabase:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [SCHEMA_VERSION],
             )
+            self._identify(cur)
+
+    @staticmethod
+    def _identify(cur: Cursor) -> None:
+        """Give the store its random ``store_id`` (as the embedded store has): the same
+        store reached through two URLs is one id."""
+        cur.execute(
+            "INSERT INTO meta VALUES ('store_id', ?) ON CONFLICT DO NOTHING", [uuid.uuid4().hex]
+        )
 
     # -- statements -------------------------------------------------------------------------
 
