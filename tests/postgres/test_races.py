@@ -4,27 +4,23 @@ each other: two imports into one new bank, forget against recall."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import agentmem
 from agentmem.errors import InvalidInputError
-from agentmem.testing import HashEmbedder
 from tests.conftest import CONVERSATION, T0
+from tests.postgres.test_replicas import pair  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
-def pair(pg_url: str) -> Iterator[tuple[agentmem.AgentMemory, agentmem.AgentMemory]]:
-    first = agentmem.AgentMemory(pg_url, embedder=HashEmbedder())
-    second = agentmem.AgentMemory(pg_url, embedder=HashEmbedder())
-    yield first, second
-    second.close()
-    first.close()
+def location(pg_url: str) -> str:
+    """Where ``pair`` opens its two instances: PostgreSQL only."""
+    return pg_url
 
 
-def test_two_imports_into_one_new_bank_store_the_file_once(pair, tmp_path: Path):
+def test_two_imports_into_one_new_bank_store_the_file_once(pair, tmp_path: Path):  # noqa: F811
     first, second = pair
     source = first.bank("a")
     source.retain(CONVERSATION, mentioned_at=T0, document_id="session-1")
@@ -55,7 +51,7 @@ def test_two_imports_into_one_new_bank_store_the_file_once(pair, tmp_path: Path)
         assert report.ok, report.problems
 
 
-def test_a_memory_forgotten_through_one_is_never_recalled_through_the_other_after(pair):
+def test_a_memory_forgotten_through_one_is_never_recalled_through_the_other_after(pair):  # noqa: F811
     writer, reader = pair
     fruits = ["apples", "pears", "plums", "figs", "grapes", "cherries", "dates", "limes"]
     facts = [
