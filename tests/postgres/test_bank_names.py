@@ -44,7 +44,7 @@ def _indexes(mem: agentmem.AgentMemory) -> dict[str, str]:
 
 
 @settings(
-    max_examples=30,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
