@@ -38,6 +38,7 @@ from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.postgres.database import is_postgres_url
 from agentmem.store.reconcile import VectorRepair, begin_session, end_session, repair_vectors
+from agentmem.store.records import insert_bank
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank
 from agentmem.store.vectors import VectorStore, collection_name
@@ -276,15 +277,13 @@ class AgentMemory:
         if not rows:
             collection = collection_name(bank_id, self._namespace, uuid.uuid4().hex)
             with engine.db.transaction() as cur:
-                cur.execute(
-                    "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT DO NOTHING",
-                    [
-                        bank_id,
-                        collection,
-                        embedder.name,
-                        embedder.dimension,
-                        json.dumps(BankConfig().to_mapping()),
-                    ],
+                insert_bank(
+                    cur,
+                    bank_id,
+                    collection,
+                    embedder.name,
+                    embedder.dimension,
+                    json.dumps(BankConfig().to_mapping()),
                 )
             # Ours, or the bank another process (a replica) created at the same moment.
             rows = _bank_row(engine.db, bank_id)
@@ -319,9 +318,9 @@ class AgentMemory:
             if not rows:
                 raise NotFoundError(f"no bank {bank_id!r}")
             handle = engine.handles.get(bank_id)
-            if handle is not None:
-                handle._deleted = True
             delete_bank_rows(engine, bank_id, rows[0][0])
+            if handle is not None:  # only once deleted: a failed delete leaves the bank usable
+                handle._deleted = True
             engine.vectors.drop(rows[0][0])
             finish_drop(engine.db, rows[0][0])
             if engine.consolidator is not None:
@@ -375,14 +374,32 @@ class AgentMemory:
             path, self.embedder.name, self.embedder.dimension, self._config.limits
         )
         target = validate_bank_id(checked.header["bank_id"] if bank_id is None else bank_id)
-        created = target not in self.banks()
-        bank = self.bank(target)
+        engine = self._engine
+        # A new bank is created in the import's transaction: an import cut short (refused,
+        # failed, the process or the server killed) leaves no bank behind.
+        created = not _bank_row(engine.db, target)
+        if created:
+            collection = collection_name(target, self._namespace, uuid.uuid4().hex)
+            engine.vectors.create_collection(collection, self.embedder.dimension)
+        else:
+            collection = self.bank(target)._collection  # same embedder, or refused
         try:
-            import_bank(self._engine, checked, target, bank._collection, progress=progress)
+            import_bank(
+                engine,
+                checked,
+                target,
+                collection,
+                create=created,
+                progress=progress,
+            )
         except BaseException:
-            if created:  # a refused or failed import leaves no bank behind
+            if created:  # nor does one that failed once its rows committed (DuckDB: Chroma)
                 with suppress(AgentMemError):  # nor hides why it failed
-                    self.delete_bank(target)
+                    rows = _bank_row(engine.db, target)
+                    if rows and rows[0][0] == collection:
+                        self.delete_bank(target)
+                    else:
+                        engine.vectors.drop(collection)
             raise
         with self._lock:
             self._engine.drop_mirror("handles", target)  # its settings came with the file

@@ -48,11 +48,15 @@ def migrate(
 
     Raises:
         NotFoundError: A bank of ``banks`` is not in ``source``.
-        InvalidInputError: A target bank holds memories or episodes and ``replace`` is not
-            given (nothing is written then).
+        InvalidInputError: ``source`` and ``target`` are one store, or a target bank holds
+            memories or episodes and ``replace`` is not given (nothing is written then).
         StorageError: A copy's counts differ from the original's, or its integrity check
             fails.
     """
+    if _store_id(source) == _store_id(target):
+        # One store under two names (another URL spelling, a symlink, a bind mount): with
+        # replace, deleting the target's banks would delete the source's.
+        raise InvalidInputError(f"--from and --to are the same store ({target.path})")
     available = source.banks()
     chosen = list(available if banks is None else dict.fromkeys(banks))
     for bank_id in chosen:
@@ -81,6 +85,11 @@ def migrate(
             migrated.append(_verified(source, copy.id, target))
             progress(f"{step}: imported and verified {count} memories")
     return migrated
+
+
+def _store_id(memory: AgentMemory) -> str | None:
+    """The random id a store was given when it was created (kept in its ``meta`` table)."""
+    return memory._engine.db.get_meta("store_id")
 
 
 def _holds_anything(stats: dict) -> bool:

@@ -6,6 +6,11 @@ fsync off: a cluster for one test session or one benchmark run, removed on :meth
 root it runs the server as the ``postgres`` user (PostgreSQL refuses to run as root), else as
 ``nobody``, else as the current user.
 
+:meth:`crash` kills the server as a crash would (SIGKILL to every process of it) and
+:meth:`restart` starts it again, recovering from its WAL. Commits are acknowledged before their
+WAL is written unless the cluster is ``durable``: a crash test needs ``durable=True``, or the
+server's recovery may lose commits that were acknowledged.
+
 Install it with ``pip install "agentmem[postgres-test]"``.
 """
 
@@ -14,8 +19,10 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import uuid
 from contextlib import suppress
 from pathlib import Path
@@ -48,10 +55,20 @@ def _server_user() -> str | None:
     raise StorageError("running as root and no 'postgres' or 'nobody' user to run PostgreSQL as")
 
 
-class TemporaryPostgres:
-    """A PostgreSQL cluster in a temporary directory, reached through a Unix socket."""
+#: How long :meth:`TemporaryPostgres.crash` waits for the killed processes to be gone.
+_CRASH_WAIT_SECONDS = 30.0
 
-    def __init__(self) -> None:
+
+class TemporaryPostgres:
+    """A PostgreSQL cluster in a temporary directory, reached through a Unix socket.
+
+    Args:
+        durable: Commit only once the commit's WAL is written (``synchronous_commit=on``), so
+            the server killed (not the machine: fsync stays off) loses no acknowledged commit.
+    """
+
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable
         self.bin = _binaries()
         self.user = _server_user()
         self.root = Path(tempfile.mkdtemp(prefix="agentmem-pg-"))
@@ -89,9 +106,16 @@ class TemporaryPostgres:
             "--no-instructions",
             "-N",
         )
+        self._started = True
+        self.restart()
+        return self
+
+    def restart(self) -> TemporaryPostgres:
+        """Start the server of the cluster (again, after :meth:`crash`: it recovers first)."""
         options = (
             f"-c listen_addresses='' -k {self.socket_dir} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            f"-c synchronous_commit={'on' if self.durable else 'off'} "
+            "-c full_page_writes=off -c max_connections=200"
         )
         self._run(
             "pg_ctl",
@@ -104,8 +128,29 @@ class TemporaryPostgres:
             str(self.data / "server.log"),
             "start",
         )
-        self._started = True
         return self
+
+    def crash(self) -> None:
+        """Kill every process of the server at once with SIGKILL, as a crash would, and wait
+        until they are dead (so :meth:`restart` finds the shared memory free).
+
+        Their lock files (data directory, socket) are removed then, as an operator does after
+        a crash: a dead process is not reaped at once, and PostgreSQL takes a pid that still
+        answers for a running server."""
+        lock_file = self.data / "postmaster.pid"
+        postmaster = int(lock_file.read_text().split()[0])
+        doomed = [postmaster, *_children(postmaster)]
+        for pid in doomed:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + _CRASH_WAIT_SECONDS
+        while any(_alive(pid) for pid in doomed):
+            if time.monotonic() > deadline:
+                raise StorageError(f"the killed PostgreSQL server {postmaster} does not exit")
+            time.sleep(0.02)
+        lock_file.unlink()
+        for socket_lock in self.socket_dir.glob(".s.PGSQL.*.lock"):
+            socket_lock.unlink()
 
     def url(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL of ``database`` over the Unix socket."""
@@ -140,3 +185,25 @@ class TemporaryPostgres:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a postmaster's backends and workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError):
+                # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, killed but not reaped, counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -15,7 +15,7 @@ from agentmem.store.postgres.schema import SCHEMA_VERSION
 def test_placeholders_are_translated_outside_quoted_text_and_comments() -> None:
     sql = "SELECT '?', \"$x\", $a, ?, 'it''s $b %', 5 % 2 -- what's $c ?\nFROM t WHERE y = $b_2"
     assert to_psycopg(sql) == (
-        "SELECT '?', \"$x\", %(a)s, %s, 'it''s $b %', 5 %% 2 -- what's $c ?\n"
+        "SELECT '?', \"$x\", %(a)s, %s, 'it''s $b %%', 5 %% 2 -- what's $c ?\n"
         "FROM t WHERE y = %(b_2)s"
     )
 
@@ -38,6 +38,14 @@ def test_statements_parameters_and_the_schema(pg_url: str) -> None:
             {"ids": ["a", "b"], "a": ["x", "y"], "b": ["y", "x"]},
         ) == [(True, True, True, ["x", "y"], True, ["x", "y"])]
         assert db.fetchall("SELECT list_has_any(ARRAY['a'], $none)", {"none": []}) == [(False,)]
+        # A '%' outside quotes is an operator, with parameters or without.
+        assert db.fetchall("SELECT 7 % 4, '%', '100%'") == [(3, "%", "100%")]
+        assert db.fetchall("SELECT 7 % 4", []) == db.fetchall("SELECT 7 % ?", [4]) == [(3,)]
+        assert db.fetchall('SELECT ? || \'%\', "%" FROM (SELECT 1 AS "%") AS t', ["5"]) == [
+            ("5%", 1)
+        ]
+        with db.transaction() as cur:
+            assert cur.execute("SELECT 9 % 5").fetchall() == [(4,)]
     finally:
         db.close()
 

@@ -73,17 +73,7 @@ def test_a_server_that_goes_away_is_a_storage_error_and_its_return_is_survived()
                 bank.retain("Bob moved to Paris.", mentioned_at=T0)
             with pytest.raises(StorageError):
                 bank.memories()
-            server._run(
-                "pg_ctl",
-                "-D",
-                str(server.data),
-                "-o",
-                f"-c listen_addresses='' -k {server.socket_dir}",
-                "-w",
-                "-l",
-                str(server.data / "server.log"),
-                "start",
-            )
+            server.restart()
             bank.retain("Carol moved to Rome.", mentioned_at=T0)
             assert sorted(m.text for m in bank.memories()) == [
                 "Alice moved to Berlin last June.",

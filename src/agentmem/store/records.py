@@ -47,6 +47,25 @@ def require_bank(cur: Any, bank_id: str, collection: str) -> None:  # noqa: ANN4
         raise NotFoundError(f"no bank {bank_id!r}: it was deleted")
 
 
+def insert_bank(
+    cur: Any,  # noqa: ANN401
+    bank_id: str,
+    collection: str,
+    embedder: str,
+    dimension: int,
+    config: str,
+) -> bool:
+    """Create a bank's row (``config`` as JSON text) in the caller's transaction; False when
+    the bank exists already (another writer created it first)."""
+    return bool(
+        cur.execute(
+            "INSERT INTO banks VALUES (?, ?, ?, ?, ?, now()) ON CONFLICT DO NOTHING "
+            "RETURNING bank_id",
+            [bank_id, collection, embedder, dimension, config],
+        ).fetchall()
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryRow:
     """A memory about to be inserted, with the columns only the store needs."""

@@ -71,6 +71,9 @@ class StagedVectorStore:
         batch_size: Staged vectors that trigger a flush.
     """
 
+    #: Writes go to Chroma, outside any transaction of the database (the journal covers them).
+    writes_in_transaction = False
+
     def __init__(
         self, store: VectorStore, db: Database, *, batch_size: int = DEFAULT_BATCH_SIZE
     ) -> None:

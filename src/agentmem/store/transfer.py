@@ -13,10 +13,12 @@ The file is one JSON object per line, each with a ``"type"``:
 Times are ISO 8601 in UTC. Import first checks the whole file (``store/import_check.py``):
 a file that breaks the contract of retain, link or configure anywhere is refused before
 anything is written. It then re-creates every row with the same ids (fresh ids, mapped
-consistently, only if the target store already uses one of them), in one DuckDB transaction;
+consistently, only if the target store already uses one of them), in one transaction;
 vectors then go to Chroma in chunks through the vector journal, as retain does, so a crash
-part-way is finished on the next open. Vectors are re-embedded when the file has none or was
-made with another embedder.
+part-way is finished on the next open. A store whose vectors live in its database
+(PostgreSQL) writes them in that transaction instead: the import is all or nothing, for every
+reader and against a crash. Vectors are re-embedded when the file has none or was made with
+another embedder.
 """
 
 from __future__ import annotations
@@ -41,7 +43,14 @@ from agentmem.store.import_check import (
     decode_vector,
     read_lines,
 )
-from agentmem.store.records import from_db_time, insert_rows, json_list, require_bank, sql_list
+from agentmem.store.records import (
+    from_db_time,
+    insert_bank,
+    insert_rows,
+    json_list,
+    require_bank,
+    sql_list,
+)
 from agentmem.store.vectors import vector_metadata
 
 if TYPE_CHECKING:
@@ -244,45 +253,70 @@ def import_bank(
     bank_id: str,
     collection: str,
     *,
+    create: bool = False,
     progress: ProgressCallback | None = None,
 ) -> int:
     """Write a checked export into the empty bank ``bank_id``; returns the number of memories.
 
+    With ``create`` the bank is new: its row (owning ``collection``, which exists in the
+    vector store) is created in the import's transaction.
+
     Raises:
-        InvalidInputError: The bank already holds memories or episodes.
-        StorageError: DuckDB or Chroma failed (the DuckDB rows then rolled back).
+        InvalidInputError: The bank already holds memories or episodes, or a new bank was
+            created meanwhile by another writer.
+        StorageError: The store failed (the rows then rolled back).
     """
+    journalled = not engine.vectors.writes_in_transaction
     with engine.db.write_lock:
-        for table in ("memories", "episodes"):
-            sql = f"SELECT count(*) FROM {table} WHERE bank_id = ?"
-            if engine.db.fetchall(sql, [bank_id])[0][0]:
-                raise InvalidInputError(
-                    f"bank {bank_id!r} already holds {table}; import needs it empty"
-                )
-        new_id = _id_map(engine, checked.ids())
         version = None
         try:
             with engine.db.transaction() as cur:
+                if create and not insert_bank(
+                    cur, bank_id, collection, engine.embedder.name, engine.embedder.dimension, "{}"
+                ):
+                    raise InvalidInputError(
+                        f"bank {bank_id!r} was created by another writer during the import; "
+                        "import again"
+                    )
                 require_bank(cur, bank_id, collection)
                 engine.begin_write(cur, bank_id)
+                # Under the bank's lock: of two imports into one empty bank (two replicas),
+                # the second finds the first's rows.
+                for table in ("memories", "episodes"):
+                    sql = f"SELECT count(*) FROM {table} WHERE bank_id = ?"
+                    if cur.execute(sql, [bank_id]).fetchall()[0][0]:
+                        raise InvalidInputError(
+                            f"bank {bank_id!r} already holds {table}; import needs it empty"
+                        )
+                new_id = _id_map(engine, checked.ids())
                 cur.execute(
                     "UPDATE banks SET config = ? WHERE bank_id = ?",
                     [json.dumps(checked.config.to_mapping()), bank_id],
                 )
-                _insert_rows(engine, cur, checked, bank_id, new_id)
+                _insert_rows(engine, cur, checked, bank_id, new_id, journalled=journalled)
+                if not journalled:
+                    _write_vectors(engine, checked, bank_id, collection, new_id, progress)
                 version = record_change(engine.db, cur, bank_id, "import")
         finally:
             engine.drop_mirrors(bank_id)
             engine.bank_changed(bank_id, version)
-        _write_vectors(engine, checked, bank_id, collection, new_id, progress)
+        if journalled:
+            _write_vectors(engine, checked, bank_id, collection, new_id, progress)
     engine.keyword.maybe_fold()
     return len(checked.memories)
 
 
 def _insert_rows(
-    engine: Engine, cur: Any, checked: CheckedExport, bank_id: str, new_id: Callable[[str], str]
+    engine: Engine,
+    cur: Any,
+    checked: CheckedExport,
+    bank_id: str,
+    new_id: Callable[[str], str],
+    *,
+    journalled: bool,
 ) -> None:
-    """Every row of the file, with the bank's id and the ids of ``new_id``."""
+    """Every row of the file, with the bank's id and the ids of ``new_id`` (and, when the
+    vectors are ``journalled``, the journal entries of the vectors to write after commit)."""
 
     def chunks(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
         for start in range(0, len(rows), _CHUNK):
@@ -325,7 +359,8 @@ def _insert_rows(
             ],
         )
         engine.keyword.add_pending(cur, seqs[0], seqs[-1])
-        insert_rows(cur, "vector_journal", [(new_id(m.id), bank_id, "add") for m in chunk])
+        if journalled:
+            insert_rows(cur, "vector_journal", [(new_id(m.id), bank_id, "add") for m in chunk])
     for rows in chunks(checked.links):
         insert_rows(
             cur, "links", [(bank_id, new_id(src), new_id(dst), *rest) for src, dst, *rest in rows]
@@ -342,7 +377,8 @@ def _write_vectors(
     new_id: Callable[[str], str],
     progress: ProgressCallback | None,
 ) -> None:
-    """Second pass over the file: vectors to Chroma in chunks, clearing the journal."""
+    """Second pass over the file: vectors to the vector store in chunks, clearing the journal
+    (inside the rows' transaction when the store writes vectors there: nothing to clear)."""
     dimension = checked.header["dimension"]
     total = len(checked.memories)
     lines = (obj for _, obj in read_lines(checked.path) if obj["type"] == "memory")
@@ -360,11 +396,12 @@ def _write_vectors(
             for m in chunk
         ]
         engine.vectors.upsert(collection, ids, vectors, metadata)
-        engine.db.execute(
-            f"DELETE FROM vector_journal WHERE bank_id = $bank "
-            f"AND list_contains({sql_list('ids')}, memory_id)",
-            {"bank": bank_id, "ids": json_list(ids)},
-        )
+        if not engine.vectors.writes_in_transaction:
+            engine.db.execute(
+                f"DELETE FROM vector_journal WHERE bank_id = $bank "
+                f"AND list_contains({sql_list('ids')}, memory_id)",
+                {"bank": bank_id, "ids": json_list(ids)},
+            )
         done += len(chunk)
         if progress:
             progress(done, total)

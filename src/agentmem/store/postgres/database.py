@@ -1,11 +1,12 @@
 """A PostgreSQL database as the system of record, with the interface of ``store.Database``.
 
 The shared code writes DuckDB-style SQL placeholders (``?`` positional, ``$name`` named with a
-dict of parameters); :func:`to_psycopg` turns them into psycopg's (``%s``, ``%(name)s``, and a
-literal ``%`` doubled), leaving quoted literals, identifiers and comments alone, and caches the
-result per statement. Connections come from a psycopg pool; a transaction holds one connection
-for its thread, and statements the thread runs meanwhile (through ``execute`` or a cursor) run
-in it, as they run on the thread's DuckDB cursor in the embedded store.
+dict of parameters); :func:`to_psycopg` turns them into psycopg's (``%s``, ``%(name)s``, and
+every ``%`` doubled), leaving those in quoted literals, identifiers and comments alone, and
+caches the result per statement. Statements always go with parameters (none is an empty list),
+so psycopg reads them the same way. Connections come from a psycopg pool; a transaction holds
+one connection for its thread, and statements the thread runs meanwhile (through ``execute``
+or a cursor) run in it, as they run on the thread's DuckDB cursor in the embedded store.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -30,7 +32,7 @@ from agentmem.store.postgres.schema import (
 #: URL schemes that name a PostgreSQL database where a store path is expected.
 URL_SCHEMES = ("postgresql://", "postgres://")
 
-# A quoted literal or identifier, a comment (all copied as they are), or a placeholder / '%'.
+# A quoted literal or identifier, a comment (placeholders in them are not), a placeholder, a %.
 _TOKEN = re.compile(
     r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|\$(?P<name>[A-Za-z_]\w*)|(?P<mark>[?%])"
 )
@@ -49,8 +51,10 @@ def _without_nul(value: Any) -> Any:  # noqa: ANN401
 
 
 def _bindable(params: Sequence[Any] | dict[str, Any] | None) -> Any:  # noqa: ANN401
+    """Parameters for psycopg, never None: psycopg reads the statement's placeholders (and
+    the ``%%`` that :func:`to_psycopg` wrote for a ``%``) only when given parameters."""
     if not params:
-        return None
+        return {} if isinstance(params, dict) else []
     if isinstance(params, dict):
         return {k: _without_nul(v) for k, v in params.items()}
     return [_without_nul(v) for v in params]
@@ -73,16 +77,16 @@ def redacted(url: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def to_psycopg(sql: str) -> str:
-    """DuckDB-style placeholders → psycopg's; quoted text and comments are left as they are."""
+    """DuckDB-style placeholders → psycopg's: ``?`` and ``$name`` outside quoted text and
+    comments; every ``%`` doubled (psycopg's escape for it, also inside quotes)."""
 
     def replace(match: re.Match[str]) -> str:
         if match["name"] is not None:
             return f"%({match['name']})s"
         if match["mark"] == "?":
             return "%s"
-        if match["mark"] == "%":
-            return "%%"
-        return match[0]
+        # psycopg reads every '%' as a placeholder's start, quoted or not.
+        return match[0].replace("%", "%%")
 
     return _TOKEN.sub(replace, sql)
 
@@ -258,6 +262,7 @@ class PostgresDatabase:
                     f"{SCHEMA_VERSION}: upgrade agentmem"
                 )
             if stored == int(SCHEMA_VERSION):
+                self._identify(cur)
                 return
             with self._connection() as con:  # scripts: no placeholders to translate
                 con.execute(FUNCTIONS)
@@ -273,6 +278,15 @@ class PostgresDatabase:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 [SCHEMA_VERSION],
             )
+            self._identify(cur)
+
+    @staticmethod
+    def _identify(cur: Cursor) -> None:
+        """Give the store its random ``store_id`` (as the embedded store has): the same
+        store reached through two URLs is one id."""
+        cur.execute(
+            "INSERT INTO meta VALUES ('store_id', ?) ON CONFLICT DO NOTHING", [uuid.uuid4().hex]
+        )
 
     # -- statements -------------------------------------------------------------------------
 

@@ -176,6 +176,8 @@ class PostgresVectorStore:
 
     embedded = False  # no embedded Chroma: nothing to repair after a crash
     staged = 0  # nothing waits for a flush
+    #: ``upsert`` and ``delete`` run on the calling thread's transaction, if it is in one.
+    writes_in_transaction = True
 
     def __init__(self, db: Any) -> None:  # noqa: ANN401
         self._db = db
