@@ -57,8 +57,14 @@ def test_export_then_import_into_a_fresh_store_is_exact(mem, rich_bank, tmp_path
         after = _snapshot(other, imported)
         # Chroma hands back its own (normalised) float32 copy of a vector: from a PostgreSQL
         # store into the embedded one, vectors agree to float32 rounding, not bit for bit.
+        # Recall scores follow their cosines, so they agree to that rounding too.
         vectors = [snapshot.pop("vectors") for snapshot in (before, after)]
+        recalled = [snapshot.pop("recall") for snapshot in (before, after)]
         assert after == before
+        assert [i for i, _ in recalled[1]] == [i for i, _ in recalled[0]]
+        np.testing.assert_allclose(
+            [s for _, s in recalled[1]], [s for _, s in recalled[0]], rtol=0, atol=1e-5
+        )
         assert vectors[0].keys() == vectors[1].keys()
         for memory_id, vector in vectors[0].items():
             np.testing.assert_allclose(vectors[1][memory_id], vector, rtol=0, atol=1e-6)

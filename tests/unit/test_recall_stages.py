@@ -101,12 +101,15 @@ def test_calibrated_reranker_scores_a_weak_best_match_low_and_a_full_match_high(
             "semantic": StrategyHit("full", 1, 0.7, 1.0),
         },
     )
+    full.cosine = 0.7
     weak = Candidate(
         Memory("weak", "b", "Melanie went hiking.", "world", None, None, NOW),
         {"keyword": StrategyHit("weak", 1, 0.4, 1.0)},  # the best keyword match, but weak
+        cosine=0.1,
     )
     strong, poor = reranker.rerank("What did Caroline paint?", [full, weak])
-    assert strong > 0.9 > 0.3 > poor  # relative BM25 1.0 alone is not relevance 1.0
+    # Relative BM25 1.0 alone is not relevance 1.0; 0.5 is the odds of an average candidate.
+    assert strong > 0.5 > 0.05 > poor
     # an arm without calibrated coefficients adds by its fusion weight
     graph = Candidate(weak.memory, {**weak.hits, "graph": StrategyHit("weak", 1, 1.0, 1.0)})
     assert reranker.rerank("What did Caroline paint?", [graph])[0] > poor
@@ -360,6 +363,47 @@ def test_calibrated_reranker_prefers_a_memory_naming_what_the_question_asks_for(
     assert not any("asked for" in reason for reason in unrelated.reasons)
 
 
+@pytest.mark.parametrize("signal", ["answer kind", "in period"])
+def test_a_yes_no_signal_counts_by_how_few_of_the_query_candidates_it_holds_for(signal):
+    """Issue 21, failure class 3: a signal that holds for most candidates (most turns name some
+    place; most are dated inside "last year") says little about which one answers, so a closer
+    match in meaning then outranks the memory it holds for; held by one candidate, it wins."""
+    from agentmem.recall.calibrated import CalibratedReranker, selectivity
+
+    assert selectivity([True] + [False] * 9) == pytest.approx(0.9)
+    assert selectivity([True] * 10) == 0.0 and selectivity([]) == 0.0
+    question = "Which cities has Ana been to last year?"
+
+    def candidate(index: int, fires: bool) -> Candidate:
+        memory_id = f"m{index}"
+        place = (("Oslo", "place"),) if fires and signal == "answer kind" else ()
+        hits = {
+            "semantic": StrategyHit(memory_id, 1, 0.4, 0.7),
+            "keyword": StrategyHit(memory_id, 1, 2.0, 1.0),
+            "temporal": StrategyHit(
+                memory_id, 1, 0.5, 0.5, {"in_period": 1.0 if fires and signal == "in period" else 0}
+            ),
+        }
+        text = f"Ana: we talked about thing {index}."
+        names = tuple(name for name, _ in place)
+        return Candidate(
+            Memory(memory_id, "b", text, "world", None, None, NOW, entities=names),
+            hits,
+            cosine=0.4,
+            entity_kinds=place,
+        )
+
+    def ranking(firing: int) -> list[str]:
+        candidates = [candidate(i, fires=i != 1 and i < firing + 1) for i in range(10)]
+        candidates[1].cosine = 0.5  # closer in meaning; the signal does not hold for it
+        relevance = CalibratedReranker().rerank(question, candidates)
+        order = sorted(range(10), key=lambda i: relevance[i], reverse=True)
+        return [candidates[i].memory.id for i in order]
+
+    assert ranking(firing=1)[0] == "m0"  # the one candidate the signal holds for
+    assert ranking(firing=9)[0] == "m1"  # it holds for nine of ten: meaning decides
+
+
 @pytest.mark.parametrize("tags", [None, ["trip"]])
 def test_fused_candidates_carry_their_entities_kinds(tmp_path, tags):
     """Both ways of loading candidates (literal ids, and bound ids with hard filters) give the
@@ -394,6 +438,8 @@ def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_pa
         bank.retain(
             [{"role": "user", "name": "Alice", "content": t} for t in texts], mentioned_at=NOW
         )
+        # Without session support, which carries part of a memory's likelihood to the other.
+        monkeypatch.setattr(calibrated, "W_SESSION", 0.0)
         with_kind = relevance(bank)
         hits = recall(bank)
         monkeypatch.setattr(calibrated, "W_ANSWER_KIND", 0.0)
@@ -403,5 +449,5 @@ def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_pa
     assert log_odds(with_kind[lisbon]) > log_odds(without[lisbon]) + 1.0
     assert "names the place asked for: Lisbon" in hits[lisbon].strategy_details["rerank"]["reasons"]
     assert "names the place asked for: Lisbon" in hits[lisbon].why
-    # It names no place: only the session support it draws from the other memory moves.
+    # It names no place: its relevance does not move.
     assert with_kind[home] == pytest.approx(without[home], abs=1e-3)

@@ -25,24 +25,31 @@ for the query, with a logistic model over signals that mean the same in every qu
   unrelated cosine (a place named in a turn about something else answers no "Where ...?"),
 * the graph arm's activation, and graph support: a memory the walk reached from a likely
   hit through a specific entity ("Marco's sister is Giulia." → Giulia → "Giulia is a marine
-  biologist in Naples.") gets that hit's estimated probability, times the share of activation
-  that arrived, added to its log-odds (:func:`graph_support`),
+  biologist in Naples.") gets that hit's probability relative to the query's best candidate,
+  times the share of activation that arrived, added to its log-odds (:func:`graph_support`),
 * session support: evidence clusters in a conversation, so a memory whose session (its
   document, else the retain call it came from) holds other likely evidence among the
-  candidates is likelier evidence itself; the model adds the other members' estimated
-  probabilities, times :data:`W_SESSION`, to a memory's log-odds.
+  candidates is likelier evidence itself; the model adds the other members' probabilities,
+  each relative to the query's best candidate, times :data:`W_SESSION`, to its log-odds.
+
+The two yes/no signals that can hold for most of a query's candidates, the answer kind and
+the period's dating, are weighed by their :func:`selectivity` in that query: a place named
+says nothing when nearly every candidate names one. Support reads relative probabilities so
+that it does not depend on the model's base rate.
 
 When no word the candidates share with the query is telling (weighed by idf in the bank's own
 keyword statistics, ``Candidate.informative_coverage``), the semantic arm's best match keeps a
 place in the top 10 (:func:`semantic_floor`).
 
-The coefficients were fit on LoCoMo (the top 50 fused candidates of each question, labelled by
-whether they cover a gold evidence turn); later features were set with the others fixed.
-The fitted log-odds are shifted by :data:`PRIOR_SHIFT` so that relevance mixes well with
-recency and importance in the composite score; the mapping stays fixed and query-independent,
-so a relevance means the same in every query (``agentmem bench locomo`` writes the
-reliability table, relevance band → share of evidence, into its report). How each weight was
-chosen, with its figures, is in docs/benchmarks.md.
+The coefficients were fit jointly on LoCoMo conversations 1–5 (the top 50 fused candidates
+of each question, labelled by whether they cover a gold evidence turn; each evidence against
+the question's other candidates, through session and graph support), the intercept set so
+that the mean estimated probability is the share of evidence; the graph support weight was
+chosen by leave-one-conversation-out. Relevance is the model's odds against those of an
+average candidate (:data:`PRIOR_SHIFT`), a fixed, query-independent map, so a relevance
+means the same in every query (``agentmem bench locomo`` writes the reliability table,
+relevance band → share of evidence, into its report). How each weight was chosen, with its
+figures, is in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -58,34 +65,37 @@ from agentmem.recall.rerank import ScoreFusionReranker, arm_weights
 from agentmem.types import Memory
 
 # Logistic coefficients (see the module docstring).
-INTERCEPT = -7.08
-#: Added to the fitted log-odds. The fit estimates P(evidence) among a question's top 50
-#: candidates, of which about 2% are evidence, so raw probabilities sit near 0 and would let
-#: recency decide under the default composite weights; the shift (odds ×13) puts a strong
-#: match near the top of [0, 1] and keeps relevance a fixed function of the signals.
-PRIOR_SHIFT = 2.58
-W_KEYWORD_RELATIVE = 1.28
-W_KEYWORD_RAW = 0.76  # times log(1 + bm25)
-#: Set for cosines of the query without the people it names (the semantic arm's query).
-W_COSINE = 2.5
-W_TEMPORAL = 2.03
-#: For a fact dated inside the period the query names.
-W_IN_PERIOD = 3.0
-W_COVERAGE = 1.02
-W_KEYWORD_X_COVERAGE = 2.70
-W_SPEAKER_NAMED = 2.0
-W_FIRST_PERSON = 1.0
-W_ANSWER_KIND = 1.5
-#: Log-odds per unit of other same-session candidates' estimated probability.
-W_SESSION = 0.2
-#: Log-odds per unit of graph activation (the weight the uncalibrated arm had: 2 × its fusion
-#: weight 0.4); larger weights push every entry point's relevance towards 1.
-W_GRAPH = 0.8
-#: Log-odds per unit of graph support: the estimated probability of the candidate the walk
+INTERCEPT = -10.14
+#: The share of evidence among the candidates the model was fit on: the intercept makes the
+#: mean estimated probability equal to it.
+BASE_RATE = 0.0243
+#: Added to the log-odds of the relevance returned: the prior log-odds of a candidate removed,
+#: so relevance reads the model's odds against those of an average candidate (a candidate as
+#: likely as the average one gets 0.5). Probabilities near the 2 % base rate would otherwise
+#: let recency decide under the default composite weights. A fixed, query-independent map.
+PRIOR_SHIFT = -math.log(BASE_RATE / (1 - BASE_RATE))
+W_KEYWORD_RELATIVE = 1.14
+W_KEYWORD_RAW = 0.35  # times log(1 + bm25)
+#: For cosines of the query without the people it names (the semantic arm's query).
+W_COSINE = 4.15
+W_TEMPORAL = 3.50
+#: For a fact dated inside the period the query names, times the signal's selectivity.
+W_IN_PERIOD = 0.53
+W_COVERAGE = -0.05
+W_KEYWORD_X_COVERAGE = 2.68
+W_SPEAKER_NAMED = 2.80
+W_FIRST_PERSON = 0.58
+#: For a memory naming an entity of the kind asked for, times the signal's selectivity.
+W_ANSWER_KIND = 2.14
+#: Per unit of graph activation.
+W_GRAPH = 1.08
+#: Log-odds per unit of session support: the other same-session candidates' estimated
+#: probabilities, each relative to the query's most likely candidate.
+W_SESSION = 1.22
+#: Log-odds per unit of graph support: the relative probability of the candidate the walk
 #: carried activation from through an entity, times the share that arrived (see
-#: :func:`graph_support`): enough for one likely hit to lift a fact through an entity it
-#: names past facts that only repeat the query's name.
-W_GRAPH_SUPPORT = 3.0
+#: :func:`graph_support`).
+W_GRAPH_SUPPORT = 5.0
 #: Logit per unit of normalised score, times the arm's fusion weight, for arms the model was
 #: not fit on (uncalibrated until they are).
 W_OTHER_ARM = 2.0
@@ -225,6 +235,24 @@ class _Question:
     kinds: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """One candidate's log-odds without the signals weighed by their selectivity in the query,
+    and those signals: the share of the period's dating, whether it names the answer's kind."""
+
+    base: float
+    in_period: float
+    answer: bool
+
+    def logit(self, in_period_selectivity: float, answer_selectivity: float) -> float:
+        """The candidate's log-odds, alone (before session and graph support)."""
+        return (
+            self.base
+            + W_IN_PERIOD * in_period_selectivity * self.in_period
+            + W_ANSWER_KIND * answer_selectivity * self.answer
+        )
+
+
 def _reasons(
     said_by_named: bool, in_first_person: bool, answer: tuple[str, str] | None, in_period: float
 ) -> list[str]:
@@ -241,24 +269,35 @@ def _reasons(
     return reasons
 
 
-def graph_support(candidate: Candidate, likelihood: Mapping[str, float]) -> float:
+def graph_support(candidate: Candidate, relative: Mapping[str, float]) -> float:
     """How much the graph walk says a memory is evidence because a likely hit leads to it.
 
     The walk records the memory it carried activation from (``from``: say "Marco's sister is
     Giulia.") and the share that arrived (``carried``: through Giulia, a specific entity, much;
     through a name on every other memory, little). Support is that memory's estimated
-    probability times the share, so "Giulia is a marine biologist in Naples." is supported by
-    the hit naming her, while facts that merely repeat the query's name get none. Only a last
-    hop through an entity counts: a link (a session's next turn, a near-duplicate) tells no
-    more than session support and the memory's own cosine already do.
+    probability relative to the query's most likely candidate (``relative``), times the share,
+    so "Giulia is a marine biologist in Naples." is supported by the hit naming her, while
+    facts that merely repeat the query's name get none. Relative, because what makes the
+    origin a good lead is that it is among the query's best, whatever the model's base rate.
+    Only a last hop through an entity counts: a link (a session's next turn, a near-duplicate)
+    tells no more than session support and the memory's own cosine already do.
     """
     graph = candidate.hits.get("graph")
     origin = graph.details.get("from") if graph else None
-    if origin is None or origin == candidate.memory.id or origin not in likelihood:
+    if origin is None or origin == candidate.memory.id or origin not in relative:
         return 0.0
     if "entity" not in graph.details["path"][-2]:
         return 0.0
-    return likelihood[origin] * float(graph.details["carried"])
+    return relative[origin] * float(graph.details["carried"])
+
+
+def selectivity(fired: Sequence[bool]) -> float:
+    """How much a yes/no signal says about one query: 1 − the share of candidates it holds for.
+
+    "Which country is Priya studying in?" over a chat where most turns name some place: a
+    place named is no clue there, while the one turn of a hundred dated inside the period asked
+    about is."""
+    return 1.0 - sum(fired) / len(fired) if fired else 0.0
 
 
 def semantic_floor(
@@ -327,27 +366,30 @@ class CalibratedReranker:
         question = _Question(
             content_words(query), frozenset(_WORD.findall(query.lower())), answer_kinds(query)
         )
-        logits = [self._logit(question, candidate) for candidate in candidates]
+        signals = [self._signals(question, candidate) for candidate in candidates]
+        in_period = selectivity([s.in_period > 0 for s in signals])
+        answer_kind = selectivity([s.answer for s in signals])
+        logits = [s.logit(in_period, answer_kind) for s in signals]
         alone = [_sigmoid(logit) for logit in logits]
+        best = max(alone)
+        relative = {c.memory.id: p / best for c, p in zip(candidates, alone, strict=True)}
         sessions = [_session(candidate.memory) for candidate in candidates]
         totals: dict[str, float] = {}
-        for session, p in zip(sessions, alone, strict=True):
+        for session, candidate in zip(sessions, candidates, strict=True):
             if session is not None:
-                totals[session] = totals.get(session, 0.0) + p
-        likelihood = {c.memory.id: p for c, p in zip(candidates, alone, strict=True)}
+                totals[session] = totals.get(session, 0.0) + relative[candidate.memory.id]
         relevance = [
             _sigmoid(
                 logit
-                + W_SESSION * (totals[session] - p if session is not None else 0.0)
-                + W_GRAPH_SUPPORT * graph_support(candidate, likelihood)
+                + PRIOR_SHIFT
+                + W_SESSION * (totals[session] - relative[c.memory.id] if session else 0.0)
+                + W_GRAPH_SUPPORT * graph_support(c, relative)
             )
-            for candidate, logit, p, session in zip(
-                candidates, logits, alone, sessions, strict=True
-            )
+            for c, logit, session in zip(candidates, logits, sessions, strict=True)
         ]
         return semantic_floor(question.content, candidates, relevance)
 
-    def _logit(self, question: _Question, candidate: Candidate) -> float:
+    def _signals(self, question: _Question, candidate: Candidate) -> _Signals:
         hits = candidate.hits
         keyword = hits.get("keyword")
         relative = keyword.normalized if keyword else 0.0
@@ -372,20 +414,17 @@ class CalibratedReranker:
         activation = graph.normalized if graph else 0.0
         logit = (
             INTERCEPT
-            + PRIOR_SHIFT
             + W_KEYWORD_RELATIVE * relative
             + W_KEYWORD_RAW * math.log1p(raw)
             + W_COSINE * cosine
             + W_TEMPORAL * temporal
-            + W_IN_PERIOD * in_period
             + W_COVERAGE * coverage
             + W_KEYWORD_X_COVERAGE * relative * coverage
             + W_SPEAKER_NAMED * said_by_named
             + W_FIRST_PERSON * in_first_person
-            + W_ANSWER_KIND * (answer is not None)
             + W_GRAPH * activation
         )
         for arm, hit in hits.items():
             if arm not in _CALIBRATED_ARMS:
                 logit += W_OTHER_ARM * self._weights.get(arm, 0.5) * hit.normalized
-        return logit
+        return _Signals(logit, in_period, answer is not None)
