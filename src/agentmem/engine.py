@@ -82,7 +82,7 @@ class Engine:
     recall_rows: RecallRows | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        if self.config.in_process_recall and self.db.dialect == "duckdb":
+        if self.config.in_process_recall:
             self.keyword_mirrors = KeywordMirrors(
                 self.db, self.config.context_weight, self.bank_version
             )

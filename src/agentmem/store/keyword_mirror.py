@@ -1,8 +1,8 @@
 """The keyword index of a bank held in process: its postings in numpy arrays, scored as the SQL.
 
-``store/keyword.py`` is the system of record and the fallback; this mirror answers the same
-query with the same ranking and the same scores, without a round trip through DuckDB. Per
-bank it holds:
+The store's keyword index (``store/keyword.py`` on DuckDB, ``store/postgres/keyword.py`` on
+PostgreSQL) is the system of record and the fallback; this mirror answers the same query with
+the same ranking and the same scores, without a round trip to the database. Per bank it holds:
 
 * the bank's stored rows (seq, memory id, length), and whether each is still stored;
 * per term, the rows it occurs in and their weighted term frequency, in CSR arrays (term →
@@ -12,11 +12,14 @@ bank it holds:
 It is loaded on first use and caught up whenever the bank's version (:func:`bank_version`)
 has moved: rows with a seq above the highest it holds are added (new rows always get higher
 seqs: they are allocated under the write lock), and when the bank then holds fewer rows than
-the mirror, the rows no longer stored are dropped. Each catch-up reads one snapshot.
+the mirror, the rows no longer stored are dropped. Each catch-up reads one snapshot. On a
+shared store (PostgreSQL) a bank's writers hold its version row while they allocate seqs, so
+there too a bank's new rows come after every row a snapshot holds.
 
 Scoring repeats the SQL's arithmetic operation for operation in float64 (the literals are
-decimals in SQL), rounds to the same fixed point as C's ``round`` does, and sums integers, so
-scores are bit-identical and ties break the same way (higher seq first).
+decimals in SQL), rounds to the same fixed point as that backend's SQL does (C's ``round`` on
+DuckDB, ``floor(x + 0.5)`` on PostgreSQL), and sums integers, so scores are bit-identical and
+ties break the same way (higher seq first).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from agentmem.store.database import Database
+from agentmem.store.dialect import POSTGRESQL, dialect_of
 from agentmem.store.keyword import _FIXED_POINT, BM25_B, BM25_K1
 
 # The SQL's literals are DECIMALs, cast to DOUBLE where they meet a DOUBLE.
@@ -39,9 +43,9 @@ _K_LEN = float(Decimal(str(BM25_K1)) * Decimal(str(BM25_B)))
 #: Postings added since the last packing beyond which they are packed into the CSR arrays.
 _PACK_AT = 50_000
 
-# One posting per (term, row), as store/keyword.py's search weighs them: the built postings of
-# rows still stored, then the pending ones. {rows}: which of the bank's rows.
-_POSTINGS = """
+# One posting per (term, row), as the store's search weighs them. {rows}: which of the bank's
+# rows. DuckDB: the built postings of rows still stored, then the pending ones.
+_DUCKDB_POSTINGS = """
 WITH postings AS (
     SELECT term, seq, len, tf_fact + tf_context * $context_weight AS wtf
     FROM keyword_postings
@@ -55,8 +59,16 @@ WITH postings AS (
     GROUP BY term, seq
 )
 """
-_TERM_COUNTS = _POSTINGS + "SELECT term, count(*) FROM postings GROUP BY term ORDER BY term"
-_POSTING_ROWS = _POSTINGS + "SELECT seq, len, wtf FROM postings ORDER BY term, seq"
+# PostgreSQL: every posting is built in its write's transaction.
+_POSTGRES_POSTINGS = """
+WITH postings AS (
+    SELECT term COLLATE "C" AS term, seq, len, tf_fact + tf_context * $context_weight::float8 AS wtf
+    FROM keyword_postings
+    WHERE bank_id = $bank_id AND {rows}
+)
+"""
+_TERM_COUNTS = "SELECT term, count(*) FROM postings GROUP BY term ORDER BY term"
+_POSTING_ROWS = "SELECT seq, len, wtf FROM postings ORDER BY term, seq"
 _NEW_ROWS = "seq > $after"
 _STORED_SEQS = "SELECT seq FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
 _ROW_IDS = "SELECT seq, id FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
@@ -69,12 +81,18 @@ def c_round(values: np.ndarray) -> np.ndarray:
     return whole + np.copysign((np.abs(values - whole) >= 0.5).astype(np.float64), values)
 
 
+def floor_half_up(values: np.ndarray) -> np.ndarray:
+    """``floor(x + 0.5)``, as the PostgreSQL query rounds (its contributions are positive)."""
+    return np.floor(values + 0.5)
+
+
 class BankPostings:
     """One bank's postings and statistics (see the module docstring); guarded by ``lock``."""
 
-    def __init__(self) -> None:
+    def __init__(self, rounding: Callable[[np.ndarray], np.ndarray] = c_round) -> None:
         self.lock = threading.Lock()
         self.version: int | None = None
+        self._round = rounding
         self._terms: dict[str, int] = {}
         self._offsets = np.zeros(1, dtype=np.int64)
         self._slots = np.zeros(0, dtype=np.int64)  # posting → row slot
@@ -212,7 +230,7 @@ class BankPostings:
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1) * _K1_PLUS_1
             share = idf * wtf / (wtf + _K_FIXED + k_len * self._len[slots])
             scored_slots.append(slots)
-            scored_points.append(c_round(share * _FIXED_POINT))
+            scored_points.append(self._round(share * _FIXED_POINT))
         if not scored_slots:
             return []
         slots = np.concatenate(scored_slots)
@@ -232,8 +250,10 @@ class BankPostings:
 def _postings(
     cur: Any, rows: str, params: dict[str, Any]
 ) -> tuple[list[tuple[str, int]], dict[str, np.ndarray]]:
-    counts = cur.execute(_TERM_COUNTS.replace("{rows}", rows), params).fetchall()
-    postings = cur.execute(_POSTING_ROWS.replace("{rows}", rows), params).fetchnumpy()
+    source = _POSTGRES_POSTINGS if dialect_of(cur) == POSTGRESQL else _DUCKDB_POSTINGS
+    source = source.replace("{rows}", rows)
+    counts = cur.execute(source + _TERM_COUNTS, params).fetchall()
+    postings = cur.execute(source + _POSTING_ROWS, params).fetchnumpy()
     return counts, postings
 
 
@@ -252,7 +272,10 @@ class KeywordMirrors:
         if not terms:
             return []
         with self._lock:
-            bank = self._banks.setdefault(bank_id, BankPostings())
+            bank = self._banks.get(bank_id)
+            if bank is None:
+                rounding = floor_half_up if dialect_of(self._db) == POSTGRESQL else c_round
+                bank = self._banks[bank_id] = BankPostings(rounding)
         with bank.lock:
             version = self._version(bank_id)
             if bank.version != version:
@@ -265,13 +288,8 @@ class KeywordMirrors:
             return bank.search(terms, limit)
 
     def _catch_up(self, bank: BankPostings, bank_id: str) -> None:
-        cur = self._db.cursor()
-        with self._db.storage_errors():
-            cur.execute("BEGIN TRANSACTION")  # one snapshot for every read of the catch-up
-            try:
-                bank.catch_up(cur, bank_id, self._context_weight)
-            finally:
-                cur.execute("COMMIT")
+        with self._db.snapshot() as cur:  # one snapshot for every read of the catch-up
+            bank.catch_up(cur, bank_id, self._context_weight)
 
     def drop(self, bank_id: str) -> None:
         """Forget a bank's mirror (the next search loads it anew)."""
