@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,9 @@ from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
     from agentmem.consolidate.worker import ConsolidationWorker
+
+# The bank versions of the call running in this context (Engine.one_version_read).
+_CALL_VERSIONS: ContextVar[dict[str, int] | None] = ContextVar("call_versions", default=None)
 
 
 @dataclass
@@ -90,8 +95,32 @@ class Engine:
 
     def bank_version(self, bank_id: str, cur: Any = None) -> int:
         """The bank's current version (store/changes.py): a dict read on a store only this
-        process writes, one indexed read on a shared one (through ``cur`` if given)."""
+        process writes, one indexed read on a shared one (through ``cur`` if given); inside
+        :meth:`one_version_read` without ``cur``, the version read at the call's start."""
+        if cur is None:
+            pinned = _CALL_VERSIONS.get()
+            if pinned is not None and bank_id in pinned:
+                return pinned[bank_id]
         return changes.bank_version(self.db, bank_id, cur)
+
+    @contextmanager
+    def one_version_read(self, bank_id: str) -> Iterator[None]:
+        """Run a read-only call (a recall) against one read of the bank's version: every
+        mirror it uses is checked against that version (one indexed read per call on a
+        shared store, not one per mirror). A write committed meanwhile is seen by the next
+        call, as it would be had it committed a moment later. Worker threads of the call see
+        the version when run in a copy of the caller's context (``contextvars.copy_context``).
+        """
+        pinned = _CALL_VERSIONS.get()
+        if pinned is not None and bank_id in pinned:
+            yield
+            return
+        version = changes.bank_version(self.db, bank_id)
+        token = _CALL_VERSIONS.set({**(pinned or {}), bank_id: version})
+        try:
+            yield
+        finally:
+            _CALL_VERSIONS.reset(token)
 
     def last_mention(self, bank_id: str) -> datetime | None:
         """When the bank's newest memory was mentioned (naive UTC), None for an empty bank."""
@@ -118,7 +147,7 @@ class Engine:
         if value is None:
             return None
         have = self._mirror_versions.get((name, bank_id))
-        if have is not None and have == changes.bank_version(self.db, bank_id, source):
+        if have is not None and have == self.bank_version(bank_id, source):
             return value
         reader = self.db.cursor() if source is None else source
         log = None if have is None else changes.changes_since(self.db, bank_id, have, source)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import agentmem
+from agentmem.store import changes
 from agentmem.testing import HashEmbedder
 from tests.unit import test_keyword_mirror as keyword_cases
 from tests.unit import test_recall_rows as row_cases
@@ -150,3 +151,23 @@ def test_access_counts_of_another_replicas_recalls_are_read(replicas):
     assert after.memory.access_count == before.memory.access_count + 2
     assert after.score > before.score  # reinforcement is part of the score
     assert [m.access_count for m in a.bank("b").memories()] == [after.memory.access_count]
+
+
+def test_a_recall_reads_the_banks_version_once(replicas, monkeypatch):
+    a, b = replicas
+    a.bank("b").retain("Giulia keeps the parcel at her desk.", mentioned_at=T0)
+    bank = b.bank("b")
+    bank.recall("Where is the parcel?", reinforce=False, now=T0)  # every mirror loaded
+    reads: list[str] = []
+    counted = changes.bank_version
+
+    def bank_version(db, bank_id, cur=None):  # noqa: ANN001, ANN202
+        reads.append(bank_id)
+        return counted(db, bank_id, cur)
+
+    monkeypatch.setattr(changes, "bank_version", bank_version)
+    a.bank("b").retain("The parcel for room 42 came late.", mentioned_at=T0)
+    reads.clear()
+    hits = bank.recall("Where is the parcel?", reinforce=False, now=T0)
+    assert reads == ["b"]
+    assert len(hits) == 2  # the other replica's write, caught up from that one read

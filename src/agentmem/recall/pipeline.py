@@ -3,6 +3,7 @@ wholes hold them) → fuse (RRF) → rerank → supersession → composite score
 
 from __future__ import annotations
 
+from contextvars import copy_context
 from dataclasses import replace
 from datetime import datetime
 
@@ -54,7 +55,11 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
         return {names[0]: STRATEGIES[names[0]](ctx)}
     if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
-    futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
+    # Each arm in a copy of this context: it reads the bank's version the call read.
+    futures = {
+        name: ctx.engine.executor.submit(copy_context().run, STRATEGIES[name], ctx)
+        for name in names
+    }
     if "keyword" in names:
         _ = ctx.query_word_idfs  # what the reranker weighs words by, read while the arms run
     results: dict[str, list[StrategyHit]] = {}

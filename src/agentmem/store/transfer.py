@@ -342,29 +342,31 @@ def _write_vectors(
     new_id: Callable[[str], str],
     progress: ProgressCallback | None,
 ) -> None:
-    """Second pass over the file: vectors to Chroma in chunks, clearing the journal."""
+    """Second pass over the file: vectors to the vector store in chunks, clearing the
+    journal."""
     dimension = checked.header["dimension"]
     total = len(checked.memories)
     lines = (obj for _, obj in read_lines(checked.path) if obj["type"] == "memory")
     done = 0
-    for start in range(0, total, _CHUNK):
-        chunk = checked.memories[start : start + _CHUNK]
-        stored = [obj.get("vector") for obj in islice(lines, len(chunk))]
-        ids = [new_id(m.id) for m in chunk]
-        if checked.reuse_vectors and all(stored) and len(stored) == len(chunk):
-            vectors = np.stack([decode_vector(v, dimension) for v in stored])
-        else:
-            vectors = np.asarray(engine.embedder.embed([m.text for m in chunk]), np.float32)
-        metadata = [
-            vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
-            for m in chunk
-        ]
-        engine.vectors.upsert(collection, ids, vectors, metadata)
-        engine.db.execute(
-            f"DELETE FROM vector_journal WHERE bank_id = $bank "
-            f"AND list_contains({sql_list('ids')}, memory_id)",
-            {"bank": bank_id, "ids": json_list(ids)},
-        )
-        done += len(chunk)
-        if progress:
-            progress(done, total)
+    with engine.vectors.bulk_load(collection):  # PostgreSQL: index built once, after
+        for start in range(0, total, _CHUNK):
+            chunk = checked.memories[start : start + _CHUNK]
+            stored = [obj.get("vector") for obj in islice(lines, len(chunk))]
+            ids = [new_id(m.id) for m in chunk]
+            if checked.reuse_vectors and all(stored) and len(stored) == len(chunk):
+                vectors = np.stack([decode_vector(v, dimension) for v in stored])
+            else:
+                vectors = np.asarray(engine.embedder.embed([m.text for m in chunk]), np.float32)
+            metadata = [
+                vector_metadata(m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at)
+                for m in chunk
+            ]
+            engine.vectors.upsert(collection, ids, vectors, metadata)
+            engine.db.execute(
+                f"DELETE FROM vector_journal WHERE bank_id = $bank "
+                f"AND list_contains({sql_list('ids')}, memory_id)",
+                {"bank": bank_id, "ids": json_list(ids)},
+            )
+            done += len(chunk)
+            if progress:
+                progress(done, total)
