@@ -327,22 +327,34 @@ def postgres_copy(
     now: Any,
     embedded_recall: dict[str, Any],
     embedded_bm25: dict[str, float],
+    replicas: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Copy the size's bank into the PostgreSQL database at ``url`` (its bank replaced) and
     measure recall there, beside the embedded store's figures of the same run (its recall
-    and folded BM25 latencies, measured by :func:`run_size`)."""
+    and folded BM25 latencies, measured by :func:`run_size`); then the recall throughput of
+    each count of ``replicas`` serving it (:func:`~agentmem.bench.replicas.replica_throughput`).
+    """
+    from agentmem.bench.replicas import replica_throughput
     from agentmem.migrate import migrate
 
     with AgentMemory(store) as source, AgentMemory(url) as target:
         started = time.perf_counter()
         migrate(source, target, banks=[BANK], replace=True)
         copy_seconds = time.perf_counter() - started
+        cold = _cold_start(target)
         recall = _recall_latencies(target, probes, now)
         vectors = _vector_top_k(target, probes)
         keyword = _bm25_latency(target, probes)
         embedded_vectors = _vector_top_k(source, probes)
+    served = (
+        replica_throughput(url, BANK, [p.query for p in probes], now, replicas=replicas)
+        if replicas
+        else None
+    )
     return {
         "copy_seconds": round(copy_seconds, 1),
+        "cold_start": cold,
+        "replicas": served,
         "recall": recall,
         "vector_top_k": vectors,
         "bm25_top60": keyword,
@@ -369,9 +381,11 @@ def run_size(
     seed: int = 7,
     progress: ProgressCallback | None = None,
     postgres_url: str | None = None,
+    replicas: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it; with
-    ``postgres_url``, also a copy of it in that PostgreSQL database (:func:`postgres_copy`).
+    ``postgres_url``, also a copy of it in that PostgreSQL database, served by each count of
+    ``replicas`` in turn (:func:`postgres_copy`).
 
     ``imports`` messages are retained last, in conversations of :data:`IMPORT_CALL` (the
     store keeps them: a reused store grows by them and the one-at-a-time messages).
@@ -415,7 +429,13 @@ def run_size(
         if progress:
             progress(f"{label}: PostgreSQL copy", 0, 1)
         postgres = postgres_copy(
-            store, postgres_url, probes, now, recall, keyword["bm25_without_pending"]
+            store,
+            postgres_url,
+            probes,
+            now,
+            recall,
+            keyword["bm25_without_pending"],
+            replicas=replicas,
         )
     tempr_p50 = recall["tempr"]["p50_ms"]
     irreducible = chroma["p50_ms"] + chroma["query_embedding"]["p50_ms"]
@@ -518,6 +538,7 @@ def run_scale(
     max_call_chars: int | None = None,
     progress: ProgressCallback | None = None,
     postgres_url: str | None = None,
+    replicas: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Run :func:`run_size` for each size (ascending), then (with ``max_call``)
     :func:`max_call_peak_rss` of ``max_call_chars`` (default the limit), and write the JSON
@@ -540,6 +561,7 @@ def run_scale(
                 imports=imports,
                 progress=progress,
                 postgres_url=postgres_url,
+                replicas=replicas,
             )
         )
         _write_report(report, out_path)  # after each size: a long run keeps what it measured
@@ -630,6 +652,8 @@ def format_report(report: dict[str, Any]) -> str:
                 ),
             ),
             ("PostgreSQL: copy of the bank (s)", _postgres(lambda p: p["copy_seconds"])),
+            ("PostgreSQL: cold start per bank (s)", _postgres(_cold_start_seconds)),
+            ("PostgreSQL: replicas, recalls/s (p50 ms)", _postgres(_replica_rates)),
         ]
     width = max(len(label) for label, _ in rows) + 2
     lines = [" " * width + "".join(f"{s['size']:>24,}" for s in sizes)]
@@ -652,6 +676,17 @@ def _postgres(cell: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, A
 
 def _cold_start_seconds(size: dict[str, Any]) -> str:
     return " ".join(f"{name} {load['seconds']}" for name, load in size["cold_start"].items())
+
+
+def _replica_rates(copy: dict[str, Any]) -> str:
+    served = copy.get("replicas") or {}
+    return (
+        " ".join(
+            f"{n}: {r['recalls_per_s']} ({r['p50_ms']})"
+            for n, r in served.get("by_replicas", {}).items()
+        )
+        or "-"
+    )
 
 
 def _fold_and_rebuild_seconds(size: dict[str, Any]) -> str:
