@@ -27,8 +27,11 @@ from agentmem.store.staged_vectors import StagedVectorStore
 if TYPE_CHECKING:
     from agentmem.consolidate.worker import ConsolidationWorker
 
-# The bank versions of the call running in this context (Engine.one_version_read).
-_CALL_VERSIONS: ContextVar[dict[str, int] | None] = ContextVar("call_versions", default=None)
+# The bank (version, access count moves) of the call running in this context
+# (Engine.one_version_read).
+_CALL_VERSIONS: ContextVar[dict[str, tuple[int, int]] | None] = ContextVar(
+    "call_versions", default=None
+)
 
 
 @dataclass
@@ -91,7 +94,7 @@ class Engine:
             self.keyword_mirrors = KeywordMirrors(
                 self.db, self.config.context_weight, self.bank_version
             )
-            self.recall_rows = RecallRows(self.db, self.bank_version)
+            self.recall_rows = RecallRows(self.db, self.bank_version, self.bank_accesses)
 
     def bank_version(self, bank_id: str, cur: Any = None) -> int:
         """The bank's current version (store/changes.py): a dict read on a store only this
@@ -100,23 +103,32 @@ class Engine:
         if cur is None:
             pinned = _CALL_VERSIONS.get()
             if pinned is not None and bank_id in pinned:
-                return pinned[bank_id]
+                return pinned[bank_id][0]
         return changes.bank_version(self.db, bank_id, cur)
+
+    def bank_accesses(self, bank_id: str) -> int:
+        """How often the bank's access counts moved (``changes.count_accesses``), as read
+        with the call's version inside :meth:`one_version_read`."""
+        pinned = _CALL_VERSIONS.get()
+        if pinned is not None and bank_id in pinned:
+            return pinned[bank_id][1]
+        return changes.bank_state(self.db, bank_id)[1]
 
     @contextmanager
     def one_version_read(self, bank_id: str) -> Iterator[None]:
-        """Run a read-only call (a recall) against one read of the bank's version: every
-        mirror it uses is checked against that version (one indexed read per call on a
-        shared store, not one per mirror). A write committed meanwhile is seen by the next
-        call, as it would be had it committed a moment later. Worker threads of the call see
-        the version when run in a copy of the caller's context (``contextvars.copy_context``).
+        """Run a read-only call (a recall) against one read of the bank's version (and of its
+        access count moves): every mirror it uses is checked against that version (one
+        indexed read per call on a shared store, not one per mirror). A write committed
+        meanwhile is seen by the next call, as it would be had it committed a moment later.
+        Worker threads of the call see the version when run in a copy of the caller's context
+        (``contextvars.copy_context``).
         """
         pinned = _CALL_VERSIONS.get()
         if pinned is not None and bank_id in pinned:
             yield
             return
-        version = changes.bank_version(self.db, bank_id)
-        token = _CALL_VERSIONS.set({**(pinned or {}), bank_id: version})
+        state = changes.bank_state(self.db, bank_id)
+        token = _CALL_VERSIONS.set({**(pinned or {}), bank_id: state})
         try:
             yield
         finally:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import agentmem
-from agentmem.store import changes
+from agentmem.store.postgres.database import PostgresDatabase
 from agentmem.testing import HashEmbedder
 from tests.unit import test_keyword_mirror as keyword_cases
 from tests.unit import test_recall_rows as row_cases
@@ -153,21 +153,35 @@ def test_access_counts_of_another_replicas_recalls_are_read(replicas):
     assert [m.access_count for m in a.bank("b").memories()] == [after.memory.access_count]
 
 
-def test_a_recall_reads_the_banks_version_once(replicas, monkeypatch):
+def test_a_recall_reads_the_banks_version_once_and_counts_only_when_they_moved(
+    replicas, monkeypatch
+):
     a, b = replicas
     a.bank("b").retain("Giulia keeps the parcel at her desk.", mentioned_at=T0)
     bank = b.bank("b")
-    bank.recall("Where is the parcel?", reinforce=False, now=T0)  # every mirror loaded
-    reads: list[str] = []
-    counted = changes.bank_version
+    query = "Where is the parcel?"
+    bank.recall(query, reinforce=False, now=T0)  # every copy loaded, counts read once
+    statements: list[str] = []
+    execute = PostgresDatabase.execute
 
-    def bank_version(db, bank_id, cur=None):  # noqa: ANN001, ANN202
-        reads.append(bank_id)
-        return counted(db, bank_id, cur)
+    def recorded(db, sql, params=None):  # noqa: ANN001, ANN202
+        statements.append(sql)
+        return execute(db, sql, params)
 
-    monkeypatch.setattr(changes, "bank_version", bank_version)
+    monkeypatch.setattr(PostgresDatabase, "execute", recorded)
+
+    def recall_reads() -> tuple[int, int, list]:
+        statements.clear()
+        hits = bank.recall(query, reinforce=False, now=T0)
+        versions = sum("bank_versions" in sql for sql in statements)
+        counts = sum("access_count" in sql for sql in statements)
+        return versions, counts, [h.memory.access_count for h in hits]
+
     a.bank("b").retain("The parcel for room 42 came late.", mentioned_at=T0)
-    reads.clear()
-    hits = bank.recall("Where is the parcel?", reinforce=False, now=T0)
-    assert reads == ["b"]
-    assert len(hits) == 2  # the other replica's write, caught up from that one read
+    versions, counts, seen = recall_reads()
+    assert versions == 1 and len(seen) == 2  # the other replica's write, from that one read
+    assert recall_reads()[:2] == (1, 0)  # nobody reinforced: no count is read again
+    a.bank("b").recall(query, now=T0)  # counts accesses through the other replica
+    versions, counts, seen = recall_reads()
+    assert (versions, counts) == (1, 1) and sorted(seen) == [1, 1]
+    assert recall_reads() == (1, 0, seen)

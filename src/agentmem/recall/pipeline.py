@@ -20,6 +20,7 @@ from agentmem.recall.query_names import canonical_query
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
+from agentmem.store import changes
 from agentmem.store.graph import MemoryGraph, bank_graph
 from agentmem.store.records import filter_clause, json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
@@ -261,5 +262,6 @@ def _reinforce(engine: Engine, bank_id: str, ids: list[str]) -> None:
             f"WHERE list_contains({sql_list('ids')}, id)",
             {"ids": json_list(ids)},
         )
+        changes.count_accesses(engine.db, cur, bank_id)
     if engine.recall_rows is not None:
         engine.recall_rows.counted(bank_id, ids)

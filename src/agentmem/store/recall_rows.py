@@ -8,8 +8,10 @@ of the memories a change names are dropped (read again when next asked for), the
 names are read again, the ``supersedes`` links are read again; an entity correction, an
 import, a deleted bank or a log that no longer reaches back drops the copy. Recall's access
 counts are not changes: a reinforcing recall drops the rows it counted once it has committed,
-and on a store other processes write too (PostgreSQL), where their recalls count as well, the
-candidates' counts are read from the store at each call (one lookup by primary key).
+and on a store other processes write too (PostgreSQL), where their recalls count as well, each
+row remembers how often the bank's counts had moved when it was read
+(``changes.count_accesses``); candidates read before the latest move have their counts read
+again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
 Rows are kept as the store returns them and turned into :class:`Memory` values on every read,
 as :func:`~agentmem.store.records.load_memories_with_kinds` does, so nothing a caller holds is
@@ -75,6 +77,8 @@ class _Bank:
     by_memory: dict[str, list[int]] = field(default_factory=dict)
     # Moves whenever rows are dropped: rows read before a move are not kept.
     epoch: int = 0
+    # Per row, the bank's access count moves its count reflects (a shared store's).
+    counted_at: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -89,16 +93,20 @@ class _Bank:
 class RecallRows:
     """Per-bank copies of recall's candidate rows and ``supersedes`` links."""
 
-    def __init__(self, db: Database, version: Callable[[str], int]) -> None:
+    def __init__(
+        self, db: Database, version: Callable[[str], int], accesses: Callable[[str], int]
+    ) -> None:
         self._db = db
         self._version = version
-        # Other processes' recalls count accesses too: read the counts at each call.
+        self._accesses = accesses
+        # Other processes' recalls count accesses too (see the module docstring).
         self._counts_elsewhere = not changes.is_local(db)
         self._banks: dict[str, _Bank] = {}
         self._lock = threading.RLock()
 
     def memories(self, bank_id: str, ids: Sequence[str]) -> dict[str, tuple[Memory, EntityKinds]]:
         """As ``load_memories_with_kinds`` without filters: the bank's memories among ``ids``."""
+        accesses = self._accesses(bank_id) if self._counts_elsewhere else 0  # before any read
         bank = self._current(bank_id)
         wanted = list(dict.fromkeys(ids))
         plain, other = split_plain_ids(i for i in wanted if i not in bank.rows)
@@ -110,10 +118,19 @@ class RecallRows:
             with self._lock:
                 if bank.epoch == epoch and self._banks.get(bank_id) is bank:
                     bank.rows.update(read)
+                    bank.counted_at.update(dict.fromkeys(read, accesses))
         found = load_memories_with_kinds(self._db, bank_id, other) if other else {}
         rows = {i: row for i in wanted if (row := bank.rows.get(i) or read.get(i)) is not None}
-        if self._counts_elsewhere and rows:
-            rows = self._with_current_counts(bank_id, rows)
+        if self._counts_elsewhere:
+            stale = {i: row for i, row in rows.items() if bank.counted_at.get(i) != accesses}
+            if stale:
+                epoch = bank.epoch
+                counted = self._with_current_counts(bank_id, stale)
+                rows.update(counted)
+                with self._lock:
+                    if bank.epoch == epoch and self._banks.get(bank_id) is bank:
+                        bank.rows.update((i, row) for i, row in counted.items() if i in bank.rows)
+                        bank.counted_at.update(dict.fromkeys(counted, accesses))
         for memory_id, row in rows.items():
             found[memory_id] = bank.memory(row)
         return {memory_id: found[memory_id] for memory_id in wanted if memory_id in found}
@@ -153,7 +170,12 @@ class RecallRows:
             if named:
                 entities.update(self._entities(bank_id, named))
             fresh = _Bank(
-                version, bank.rows, entities, self._supersedes(bank_id), epoch=bank.epoch + 1
+                version,
+                bank.rows,
+                entities,
+                self._supersedes(bank_id),
+                epoch=bank.epoch + 1,
+                counted_at=bank.counted_at,
             )
             self._banks[bank_id] = fresh
             return fresh
