@@ -48,7 +48,7 @@ def _total_cpu(pids: Sequence[int]) -> float:
 
 
 @contextmanager
-def _replica(url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def serve_replica(url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``agentmem serve --path URL`` on a free loopback port, with this process's agentmem."""
     source = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])}
@@ -143,7 +143,7 @@ def _served_by(
     import httpx
 
     with ExitStack() as stack:
-        started = [stack.enter_context(_replica(url)) for _ in range(count)]
+        started = [stack.enter_context(serve_replica(url)) for _ in range(count)]
         bases = [base for _, base in started]
         cold = []
         with httpx.Client() as client:

@@ -347,13 +347,8 @@ class PostgresDatabase:
                 with self._local.connection.transaction(), self.storage_errors():
                     yield Cursor(self)
                 return
-            with self._connection() as con:
-                self._local.connection = con
-                try:
-                    with self.storage_errors(), con.transaction():
-                        yield Cursor(self)
-                finally:
-                    self._local.connection = None
+            with self._new_transaction():
+                yield Cursor(self)
 
     @contextmanager
     def snapshot(self) -> Iterator[Cursor]:
@@ -363,12 +358,19 @@ class PostgresDatabase:
         if getattr(self._local, "connection", None) is not None:
             yield Cursor(self)
             return
+        with self._new_transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            yield Cursor(self)
+
+    @contextmanager
+    def _new_transaction(self, characteristics: str = "") -> Iterator[None]:
+        """A pooled connection in a transaction, this thread's for the block."""
         with self._connection() as con:
             self._local.connection = con
             try:
                 with self.storage_errors(), con.transaction():
-                    con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    yield Cursor(self)
+                    if characteristics:
+                        con.execute(f"SET TRANSACTION {characteristics}")
+                    yield
             finally:
                 self._local.connection = None
 
