@@ -22,6 +22,9 @@ def test_a_small_run_measures_a_postgresql_copy_of_the_bank(tmp_path, pg_url):
     assert set(copy["recall"]) == {"semantic", "keyword", "tempr"}
     assert copy["tempr_p50_over_embedded"] > 0 and copy["vector_top_k"]["p50_ms"] > 0
     assert set(copy["cold_start"]) == {"graph", "keyword", "rows"}  # the in-process copies
+    paired = copy["interleaved_with_embedded"]
+    assert set(paired) == {"semantic", "keyword", "tempr"}
+    assert all(p["second_over_first"] > 0 for p in paired.values())
     served = copy["replicas"]["by_replicas"]
     assert list(served) == ["2"] and len(served["2"]["cold_start_s"]) == 2
     assert served["2"]["recalls_per_s"] > 0 and served["2"]["replica_cpu_ms_per_recall"] > 0

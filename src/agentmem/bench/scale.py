@@ -230,6 +230,32 @@ def _recall_latencies(
     return results
 
 
+def _paired_recall_latencies(
+    first: AgentMemory, second: AgentMemory, probes: Sequence[Probe], now: Any
+) -> dict[str, dict[str, float]]:
+    """Recall latency of two stores holding the same bank, each probe asked of one then the
+    other (in turn which first), per strategy: both see the same load, so their ratio holds
+    on a busy machine where two separate runs do not."""
+    banks = (first.bank(BANK), second.bank(BANK))
+    results: dict[str, dict[str, float]] = {}
+    for name, strategies in RECALL_RUNS.items():
+        samples: tuple[list[float], list[float]] = ([], [])
+        for number, probe in enumerate(probes):
+            for which in (number % 2, 1 - number % 2):
+                started = time.perf_counter()
+                banks[which].recall(
+                    probe.query, top_k=TOP_K, strategies=strategies, reinforce=False, now=now
+                )
+                samples[which].append(time.perf_counter() - started)
+        first_p50, second_p50 = (percentile(s, 50) for s in samples)
+        results[name] = {
+            "first_p50_ms": _ms(first_p50),
+            "second_p50_ms": _ms(second_p50),
+            "second_over_first": round(second_p50 / first_p50, 2),
+        }
+    return results
+
+
 def _rss_mib() -> float:
     """The process's resident set now (Linux), in MiB."""
     with open("/proc/self/statm") as statm:
@@ -346,6 +372,7 @@ def postgres_copy(
         vectors = _vector_top_k(target, probes)
         keyword = _bm25_latency(target, probes)
         embedded_vectors = _vector_top_k(source, probes)
+        paired = _paired_recall_latencies(source, target, probes, now)
     served = (
         replica_throughput(url, BANK, [p.query for p in probes], now, replicas=replicas)
         if replicas
@@ -363,6 +390,8 @@ def postgres_copy(
         "tempr_p50_over_embedded": round(
             recall["tempr"]["p50_ms"] / embedded_recall["tempr"]["p50_ms"], 2
         ),
+        # Embedded store first, PostgreSQL second, probe by probe.
+        "interleaved_with_embedded": paired,
     }
 
 
@@ -637,6 +666,15 @@ def format_report(report: dict[str, Any]) -> str:
         ]
         rows += [
             ("PostgreSQL: TEMPR p50 / embedded", _postgres(lambda p: p["tempr_p50_over_embedded"])),
+            (
+                "PostgreSQL / embedded p50, interleaved: semantic, keyword, TEMPR",
+                _postgres(
+                    lambda p: " ".join(
+                        str(p["interleaved_with_embedded"][name]["second_over_first"])
+                        for name in ("semantic", "keyword", "tempr")
+                    )
+                ),
+            ),
             (
                 "vector top-10 p50, pgvector / Chroma (ms)",
                 _postgres(
