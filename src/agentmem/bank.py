@@ -396,25 +396,27 @@ class MemoryBank:
             NotFoundError: ``seed_memory_id`` is not a memory of this bank.
             NotAvailableError: A documented strategy that this version does not have.
         """
-        config = RecallConfig.build(
-            query,
-            top_k=top_k,
-            max_tokens=max_tokens,
-            strategies=strategies,
-            fact_types=fact_types,
-            tags=tags,
-            tags_match=tags_match,
-            time_range=time_range,
-            now=now,
-            scoring_weights=scoring_weights,
-            thinking_budget=thinking_budget,
-            rerank=self.config.rerank if rerank is None else rerank,
-            reinforce=reinforce,
-            strategy_params=strategy_params,
-            date_order=self.config.date_order,
-            max_query_chars=self._engine.config.limits.query_chars,
-        )
-        return run_recall(self._engine, self.id, self._collection, config)
+        # One read of the bank's version for the whole call (settings, every mirror).
+        with self._engine.one_version_read(self.id):
+            config = RecallConfig.build(
+                query,
+                top_k=top_k,
+                max_tokens=max_tokens,
+                strategies=strategies,
+                fact_types=fact_types,
+                tags=tags,
+                tags_match=tags_match,
+                time_range=time_range,
+                now=now,
+                scoring_weights=scoring_weights,
+                thinking_budget=thinking_budget,
+                rerank=self.config.rerank if rerank is None else rerank,
+                reinforce=reinforce,
+                strategy_params=strategy_params,
+                date_order=self.config.date_order,
+                max_query_chars=self._engine.config.limits.query_chars,
+            )
+            return run_recall(self._engine, self.id, self._collection, config)
 
     @_bank_verb
     def get(self, memory_id: str) -> Memory:

@@ -521,6 +521,7 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
             imports=args.imports,
             progress=show,
             postgres_url=args.postgres,
+            replicas=args.replicas,
         )
     print(format_report(report))
     print(f"stores: {workdir}\nreport: {args.out}")
@@ -779,6 +780,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="also copy each size's bank into this postgresql:// database (its bank 'scale' "
         "is replaced) and measure recall there beside the embedded store",
+    )
+    scale.add_argument(
+        "--replicas",
+        type=int,
+        nargs="*",
+        default=[1, 2, 3],
+        help="with --postgres: recall throughput of this many 'agentmem serve' replicas over "
+        "the copy, each count in turn (none: skip)",
     )
     scale.set_defaults(func=cmd_bench_scale)
     rerank = benchmark(

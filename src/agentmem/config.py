@@ -182,7 +182,8 @@ class EngineConfig:
         workers: Threads that run recall strategies in parallel.
         in_process_recall: Serve recall's keyword search and candidate rows from per-bank
             copies in process (``store/keyword_mirror.py``, ``store/recall_rows.py``), the
-            same results as the SQL path they fall back to when False (DuckDB stores).
+            same results as the SQL path they fall back to when False; on PostgreSQL kept
+            current from the bank's version and change log, so replicas stay coherent.
         limits: Input sizes one call may not exceed (:class:`Limits`).
     """
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,12 @@ from agentmem.store.staged_vectors import StagedVectorStore
 
 if TYPE_CHECKING:
     from agentmem.consolidate.worker import ConsolidationWorker
+
+# The bank (version, access count moves) of the call running in this context
+# (Engine.one_version_read).
+_CALL_VERSIONS: ContextVar[dict[str, tuple[int, int]] | None] = ContextVar(
+    "call_versions", default=None
+)
 
 
 @dataclass
@@ -82,16 +90,49 @@ class Engine:
     recall_rows: RecallRows | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        if self.config.in_process_recall and self.db.dialect == "duckdb":
+        if self.config.in_process_recall:
             self.keyword_mirrors = KeywordMirrors(
                 self.db, self.config.context_weight, self.bank_version
             )
-            self.recall_rows = RecallRows(self.db, self.bank_version)
+            self.recall_rows = RecallRows(self.db, self.bank_version, self.bank_accesses)
 
     def bank_version(self, bank_id: str, cur: Any = None) -> int:
         """The bank's current version (store/changes.py): a dict read on a store only this
-        process writes, one indexed read on a shared one (through ``cur`` if given)."""
+        process writes, one indexed read on a shared one (through ``cur`` if given); inside
+        :meth:`one_version_read` without ``cur``, the version read at the call's start."""
+        if cur is None:
+            pinned = _CALL_VERSIONS.get()
+            if pinned is not None and bank_id in pinned:
+                return pinned[bank_id][0]
         return changes.bank_version(self.db, bank_id, cur)
+
+    def bank_accesses(self, bank_id: str) -> int:
+        """How often the bank's access counts moved (``changes.count_accesses``), as read
+        with the call's version inside :meth:`one_version_read`."""
+        pinned = _CALL_VERSIONS.get()
+        if pinned is not None and bank_id in pinned:
+            return pinned[bank_id][1]
+        return changes.bank_state(self.db, bank_id)[1]
+
+    @contextmanager
+    def one_version_read(self, bank_id: str) -> Iterator[None]:
+        """Run a read-only call (a recall) against one read of the bank's version (and of its
+        access count moves): every mirror it uses is checked against that version (one
+        indexed read per call on a shared store, not one per mirror). A write committed
+        meanwhile is seen by the next call, as it would be had it committed a moment later.
+        Worker threads of the call see the version when run in a copy of the caller's context
+        (``contextvars.copy_context``).
+        """
+        pinned = _CALL_VERSIONS.get()
+        if pinned is not None and bank_id in pinned:
+            yield
+            return
+        state = changes.bank_state(self.db, bank_id)
+        token = _CALL_VERSIONS.set({**(pinned or {}), bank_id: state})
+        try:
+            yield
+        finally:
+            _CALL_VERSIONS.reset(token)
 
     def last_mention(self, bank_id: str) -> datetime | None:
         """When the bank's newest memory was mentioned (naive UTC), None for an empty bank."""
@@ -118,7 +159,7 @@ class Engine:
         if value is None:
             return None
         have = self._mirror_versions.get((name, bank_id))
-        if have is not None and have == changes.bank_version(self.db, bank_id, source):
+        if have is not None and have == self.bank_version(bank_id, source):
             return value
         reader = self.db.cursor() if source is None else source
         log = None if have is None else changes.changes_since(self.db, bank_id, have, source)

@@ -5,56 +5,24 @@ replica killed (SIGKILL) mid-write loses nothing it acknowledged."""
 
 from __future__ import annotations
 
-import os
 import random
-import re
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 import pytest
 
 import agentmem
+from agentmem.bench.replicas import serve_replica as replica
 
-SRC = str(Path(agentmem.__file__).resolve().parents[1])
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
-ENV.pop("AGENTMEM_TOKEN", None)
-LISTENING = re.compile(r"running on (http://127\.0\.0\.1:\d+)")
 TIMEOUT = 120.0  # seconds a request may take on a loaded two-core machine
 CLIENTS = 4
 OPERATIONS = 8  # per client
 BANKS = ("north", "south")
-
-
-@contextmanager
-def replica(url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``agentmem serve --path URL`` on a free loopback port, and its base URL."""
-    command = [sys.executable, "-m", "agentmem.cli", "serve", "--path", url, "--port", "0"]
-    with subprocess.Popen(command, env=ENV, stderr=subprocess.PIPE, text=True) as server:
-        try:
-            for line in server.stderr:
-                match = LISTENING.search(line)
-                if match:
-                    # Keep draining stderr, so the server never blocks on a full pipe.
-                    threading.Thread(target=server.stderr.read, daemon=True).start()
-                    yield server, match.group(1)
-                    break
-            else:
-                raise AssertionError(f"replica exited with {server.wait()} before listening")
-        finally:
-            if server.poll() is None:
-                server.send_signal(signal.SIGTERM)
-                try:
-                    server.wait(60)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
 
 
 @pytest.fixture

@@ -15,11 +15,19 @@ def test_a_small_run_measures_a_postgresql_copy_of_the_bank(tmp_path, pg_url):
         imports=0,
         max_call=False,
         postgres_url=pg_url,
+        replicas=(2,),
     )
     (size,) = report["sizes"]
     copy = size["postgresql"]
     assert set(copy["recall"]) == {"semantic", "keyword", "tempr"}
     assert copy["tempr_p50_over_embedded"] > 0 and copy["vector_top_k"]["p50_ms"] > 0
+    assert set(copy["cold_start"]) == {"graph", "keyword", "rows"}  # the in-process copies
+    paired = copy["interleaved_with_embedded"]
+    assert set(paired) == {"semantic", "keyword", "tempr"}
+    assert all(p["second_over_first"] > 0 for p in paired.values())
+    served = copy["replicas"]["by_replicas"]
+    assert list(served) == ["2"] and len(served["2"]["cold_start_s"]) == 2
+    assert served["2"]["recalls_per_s"] > 0 and served["2"]["replica_cpu_ms_per_recall"] > 0
     # The copy holds the bank as the embedded store does.
     with agentmem.AgentMemory(pg_url) as mem:
         assert mem.bank(BANK).stats()["memories"] == size["memories_in_bank"]

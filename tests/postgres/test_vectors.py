@@ -246,3 +246,48 @@ def test_a_collections_first_write_inside_a_transaction_creates_it(
     # The collection stays registered (empty); its vectors went with the transaction.
     assert store.count("bank-newer") == 0
     assert store._checked_dimension("bank-newer", vectors) == 4
+
+
+def _index_state(db: PostgresDatabase, collection: str) -> list[tuple[bool, bool]]:
+    """(valid, ready) of the collection's index, [] when it has none."""
+    return db.fetchall(
+        "SELECT i.indisvalid, i.indisready FROM pg_index AS i "
+        "JOIN pg_class AS c ON c.oid = i.indexrelid WHERE c.relname = ?",
+        [_index_name(collection)],
+    )
+
+
+def test_a_bulk_load_builds_the_index_once_after_the_rows(store: PostgresVectorStore, db) -> None:
+    rng = np.random.default_rng(5)
+    vectors = _unit(rng, 1500, 32)
+    ids = [f"m{i}" for i in range(1500)]
+    store.create_collection("bulk", 32)
+    store.create_collection("other", 32)
+    store.upsert("other", ["o1"], vectors[:1], [_meta(0)])
+    with store.bulk_load("bulk"):
+        assert _index_state(db, "bulk") == []  # loading: no index to insert into
+        assert _index_state(db, "other") == [(True, True)]
+        store.upsert("other", ["o2"], vectors[1:2], [_meta(1)])  # other banks write on
+        for start in range(0, 1500, 500):
+            part = slice(start, start + 500)
+            store.upsert("bulk", ids[part], vectors[part], [_meta(i) for i in range(500)])
+        assert store.query("bulk", vectors[7], 1)[0][0] == "m7"  # read exactly meanwhile
+    assert _index_state(db, "bulk") == [(True, True)]
+    db.execute("ANALYZE vectors")
+    queries = _unit(rng, 40, 32)
+    recall = np.mean(
+        [
+            len({i for i, _ in store.query("bulk", q, 10)} & set(_exact(vectors, ids, q, 10))) / 10
+            for q in queries
+        ]
+    )
+    assert recall >= 0.95
+    assert store.count("other") == 2
+
+
+def test_a_failed_bulk_load_still_leaves_the_index(store: PostgresVectorStore, db) -> None:
+    store.create_collection("bulk", 8)
+    with pytest.raises(RuntimeError), store.bulk_load("bulk"):
+        store.upsert("bulk", ["a"], _unit(np.random.default_rng(1), 1, 8), [_meta(0)])
+        raise RuntimeError("the import failed")
+    assert _index_state(db, "bulk") == [(True, True)]

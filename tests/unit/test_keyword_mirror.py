@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import agentmem
 from agentmem.consolidate.observations import refine_observation
+from agentmem.store.keyword import word_idfs
 from agentmem.store.keyword_mirror import c_round
 from agentmem.testing import HashEmbedder
 
@@ -56,6 +57,12 @@ def _assert_mirror_matches_sql(mem: agentmem.AgentMemory) -> None:
                     query,
                     limit,
                 )
+        # The word idfs recall weighs the query's words by, from the mirror and from SQL.
+        words = sorted(set(" ".join(QUERIES).replace("Z7Q3", "z7q3 Z7Q3").split()))
+        stems = {word: engine.keyword.query_terms(word) for word in words}
+        terms = sorted({term for found in stems.values() for term in found})
+        mirrored = word_idfs(stems, engine.keyword_mirrors.document_frequencies(bank_id, terms))
+        assert mirrored == engine.keyword.term_idfs(bank_id, words), bank_id
 
 
 def _apply(mem: agentmem.AgentMemory, op: str, bank_id: str, arg: object) -> None:

@@ -230,6 +230,32 @@ def _recall_latencies(
     return results
 
 
+def _paired_recall_latencies(
+    first: AgentMemory, second: AgentMemory, probes: Sequence[Probe], now: Any
+) -> dict[str, dict[str, float]]:
+    """Recall latency of two stores holding the same bank, each probe asked of one then the
+    other (in turn which first), per strategy: both see the same load, so their ratio holds
+    on a busy machine where two separate runs do not."""
+    banks = (first.bank(BANK), second.bank(BANK))
+    results: dict[str, dict[str, float]] = {}
+    for name, strategies in RECALL_RUNS.items():
+        samples: tuple[list[float], list[float]] = ([], [])
+        for number, probe in enumerate(probes):
+            for which in (number % 2, 1 - number % 2):
+                started = time.perf_counter()
+                banks[which].recall(
+                    probe.query, top_k=TOP_K, strategies=strategies, reinforce=False, now=now
+                )
+                samples[which].append(time.perf_counter() - started)
+        first_p50, second_p50 = (percentile(s, 50) for s in samples)
+        results[name] = {
+            "first_p50_ms": _ms(first_p50),
+            "second_p50_ms": _ms(second_p50),
+            "second_over_first": round(second_p50 / first_p50, 2),
+        }
+    return results
+
+
 def _rss_mib() -> float:
     """The process's resident set now (Linux), in MiB."""
     with open("/proc/self/statm") as statm:
@@ -327,22 +353,35 @@ def postgres_copy(
     now: Any,
     embedded_recall: dict[str, Any],
     embedded_bm25: dict[str, float],
+    replicas: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Copy the size's bank into the PostgreSQL database at ``url`` (its bank replaced) and
     measure recall there, beside the embedded store's figures of the same run (its recall
-    and folded BM25 latencies, measured by :func:`run_size`)."""
+    and folded BM25 latencies, measured by :func:`run_size`); then the recall throughput of
+    each count of ``replicas`` serving it (:func:`~agentmem.bench.replicas.replica_throughput`).
+    """
+    from agentmem.bench.replicas import replica_throughput
     from agentmem.migrate import migrate
 
     with AgentMemory(store) as source, AgentMemory(url) as target:
         started = time.perf_counter()
         migrate(source, target, banks=[BANK], replace=True)
         copy_seconds = time.perf_counter() - started
+        cold = _cold_start(target)
         recall = _recall_latencies(target, probes, now)
         vectors = _vector_top_k(target, probes)
         keyword = _bm25_latency(target, probes)
         embedded_vectors = _vector_top_k(source, probes)
+        paired = _paired_recall_latencies(source, target, probes, now)
+    served = (
+        replica_throughput(url, BANK, [p.query for p in probes], now, replicas=replicas)
+        if replicas
+        else None
+    )
     return {
         "copy_seconds": round(copy_seconds, 1),
+        "cold_start": cold,
+        "replicas": served,
         "recall": recall,
         "vector_top_k": vectors,
         "bm25_top60": keyword,
@@ -351,6 +390,8 @@ def postgres_copy(
         "tempr_p50_over_embedded": round(
             recall["tempr"]["p50_ms"] / embedded_recall["tempr"]["p50_ms"], 2
         ),
+        # Embedded store first, PostgreSQL second, probe by probe.
+        "interleaved_with_embedded": paired,
     }
 
 
@@ -369,9 +410,11 @@ def run_size(
     seed: int = 7,
     progress: ProgressCallback | None = None,
     postgres_url: str | None = None,
+    replicas: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build (or reuse) a bank of ``size`` memories under ``workdir`` and measure it; with
-    ``postgres_url``, also a copy of it in that PostgreSQL database (:func:`postgres_copy`).
+    ``postgres_url``, also a copy of it in that PostgreSQL database, served by each count of
+    ``replicas`` in turn (:func:`postgres_copy`).
 
     ``imports`` messages are retained last, in conversations of :data:`IMPORT_CALL` (the
     store keeps them: a reused store grows by them and the one-at-a-time messages).
@@ -415,7 +458,13 @@ def run_size(
         if progress:
             progress(f"{label}: PostgreSQL copy", 0, 1)
         postgres = postgres_copy(
-            store, postgres_url, probes, now, recall, keyword["bm25_without_pending"]
+            store,
+            postgres_url,
+            probes,
+            now,
+            recall,
+            keyword["bm25_without_pending"],
+            replicas=replicas,
         )
     tempr_p50 = recall["tempr"]["p50_ms"]
     irreducible = chroma["p50_ms"] + chroma["query_embedding"]["p50_ms"]
@@ -518,6 +567,7 @@ def run_scale(
     max_call_chars: int | None = None,
     progress: ProgressCallback | None = None,
     postgres_url: str | None = None,
+    replicas: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Run :func:`run_size` for each size (ascending), then (with ``max_call``)
     :func:`max_call_peak_rss` of ``max_call_chars`` (default the limit), and write the JSON
@@ -540,6 +590,7 @@ def run_scale(
                 imports=imports,
                 progress=progress,
                 postgres_url=postgres_url,
+                replicas=replicas,
             )
         )
         _write_report(report, out_path)  # after each size: a long run keeps what it measured
@@ -616,6 +667,15 @@ def format_report(report: dict[str, Any]) -> str:
         rows += [
             ("PostgreSQL: TEMPR p50 / embedded", _postgres(lambda p: p["tempr_p50_over_embedded"])),
             (
+                "PostgreSQL / embedded p50, interleaved: semantic, keyword, TEMPR",
+                _postgres(
+                    lambda p: " ".join(
+                        str(p["interleaved_with_embedded"][name]["second_over_first"])
+                        for name in ("semantic", "keyword", "tempr")
+                    )
+                ),
+            ),
+            (
                 "vector top-10 p50, pgvector / Chroma (ms)",
                 _postgres(
                     lambda p: (
@@ -630,6 +690,8 @@ def format_report(report: dict[str, Any]) -> str:
                 ),
             ),
             ("PostgreSQL: copy of the bank (s)", _postgres(lambda p: p["copy_seconds"])),
+            ("PostgreSQL: cold start per bank (s)", _postgres(_cold_start_seconds)),
+            ("PostgreSQL: replicas, recalls/s (p50 ms)", _postgres(_replica_rates)),
         ]
     width = max(len(label) for label, _ in rows) + 2
     lines = [" " * width + "".join(f"{s['size']:>24,}" for s in sizes)]
@@ -652,6 +714,17 @@ def _postgres(cell: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, A
 
 def _cold_start_seconds(size: dict[str, Any]) -> str:
     return " ".join(f"{name} {load['seconds']}" for name, load in size["cold_start"].items())
+
+
+def _replica_rates(copy: dict[str, Any]) -> str:
+    served = copy.get("replicas") or {}
+    return (
+        " ".join(
+            f"{n}: {r['recalls_per_s']} ({r['p50_ms']})"
+            for n, r in served.get("by_replicas", {}).items()
+        )
+        or "-"
+    )
 
 
 def _fold_and_rebuild_seconds(size: dict[str, Any]) -> str:

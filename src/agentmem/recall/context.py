@@ -22,6 +22,7 @@ from agentmem.recall.people import without_people
 from agentmem.recall.query_time import QueryTime, parse_query_time
 from agentmem.store.dialect import any_lowered_equals
 from agentmem.store.graph import bank_graph
+from agentmem.store.keyword import word_idfs
 from agentmem.store.records import from_db_time
 
 
@@ -83,8 +84,15 @@ class StrategyContext:
     @cached_property
     def query_word_idfs(self) -> dict[str, float]:
         """How informative each of the query's words is in this bank: its keyword idf (a word
-        no memory holds gets the largest; stopwords are absent)."""
-        return self.engine.keyword.term_idfs(self.bank_id, content_tokens(self.config.query))
+        no memory holds gets the largest; stopwords are absent), from the bank's keyword
+        mirror when there is one."""
+        keyword, mirrors = self.engine.keyword, self.engine.keyword_mirrors
+        words = content_tokens(self.config.query)
+        if mirrors is None:
+            return keyword.term_idfs(self.bank_id, words)
+        stems = {word: keyword.query_terms(word) for word in dict.fromkeys(words)}
+        terms = sorted({term for found in stems.values() for term in found})
+        return word_idfs(stems, mirrors.document_frequencies(self.bank_id, terms)) if terms else {}
 
     def entity_ids(self, name: str) -> list[str]:
         """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""

@@ -3,6 +3,7 @@ wholes hold them) → fuse (RRF) → rerank → supersession → composite score
 
 from __future__ import annotations
 
+from contextvars import copy_context
 from dataclasses import replace
 from datetime import datetime
 
@@ -19,6 +20,7 @@ from agentmem.recall.query_names import canonical_query
 from agentmem.recall.scoring import signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
+from agentmem.store import changes
 from agentmem.store.graph import MemoryGraph, bank_graph
 from agentmem.store.records import filter_clause, json_list, load_memories_with_kinds, sql_list
 from agentmem.types import RecallHit, RecallResult
@@ -54,7 +56,11 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
         return {names[0]: STRATEGIES[names[0]](ctx)}
     if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
         _ = ctx.query_vector  # embed once, before the arms fan out
-    futures = {name: ctx.engine.executor.submit(STRATEGIES[name], ctx) for name in names}
+    # Each arm in a copy of this context: it reads the bank's version the call read.
+    futures = {
+        name: ctx.engine.executor.submit(copy_context().run, STRATEGIES[name], ctx)
+        for name in names
+    }
     if "keyword" in names:
         _ = ctx.query_word_idfs  # what the reranker weighs words by, read while the arms run
     results: dict[str, list[StrategyHit]] = {}
@@ -256,5 +262,6 @@ def _reinforce(engine: Engine, bank_id: str, ids: list[str]) -> None:
             f"WHERE list_contains({sql_list('ids')}, id)",
             {"ids": json_list(ids)},
         )
+        changes.count_accesses(engine.db, cur, bank_id)
     if engine.recall_rows is not None:
         engine.recall_rows.counted(bank_id, ids)

@@ -45,6 +45,10 @@ CREATE TABLE IF NOT EXISTS bank_changes (
     entity_ids VARCHAR NOT NULL,
     PRIMARY KEY (bank_id, version)
 );
+CREATE TABLE IF NOT EXISTS bank_accesses (
+    bank_id VARCHAR PRIMARY KEY,
+    accesses BIGINT NOT NULL
+);
 """
 #: How many changes each bank's log keeps; a mirror further behind reloads.
 LOG_ROWS = 1000
@@ -150,6 +154,33 @@ def record_change(
         )
     cur.execute("SELECT pg_notify(?, ?)", [CHANNEL, f"{bank_id} {version}"])
     return version
+
+
+def count_accesses(db: VersionedStore, cur: Any, bank_id: str) -> None:
+    """In a reinforcing recall's transaction (``cur``): count that the bank's access counts
+    moved. Not a change (no version, no log entry, no writer lock): a shared store's copies of
+    rows read the counts again when this count has moved since they read them. In one
+    process, the recall tells its copies itself."""
+    if _local(db) is None:
+        cur.execute(
+            "INSERT INTO bank_accesses VALUES (?, 1) ON CONFLICT (bank_id) "
+            "DO UPDATE SET accesses = bank_accesses.accesses + 1",
+            [bank_id],
+        )
+
+
+def bank_state(db: VersionedStore, bank_id: str) -> tuple[int, int]:
+    """The bank's version and how often its access counts moved (:func:`count_accesses`;
+    always 0 in one process), in one read."""
+    local = _local(db)
+    if local is not None:
+        return local.version(bank_id), 0
+    version, accesses = db.execute(
+        "SELECT (SELECT version FROM bank_versions WHERE bank_id = $bank), "
+        "(SELECT accesses FROM bank_accesses WHERE bank_id = $bank)",
+        {"bank": bank_id},
+    ).fetchall()[0]
+    return int(version or 0), int(accesses or 0)
 
 
 def published(db: VersionedStore, bank_id: str, version: int) -> None:

@@ -313,6 +313,18 @@ class Database:
                 except duckdb.Error as exc:
                     raise self._error("commit failed on", exc) from exc
 
+    @contextmanager
+    def snapshot(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor whose reads in the block all see one snapshot of the store, without the
+        write lock (what an in-process mirror catches up from)."""
+        cur = self.cursor()
+        with self.storage_errors():
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            finally:
+                cur.execute("COMMIT")
+
     def get_meta(self, key: str) -> str | None:
         """A value of the meta table."""
         rows = self.fetchall("SELECT value FROM meta WHERE key = ?", [key])

@@ -1,35 +1,41 @@
 """The keyword index of a bank held in process: its postings in numpy arrays, scored as the SQL.
 
-``store/keyword.py`` is the system of record and the fallback; this mirror answers the same
-query with the same ranking and the same scores, without a round trip through DuckDB. Per
-bank it holds:
+The store's keyword index (``store/keyword.py`` on DuckDB, ``store/postgres/keyword.py`` on
+PostgreSQL) is the system of record and the fallback; this mirror answers the same query with
+the same ranking and the same scores, without a round trip to the database. Per bank it holds:
 
 * the bank's stored rows (seq, memory id, length), and whether each is still stored;
-* per term, the rows it occurs in and their weighted term frequency, in CSR arrays (term →
-  slice), plus the postings of rows added since the arrays were last packed;
+* per term, the rows it occurs in, their weighted term frequency and whether the fact itself
+  holds it (what word idfs count), in CSR arrays (term → slice), plus the postings of rows
+  added since the arrays were last packed;
 * the bank's statistics (rows and total length) as ``keyword_bank_stats`` holds them.
 
 It is loaded on first use and caught up whenever the bank's version (:func:`bank_version`)
 has moved: rows with a seq above the highest it holds are added (new rows always get higher
 seqs: they are allocated under the write lock), and when the bank then holds fewer rows than
-the mirror, the rows no longer stored are dropped. Each catch-up reads one snapshot.
+the mirror, the rows no longer stored are dropped. Each catch-up reads one snapshot. On a
+shared store (PostgreSQL) a bank's writers hold its version row while they allocate seqs, so
+there too a bank's new rows come after every row a snapshot holds.
 
 Scoring repeats the SQL's arithmetic operation for operation in float64 (the literals are
-decimals in SQL), rounds to the same fixed point as C's ``round`` does, and sums integers, so
-scores are bit-identical and ties break the same way (higher seq first).
+decimals in SQL), rounds to the same fixed point as that backend's SQL does (C's ``round`` on
+DuckDB, ``floor(x + 0.5)`` on PostgreSQL), and sums integers, so scores are bit-identical and
+ties break the same way (higher seq first).
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
 from agentmem.store.database import Database
+from agentmem.store.dialect import POSTGRESQL, dialect_of
 from agentmem.store.keyword import _FIXED_POINT, BM25_B, BM25_K1
 
 # The SQL's literals are DECIMALs, cast to DOUBLE where they meet a DOUBLE.
@@ -39,24 +45,34 @@ _K_LEN = float(Decimal(str(BM25_K1)) * Decimal(str(BM25_B)))
 #: Postings added since the last packing beyond which they are packed into the CSR arrays.
 _PACK_AT = 50_000
 
-# One posting per (term, row), as store/keyword.py's search weighs them: the built postings of
-# rows still stored, then the pending ones. {rows}: which of the bank's rows.
-_POSTINGS = """
+# One posting per (term, row), as the store's search weighs them. {rows}: which of the bank's
+# rows. DuckDB: the built postings of rows still stored, then the pending ones.
+_DUCKDB_POSTINGS = """
 WITH postings AS (
-    SELECT term, seq, len, tf_fact + tf_context * $context_weight AS wtf
+    SELECT term, seq, len, tf_fact + tf_context * $context_weight AS wtf, tf_fact > 0 AS in_fact
     FROM keyword_postings
     WHERE bank_id = $bank_id AND {rows} AND seq NOT IN (SELECT seq FROM keyword_removed)
     UNION ALL
     SELECT term, seq, max(len) AS len,
            coalesce(sum(tf) FILTER (WHERE field = 0), 0)
-           + coalesce(sum(tf) FILTER (WHERE field = 1), 0) * $context_weight AS wtf
+           + coalesce(sum(tf) FILTER (WHERE field = 1), 0) * $context_weight AS wtf,
+           coalesce(sum(tf) FILTER (WHERE field = 0 AND tf > 0), 0) > 0 AS in_fact
     FROM keyword_pending
     WHERE bank_id = $bank_id AND {rows}
     GROUP BY term, seq
 )
 """
-_TERM_COUNTS = _POSTINGS + "SELECT term, count(*) FROM postings GROUP BY term ORDER BY term"
-_POSTING_ROWS = _POSTINGS + "SELECT seq, len, wtf FROM postings ORDER BY term, seq"
+# PostgreSQL: every posting is built in its write's transaction.
+_POSTGRES_POSTINGS = """
+WITH postings AS (
+    SELECT term COLLATE "C" AS term, seq, len,
+           tf_fact + tf_context * $context_weight::float8 AS wtf, tf_fact > 0 AS in_fact
+    FROM keyword_postings
+    WHERE bank_id = $bank_id AND {rows}
+)
+"""
+_TERM_COUNTS = "SELECT term, count(*) FROM postings GROUP BY term ORDER BY term"
+_POSTING_ROWS = "SELECT seq, len, wtf, in_fact FROM postings ORDER BY term, seq"
 _NEW_ROWS = "seq > $after"
 _STORED_SEQS = "SELECT seq FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
 _ROW_IDS = "SELECT seq, id FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
@@ -69,17 +85,25 @@ def c_round(values: np.ndarray) -> np.ndarray:
     return whole + np.copysign((np.abs(values - whole) >= 0.5).astype(np.float64), values)
 
 
+def floor_half_up(values: np.ndarray) -> np.ndarray:
+    """``floor(x + 0.5)``, as the PostgreSQL query rounds (its contributions are positive)."""
+    return np.floor(values + 0.5)
+
+
 class BankPostings:
     """One bank's postings and statistics (see the module docstring); guarded by ``lock``."""
 
-    def __init__(self) -> None:
+    def __init__(self, rounding: Callable[[np.ndarray], np.ndarray] = c_round) -> None:
         self.lock = threading.Lock()
         self.version: int | None = None
+        self._round = rounding
         self._terms: dict[str, int] = {}
         self._offsets = np.zeros(1, dtype=np.int64)
         self._slots = np.zeros(0, dtype=np.int64)  # posting → row slot
         self._wtf = np.zeros(0, dtype=np.float64)
-        self._added: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        self._in_fact = np.zeros(0, dtype=bool)
+        # term → (slots, weighted frequencies, in the fact) of postings added since packing
+        self._added: dict[int, tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]] = {}
         self._added_count = 0
         self._seq = np.zeros(0, dtype=np.int64)  # slot → seq, ascending
         self._len = np.zeros(0, dtype=np.float64)
@@ -129,13 +153,15 @@ class BankPostings:
         lengths[slots - first] = np.asarray(postings["len"], dtype=np.float64)
         self._len = np.concatenate([self._len, lengths])
         wtf = np.asarray(postings["wtf"], dtype=np.float64)
+        in_fact = np.asarray(postings["in_fact"], dtype=bool)
         start = 0
         for term, count in term_counts:
             end = start + count
             term_id = self._terms.setdefault(term, len(self._terms))
-            slot_parts, wtf_parts = self._added.setdefault(term_id, ([], []))
+            slot_parts, wtf_parts, fact_parts = self._added.setdefault(term_id, ([], [], []))
             slot_parts.append(slots[start:end])
             wtf_parts.append(wtf[start:end])
+            fact_parts.append(in_fact[start:end])
             start = end
         self._added_count += len(seq)
         if self._added_count >= max(_PACK_AT, len(self._slots) // 4) or first == 0:
@@ -148,30 +174,35 @@ class BankPostings:
         if self._rows < len(self._seq) // 2:
             self._compact()
 
-    def _term_postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """The slots and weighted frequencies of a term, packed ones then added ones."""
-        slots, wtf = [], []
+    def _term_postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The slots, weighted frequencies and in-fact flags of a term, packed ones then
+        added ones."""
+        columns: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
         if term_id < len(self._offsets) - 1:
             start, end = self._offsets[term_id], self._offsets[term_id + 1]
-            slots.append(self._slots[start:end])
-            wtf.append(self._wtf[start:end])
+            for column, packed in zip(
+                columns, (self._slots, self._wtf, self._in_fact), strict=True
+            ):
+                column.append(packed[start:end])
         added = self._added.get(term_id)
         if added is not None:
-            slots.extend(added[0])
-            wtf.extend(added[1])
-        if len(slots) == 1:
-            return slots[0], wtf[0]
-        if not slots:
-            return self._slots[:0], self._wtf[:0]
-        return np.concatenate(slots), np.concatenate(wtf)
+            for column, parts in zip(columns, added, strict=True):
+                column.extend(parts)
+        if len(columns[0]) == 1:
+            return columns[0][0], columns[1][0], columns[2][0]
+        if not columns[0]:
+            return self._slots[:0], self._wtf[:0], self._in_fact[:0]
+        slots, wtf, in_fact = (np.concatenate(column) for column in columns)
+        return slots, wtf, in_fact
 
     def _pack(self) -> None:
         """Fold the added postings into the CSR arrays."""
         parts = [self._term_postings(t) for t in range(len(self._terms))]
-        counts = [len(slots) for slots, _ in parts]
+        counts = [len(slots) for slots, _, _ in parts]
         self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-        self._slots = np.concatenate([self._slots[:0], *(slots for slots, _ in parts)])
-        self._wtf = np.concatenate([self._wtf[:0], *(wtf for _, wtf in parts)])
+        self._slots = np.concatenate([self._slots[:0], *(slots for slots, _, _ in parts)])
+        self._wtf = np.concatenate([self._wtf[:0], *(wtf for _, wtf, _ in parts)])
+        self._in_fact = np.concatenate([self._in_fact[:0], *(fact for _, _, fact in parts)])
         self._added, self._added_count = {}, 0
 
     def _compact(self) -> None:
@@ -184,6 +215,7 @@ class BankPostings:
         self._offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         self._slots = (np.cumsum(keep) - 1)[self._slots[alive]]
         self._wtf = self._wtf[alive]
+        self._in_fact = self._in_fact[alive]
         self._seq, self._len = self._seq[keep], self._len[keep]
         self._ids = [memory_id for memory_id, k in zip(self._ids, keep, strict=True) if k]
         self._stored = np.ones(len(self._seq), dtype=bool)
@@ -203,7 +235,7 @@ class BankPostings:
             term_id = self._terms.get(term)
             if term_id is None:
                 continue
-            slots, wtf = self._term_postings(term_id)
+            slots, wtf, _ = self._term_postings(term_id)
             stored = self._stored[slots]
             slots, wtf = slots[stored], wtf[stored]
             df = len(slots)
@@ -212,7 +244,7 @@ class BankPostings:
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1) * _K1_PLUS_1
             share = idf * wtf / (wtf + _K_FIXED + k_len * self._len[slots])
             scored_slots.append(slots)
-            scored_points.append(c_round(share * _FIXED_POINT))
+            scored_points.append(self._round(share * _FIXED_POINT))
         if not scored_slots:
             return []
         slots = np.concatenate(scored_slots)
@@ -228,12 +260,29 @@ class BankPostings:
         best = zip(hit[order].tolist(), points[order].tolist(), strict=True)
         return [(self._ids[slot], total / _FIXED_POINT) for slot, total in best]
 
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str | None, int]:
+        """How many of the bank's rows hold each term in the fact itself (terms no row holds
+        are absent), and under None the bank's rows: the index's ``term_idfs`` counts."""
+        if not self._has_stats:
+            return {}
+        found: dict[str | None, int] = {None: self.num_docs}
+        for term in dict.fromkeys(terms):
+            term_id = self._terms.get(term)
+            if term_id is not None:
+                slots, _, in_fact = self._term_postings(term_id)
+                count = int(np.count_nonzero(in_fact & self._stored[slots]))
+                if count:
+                    found[term] = count
+        return found
+
 
 def _postings(
     cur: Any, rows: str, params: dict[str, Any]
 ) -> tuple[list[tuple[str, int]], dict[str, np.ndarray]]:
-    counts = cur.execute(_TERM_COUNTS.replace("{rows}", rows), params).fetchall()
-    postings = cur.execute(_POSTING_ROWS.replace("{rows}", rows), params).fetchnumpy()
+    source = _POSTGRES_POSTINGS if dialect_of(cur) == POSTGRESQL else _DUCKDB_POSTINGS
+    source = source.replace("{rows}", rows)
+    counts = cur.execute(source + _TERM_COUNTS, params).fetchall()
+    postings = cur.execute(source + _POSTING_ROWS, params).fetchnumpy()
     return counts, postings
 
 
@@ -251,8 +300,23 @@ class KeywordMirrors:
         """As ``KeywordIndex.search`` without filters, from the bank's mirror."""
         if not terms:
             return []
+        with self._current(bank_id) as bank:
+            return bank.search(terms, limit)
+
+    def document_frequencies(self, bank_id: str, terms: Sequence[str]) -> dict[str | None, int]:
+        """The document frequencies ``KeywordIndex.term_idfs`` reads, from the bank's mirror
+        (see :meth:`BankPostings.document_frequencies`)."""
+        with self._current(bank_id) as bank:
+            return bank.document_frequencies(terms)
+
+    @contextmanager
+    def _current(self, bank_id: str) -> Iterator[BankPostings]:
+        """The bank's mirror at its current version, locked for the block."""
         with self._lock:
-            bank = self._banks.setdefault(bank_id, BankPostings())
+            bank = self._banks.get(bank_id)
+            if bank is None:
+                rounding = floor_half_up if dialect_of(self._db) == POSTGRESQL else c_round
+                bank = self._banks[bank_id] = BankPostings(rounding)
         with bank.lock:
             version = self._version(bank_id)
             if bank.version != version:
@@ -262,16 +326,11 @@ class KeywordMirrors:
                     self.drop(bank_id)  # half caught up: the next search loads it anew
                     raise
                 bank.version = version
-            return bank.search(terms, limit)
+            yield bank
 
     def _catch_up(self, bank: BankPostings, bank_id: str) -> None:
-        cur = self._db.cursor()
-        with self._db.storage_errors():
-            cur.execute("BEGIN TRANSACTION")  # one snapshot for every read of the catch-up
-            try:
-                bank.catch_up(cur, bank_id, self._context_weight)
-            finally:
-                cur.execute("COMMIT")
+        with self._db.snapshot() as cur:  # one snapshot for every read of the catch-up
+            bank.catch_up(cur, bank_id, self._context_weight)
 
     def drop(self, bank_id: str) -> None:
         """Forget a bank's mirror (the next search loads it anew)."""

@@ -7,7 +7,11 @@ use, then kept at the bank's version (store/changes.py) by replaying the change 
 of the memories a change names are dropped (read again when next asked for), the entities it
 names are read again, the ``supersedes`` links are read again; an entity correction, an
 import, a deleted bank or a log that no longer reaches back drops the copy. Recall's access
-counts are not changes: a reinforcing recall drops the rows it counted once it has committed.
+counts are not changes: a reinforcing recall drops the rows it counted once it has committed,
+and on a store other processes write too (PostgreSQL), where their recalls count as well, each
+row remembers how often the bank's counts had moved when it was read
+(``changes.count_accesses``); candidates read before the latest move have their counts read
+again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
 Rows are kept as the store returns them and turned into :class:`Memory` values on every read,
 as :func:`~agentmem.store.records.load_memories_with_kinds` does, so nothing a caller holds is
@@ -28,6 +32,7 @@ from agentmem.store.records import (
     Memory,
     _with_kinds,
     load_memories_with_kinds,
+    memories_by_id,
     split_plain_ids,
     sql_strings,
 )
@@ -36,7 +41,7 @@ from agentmem.store.records import (
 # {m_ids}: nothing (every row) or an ``AND ... IN (...)`` of literal ids.
 _ROWS = """
 WITH me AS (
-    SELECT memory_id, list(entity_id) AS entity_ids FROM memory_entities
+    SELECT memory_id, array_agg(entity_id) AS entity_ids FROM memory_entities
     WHERE bank_id = $bank {me_ids} GROUP BY memory_id
 )
 SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
@@ -46,6 +51,8 @@ FROM memories AS m LEFT JOIN me ON me.memory_id = m.id
 WHERE m.bank_id = $bank {m_ids}
 """
 _ENTITIES = "SELECT id, name, kind FROM entities WHERE bank_id = $bank {ids}"
+# Where a row holds its access count.
+_ACCESS_COUNT = 10
 _SUPERSEDES = (
     "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
     "ORDER BY created_at"
@@ -70,6 +77,8 @@ class _Bank:
     by_memory: dict[str, list[int]] = field(default_factory=dict)
     # Moves whenever rows are dropped: rows read before a move are not kept.
     epoch: int = 0
+    # Per row, the bank's access count moves its count reflects (a shared store's).
+    counted_at: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -84,14 +93,20 @@ class _Bank:
 class RecallRows:
     """Per-bank copies of recall's candidate rows and ``supersedes`` links."""
 
-    def __init__(self, db: Database, version: Callable[[str], int]) -> None:
+    def __init__(
+        self, db: Database, version: Callable[[str], int], accesses: Callable[[str], int]
+    ) -> None:
         self._db = db
         self._version = version
+        self._accesses = accesses
+        # Other processes' recalls count accesses too (see the module docstring).
+        self._counts_elsewhere = not changes.is_local(db)
         self._banks: dict[str, _Bank] = {}
         self._lock = threading.RLock()
 
     def memories(self, bank_id: str, ids: Sequence[str]) -> dict[str, tuple[Memory, EntityKinds]]:
         """As ``load_memories_with_kinds`` without filters: the bank's memories among ``ids``."""
+        accesses = self._accesses(bank_id) if self._counts_elsewhere else 0  # before any read
         bank = self._current(bank_id)
         wanted = list(dict.fromkeys(ids))
         plain, other = split_plain_ids(i for i in wanted if i not in bank.rows)
@@ -103,11 +118,21 @@ class RecallRows:
             with self._lock:
                 if bank.epoch == epoch and self._banks.get(bank_id) is bank:
                     bank.rows.update(read)
+                    bank.counted_at.update(dict.fromkeys(read, accesses))
         found = load_memories_with_kinds(self._db, bank_id, other) if other else {}
-        for memory_id in wanted:
-            row = bank.rows.get(memory_id) or read.get(memory_id)
-            if row is not None:
-                found[memory_id] = bank.memory(row)
+        rows = {i: row for i in wanted if (row := bank.rows.get(i) or read.get(i)) is not None}
+        if self._counts_elsewhere:
+            stale = {i: row for i, row in rows.items() if bank.counted_at.get(i) != accesses}
+            if stale:
+                epoch = bank.epoch
+                counted = self._with_current_counts(bank_id, stale)
+                rows.update(counted)
+                with self._lock:
+                    if bank.epoch == epoch and self._banks.get(bank_id) is bank:
+                        bank.rows.update((i, row) for i, row in counted.items() if i in bank.rows)
+                        bank.counted_at.update(dict.fromkeys(counted, accesses))
+        for memory_id, row in rows.items():
+            found[memory_id] = bank.memory(row)
         return {memory_id: found[memory_id] for memory_id in wanted if memory_id in found}
 
     def supersedes_links(self, bank_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
@@ -145,7 +170,12 @@ class RecallRows:
             if named:
                 entities.update(self._entities(bank_id, named))
             fresh = _Bank(
-                version, bank.rows, entities, self._supersedes(bank_id), epoch=bank.epoch + 1
+                version,
+                bank.rows,
+                entities,
+                self._supersedes(bank_id),
+                epoch=bank.epoch + 1,
+                counted_at=bank.counted_at,
             )
             self._banks[bank_id] = fresh
             return fresh
@@ -157,6 +187,17 @@ class RecallRows:
     def _rows(self, bank_id: str, ids: list[str] | None) -> list[Row]:
         sql = _ROWS.replace("{me_ids}", _listed("memory_id", ids))
         return self._db.fetchall(sql.replace("{m_ids}", _listed("m.id", ids)), {"bank": bank_id})
+
+    def _with_current_counts(self, bank_id: str, rows: dict[str, Row]) -> dict[str, Row]:
+        """The rows with the access counts the store holds now (a row gone since keeps its
+        own: the caller finds out it is gone where it matters, as with any read)."""
+        counts = dict(memories_by_id(self._db, bank_id, rows, "m.id, m.access_count"))
+        return {
+            memory_id: row
+            if counts.get(memory_id, row[_ACCESS_COUNT]) == row[_ACCESS_COUNT]
+            else (*row[:_ACCESS_COUNT], counts[memory_id], *row[_ACCESS_COUNT + 1 :])
+            for memory_id, row in rows.items()
+        }
 
     def _entities(self, bank_id: str, ids: list[str] | None) -> dict[str, tuple[str, str]]:
         sql = _ENTITIES.replace("{ids}", _listed("id", ids))

@@ -20,6 +20,8 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
+
 from agentmem.errors import InvalidInputError, ModelError, StorageError, StoreLockedError
 from agentmem.store.postgres.schema import (
     FUNCTIONS,
@@ -118,6 +120,12 @@ class Result:
         self._position += len(rows)
         return rows
 
+    def fetchnumpy(self) -> dict[str, Any]:
+        """The remaining rows by column, each a numpy array (as DuckDB's ``fetchnumpy``)."""
+        rows = self.fetchall()
+        names = [column.name for column in self.description or ()]
+        return {name: np.array([row[i] for row in rows]) for i, name in enumerate(names)}
+
 
 class Cursor:
     """What ``Database.cursor()`` and ``transaction()`` hand out: ``execute`` returns the
@@ -143,6 +151,9 @@ class Cursor:
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
         return self._last.fetchmany(size) if self._last is not None else []
+
+    def fetchnumpy(self) -> dict[str, Any]:
+        return self._last.fetchnumpy() if self._last is not None else {}
 
     @property
     def description(self) -> Any:  # noqa: ANN401
@@ -350,13 +361,32 @@ class PostgresDatabase:
                 with self._local.connection.transaction(), self.storage_errors():
                     yield Cursor(self)
                 return
-            with self._connection() as con:
-                self._local.connection = con
-                try:
-                    with self.storage_errors(), con.transaction():
-                        yield Cursor(self)
-                finally:
-                    self._local.connection = None
+            with self._new_transaction():
+                yield Cursor(self)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Cursor]:
+        """A cursor whose reads in the block all see one snapshot of the database (a read-only
+        REPEATABLE READ transaction), without the write lock; inside this thread's
+        transaction, that transaction's view."""
+        if getattr(self._local, "connection", None) is not None:
+            yield Cursor(self)
+            return
+        with self._new_transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            yield Cursor(self)
+
+    @contextmanager
+    def _new_transaction(self, characteristics: str = "") -> Iterator[None]:
+        """A pooled connection in a transaction, this thread's for the block."""
+        with self._connection() as con:
+            self._local.connection = con
+            try:
+                with self.storage_errors(), con.transaction():
+                    if characteristics:
+                        con.execute(f"SET TRANSACTION {characteristics}")
+                    yield
+            finally:
+                self._local.connection = None
 
     def get_meta(self, key: str) -> str | None:
         """A value of the meta table."""

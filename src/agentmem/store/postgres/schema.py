@@ -14,7 +14,7 @@ from __future__ import annotations
 from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
 from agentmem.store.jobs import SCHEMA as JOBS_SCHEMA
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 #: A key for ``pg_advisory_xact_lock``: schema creation and migrations run under it, so
 #: replicas opening one database at once do not race.
@@ -158,6 +158,7 @@ def tables(has_c_utf8: bool) -> str:
     return TABLES.replace("{texts}", f"text[] {collation}").replace("{text}", f"text {collation}")
 
 
-#: Upgrades of an older PostgreSQL store, by the schema version they lead to (none yet: the
-#: PostgreSQL schema starts at the DuckDB store's current version).
+#: Upgrades of an older PostgreSQL store, by the schema version they lead to, run after the
+#: CREATE ... IF NOT EXISTS statements above (which add new tables: version 3's
+#: ``bank_accesses``). The PostgreSQL schema started at the DuckDB store's version 2.
 MIGRATIONS: tuple[tuple[str, str], ...] = ()
