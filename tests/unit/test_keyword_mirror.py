@@ -56,6 +56,10 @@ def _assert_mirror_matches_sql(mem: agentmem.AgentMemory) -> None:
                     query,
                     limit,
                 )
+        # The reranker's word weights: document frequencies over the rows' own text.
+        terms = engine.keyword.query_terms(" ".join(WORDS + QUERIES))
+        expected_df = engine.keyword.document_frequencies(bank_id, terms)
+        assert engine.keyword_mirrors.document_frequencies(bank_id, terms) == expected_df
 
 
 def _apply(mem: agentmem.AgentMemory, op: str, bank_id: str, arg: object) -> None:

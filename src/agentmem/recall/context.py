@@ -84,7 +84,12 @@ class StrategyContext:
     def query_word_idfs(self) -> dict[str, float]:
         """How informative each of the query's words is in this bank: its keyword idf (a word
         no memory holds gets the largest; stopwords are absent)."""
-        return self.engine.keyword.term_idfs(self.bank_id, content_tokens(self.config.query))
+        mirrors = self.engine.keyword_mirrors
+        return self.engine.keyword.term_idfs(
+            self.bank_id,
+            content_tokens(self.config.query),
+            None if mirrors is None else mirrors.document_frequencies,
+        )
 
     def entity_ids(self, name: str) -> list[str]:
         """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""

@@ -5,8 +5,9 @@ query with the same ranking and the same scores, without a round trip through Du
 bank it holds:
 
 * the bank's stored rows (seq, memory id, length), and whether each is still stored;
-* per term, the rows it occurs in and their weighted term frequency, in CSR arrays (term →
-  slice), plus the postings of rows added since the arrays were last packed;
+* per term, the rows it occurs in, their weighted term frequency and whether the row's own
+  text (not only its neighbouring turns) holds the term, in CSR arrays (term → slice), plus
+  the postings of rows added since the arrays were last packed;
 * the bank's statistics (rows and total length) as ``keyword_bank_stats`` holds them.
 
 It is loaded on first use and caught up whenever the bank's version (:func:`bank_version`)
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
@@ -43,20 +45,21 @@ _PACK_AT = 50_000
 # rows still stored, then the pending ones. {rows}: which of the bank's rows.
 _POSTINGS = """
 WITH postings AS (
-    SELECT term, seq, len, tf_fact + tf_context * $context_weight AS wtf
+    SELECT term, seq, len, tf_fact + tf_context * $context_weight AS wtf, tf_fact > 0 AS own
     FROM keyword_postings
     WHERE bank_id = $bank_id AND {rows} AND seq NOT IN (SELECT seq FROM keyword_removed)
     UNION ALL
     SELECT term, seq, max(len) AS len,
            coalesce(sum(tf) FILTER (WHERE field = 0), 0)
-           + coalesce(sum(tf) FILTER (WHERE field = 1), 0) * $context_weight AS wtf
+           + coalesce(sum(tf) FILTER (WHERE field = 1), 0) * $context_weight AS wtf,
+           coalesce(sum(tf) FILTER (WHERE field = 0), 0) > 0 AS own
     FROM keyword_pending
     WHERE bank_id = $bank_id AND {rows}
     GROUP BY term, seq
 )
 """
 _TERM_COUNTS = _POSTINGS + "SELECT term, count(*) FROM postings GROUP BY term ORDER BY term"
-_POSTING_ROWS = _POSTINGS + "SELECT seq, len, wtf FROM postings ORDER BY term, seq"
+_POSTING_ROWS = _POSTINGS + "SELECT seq, len, wtf, own FROM postings ORDER BY term, seq"
 _NEW_ROWS = "seq > $after"
 _STORED_SEQS = "SELECT seq FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
 _ROW_IDS = "SELECT seq, id FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
@@ -78,7 +81,8 @@ class BankPostings:
         self._terms: dict[str, int] = {}
         self._offsets = np.zeros(1, dtype=np.int64)
         self._slots = np.zeros(0, dtype=np.int64)  # posting → row slot
-        self._wtf = np.zeros(0, dtype=np.float64)
+        # posting → (weighted term frequency, 1.0 if the row's own text holds the term)
+        self._wtf = np.zeros((0, 2), dtype=np.float64)
         self._added: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
         self._added_count = 0
         self._seq = np.zeros(0, dtype=np.int64)  # slot → seq, ascending
@@ -128,7 +132,9 @@ class BankPostings:
         lengths = np.zeros(len(rows), dtype=np.float64)
         lengths[slots - first] = np.asarray(postings["len"], dtype=np.float64)
         self._len = np.concatenate([self._len, lengths])
-        wtf = np.asarray(postings["wtf"], dtype=np.float64)
+        wtf = np.column_stack(
+            [np.asarray(postings["wtf"], dtype=np.float64), np.asarray(postings["own"], dtype=bool)]
+        ).astype(np.float64)
         start = 0
         for term, count in term_counts:
             end = start + count
@@ -149,7 +155,8 @@ class BankPostings:
             self._compact()
 
     def _term_postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """The slots and weighted frequencies of a term, packed ones then added ones."""
+        """The slots of a term's postings, packed ones then added ones, and their (weighted
+        frequency, own text) pairs."""
         slots, wtf = [], []
         if term_id < len(self._offsets) - 1:
             start, end = self._offsets[term_id], self._offsets[term_id + 1]
@@ -203,9 +210,9 @@ class BankPostings:
             term_id = self._terms.get(term)
             if term_id is None:
                 continue
-            slots, wtf = self._term_postings(term_id)
+            slots, payload = self._term_postings(term_id)
             stored = self._stored[slots]
-            slots, wtf = slots[stored], wtf[stored]
+            slots, wtf = slots[stored], payload[stored, 0]
             df = len(slots)
             if df == 0:
                 continue
@@ -227,6 +234,20 @@ class BankPostings:
         order = np.lexsort((-self._seq[hit], -points))[:limit]
         best = zip(hit[order].tolist(), points[order].tolist(), strict=True)
         return [(self._ids[slot], total / _FIXED_POINT) for slot, total in best]
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str | None, int]:
+        """Per term, how many of the bank's stored rows hold it in their own text, and the
+        bank's row count under the key None (absent without statistics), as
+        ``KeywordIndex.document_frequencies`` gives them."""
+        found: dict[str | None, int] = {None: self.num_docs} if self._has_stats else {}
+        for term in terms:
+            term_id = self._terms.get(term)
+            if term_id is not None:
+                slots, payload = self._term_postings(term_id)
+                own = int(np.count_nonzero(payload[self._stored[slots], 1]))
+                if own:
+                    found[term] = own
+        return found
 
 
 def _postings(
@@ -251,6 +272,17 @@ class KeywordMirrors:
         """As ``KeywordIndex.search`` without filters, from the bank's mirror."""
         if not terms:
             return []
+        with self._current(bank_id) as bank:
+            return bank.search(terms, limit)
+
+    def document_frequencies(self, bank_id: str, terms: Sequence[str]) -> dict[str | None, int]:
+        """As ``KeywordIndex.document_frequencies``, from the bank's mirror."""
+        with self._current(bank_id) as bank:
+            return bank.document_frequencies(terms)
+
+    @contextmanager
+    def _current(self, bank_id: str) -> Iterator[BankPostings]:
+        """The bank's mirror at the bank's version, its lock held."""
         with self._lock:
             bank = self._banks.setdefault(bank_id, BankPostings())
         with bank.lock:
@@ -262,7 +294,7 @@ class KeywordMirrors:
                     self.drop(bank_id)  # half caught up: the next search loads it anew
                     raise
                 bank.version = version
-            return bank.search(terms, limit)
+            yield bank
 
     def _catch_up(self, bank: BankPostings, bank_id: str) -> None:
         cur = self._db.cursor()

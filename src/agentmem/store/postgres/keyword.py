@@ -34,7 +34,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -370,17 +370,25 @@ class PostgresKeywordIndex:
         stems = self._stemmed(self._db, tokens)
         return list(dict.fromkeys(stems[t] for t in tokens))
 
-    def term_idfs(self, bank_id: str, words: list[str]) -> dict[str, float]:
+    def term_idfs(
+        self,
+        bank_id: str,
+        words: list[str],
+        frequencies: Callable[[str, Sequence[str]], dict[str | None, int]] | None = None,
+    ) -> dict[str, float]:
         """How informative each word is in this bank (see
         :meth:`agentmem.store.keyword.KeywordIndex.term_idfs`)."""
         stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
         terms = sorted({term for found in stems.values() for term in found})
         if not terms:
             return {}
-        df: dict[str | None, int] = dict(
-            self._db.fetchall(_DOCUMENT_FREQUENCIES, {"bank_id": bank_id, "terms": terms})
+        return word_idfs(stems, (frequencies or self.document_frequencies)(bank_id, terms))
+
+    def document_frequencies(self, bank_id: str, terms: Sequence[str]) -> dict[str | None, int]:
+        """See :meth:`agentmem.store.keyword.KeywordIndex.document_frequencies`."""
+        return dict(
+            self._db.fetchall(_DOCUMENT_FREQUENCIES, {"bank_id": bank_id, "terms": list(terms)})
         )
-        return word_idfs(stems, df)
 
     # -- writes -----------------------------------------------------------------------------
 
