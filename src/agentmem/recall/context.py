@@ -53,7 +53,11 @@ class StrategyContext:
     def cosines(self, memory_ids: list[str]) -> dict[str, float]:
         """The query's cosine similarity with these memories' stored vectors (the semantic
         arm's measure, for memories beyond its pool; ids without a vector are absent)."""
-        vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
+        rows = self.engine.recall_rows
+        if rows is None:
+            vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
+        else:
+            vectors = rows.vectors(self.bank_id, self.collection, memory_ids)
         query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
         return {
             memory_id: float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12)

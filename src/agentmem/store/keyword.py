@@ -553,7 +553,11 @@ class KeywordIndex:
         the tokeniser drops, is absent. ``frequencies`` reads the document frequencies
         (default :meth:`document_frequencies`; the bank's in-process mirror gives the same).
         """
-        stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
+        words = list(dict.fromkeys(words))
+        joined = " ".join(words)
+        if joined.isascii():
+            self.query_terms(joined)  # stems every word not cached yet, in one round trip
+        stems = {word: self.query_terms(word) for word in words}
         terms = sorted({term for found in stems.values() for term in found})
         if not terms:
             return {}

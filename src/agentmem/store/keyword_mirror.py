@@ -284,7 +284,9 @@ class KeywordMirrors:
     def _current(self, bank_id: str) -> Iterator[BankPostings]:
         """The bank's mirror at the bank's version, its lock held."""
         with self._lock:
-            bank = self._banks.setdefault(bank_id, BankPostings())
+            bank = self._banks.get(bank_id)
+            if bank is None:
+                bank = self._banks[bank_id] = BankPostings()
         with bank.lock:
             version = self._version(bank_id)
             if bank.version != version:
