@@ -34,7 +34,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -49,8 +49,8 @@ from agentmem.store.keyword import (
     FTS_SCHEMA,
     IGNORE_PATTERN,
     STEM_CACHE_SIZE,
+    KeywordIndex,
     tokenize_sql,
-    word_idfs,
 )
 
 #: Advisory lock key under which the index's tables and dictionary are created.
@@ -370,19 +370,9 @@ class PostgresKeywordIndex:
         stems = self._stemmed(self._db, tokens)
         return list(dict.fromkeys(stems[t] for t in tokens))
 
-    def term_idfs(
-        self,
-        bank_id: str,
-        words: list[str],
-        frequencies: Callable[[str, Sequence[str]], dict[str | None, int]] | None = None,
-    ) -> dict[str, float]:
-        """How informative each word is in this bank (see
-        :meth:`agentmem.store.keyword.KeywordIndex.term_idfs`)."""
-        stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
-        terms = sorted({term for found in stems.values() for term in found})
-        if not terms:
-            return {}
-        return word_idfs(stems, (frequencies or self.document_frequencies)(bank_id, terms))
+    #: How informative each word is in this bank (see ``KeywordIndex.term_idfs``: the same
+    #: steps over this index's tokeniser and document frequencies).
+    term_idfs = KeywordIndex.term_idfs
 
     def document_frequencies(self, bank_id: str, terms: Sequence[str]) -> dict[str | None, int]:
         """See :meth:`agentmem.store.keyword.KeywordIndex.document_frequencies`."""
