@@ -95,6 +95,9 @@ class MemoryGraph:
         self._entities: dict[str, _Entity] = {}
         # casefolded name or alias -> entity ids, for "entities named in the query".
         self._names: dict[str, set[str]] = {}
+        #: Moves whenever an entity is set or removed (what is derived from the bank's names
+        #: is kept until it moves).
+        self.names_version = 0
 
     # -- loading and writing ---------------------------------------------------------------
 
@@ -260,6 +263,7 @@ class MemoryGraph:
             self._free.append(slot)
 
     def _set_entity(self, entity_id: str, entity: _Entity) -> None:
+        self.names_version += 1
         old = self._entities.get(entity_id)
         if old is not None:
             for alias in (old.name, *old.aliases):
@@ -270,6 +274,7 @@ class MemoryGraph:
             self._names.setdefault(alias.casefold(), set()).add(entity_id)
 
     def _remove_entities(self, entity_ids: Iterable[str]) -> None:
+        self.names_version += 1
         doomed: set[int] = set()
         for entity_id in entity_ids:
             entity = self._entities.pop(entity_id, None)
