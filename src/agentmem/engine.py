@@ -83,7 +83,7 @@ class Engine:
     # named in _MIRRORS.
     _mirror_versions: dict[tuple[str, str], int] = field(default_factory=dict)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock)
-    # Per-bank keyword postings (store/keyword_mirror.py) and candidate rows
+    # Per-bank keyword postings (store/keyword_mirror.py) and candidate rows and vectors
     # (store/recall_rows.py) in process, kept at bank_version; None when recall reads them
     # from the store (config, or a store it does not mirror).
     keyword_mirrors: KeywordMirrors | None = field(init=False, default=None)
@@ -94,7 +94,9 @@ class Engine:
             self.keyword_mirrors = KeywordMirrors(
                 self.db, self.config.context_weight, self.bank_version
             )
-            self.recall_rows = RecallRows(self.db, self.bank_version, self.bank_accesses)
+            self.recall_rows = RecallRows(
+                self.db, self.vectors, self.bank_version, self.bank_accesses
+            )
 
     def bank_version(self, bank_id: str, cur: Any = None) -> int:
         """The bank's current version (store/changes.py): a dict read on a store only this

@@ -133,3 +133,15 @@ def test_canonical_query_only_swaps_capitalised_words_for_a_persons_name(query):
     changed = set(NAME_WORD.findall(rewritten)) - set(NAME_WORD.findall(query))
     assert changed <= {"Muhamed", "Joanna"}
     assert canonical_query(rewritten, graph) == rewritten  # canonical names stay canonical
+
+
+def test_the_people_a_query_is_read_against_follow_the_graphs_names():
+    # The persons' index is kept between queries: a person added or removed since is seen.
+    graph = graph_of({"Muhamed": "person"})
+    assert canonical_query("What does Mohammed play?", graph) == "What does Muhamed play?"
+    assert canonical_query("What is Jo training for?", graph) == "What is Jo training for?"
+    graph._add_memories([("m2", None)])
+    graph._add_entity_rows([("m2", "e9", "Joanna", "person", [])])
+    assert canonical_query("What is Jo training for?", graph) == "What is Joanna training for?"
+    graph.remove_memories(["m2"])
+    assert canonical_query("What is Jo training for?", graph) == "What is Jo training for?"

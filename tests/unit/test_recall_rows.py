@@ -1,4 +1,5 @@
-"""Recall from the in-process copies returns exactly what the SQL path returns."""
+"""Recall from the in-process copies (keyword postings and document frequencies, candidate
+rows) returns exactly what the SQL path returns: the same memories, scores and details."""
 
 from __future__ import annotations
 
@@ -29,14 +30,20 @@ _OPS = st.lists(
         st.tuples(st.just("rewrite"), st.sampled_from(TEXTS)),
         st.tuples(st.just("alias"), st.sampled_from(["Gigi", "Annie"])),
         st.tuples(st.just("reopen"), st.none()),
+        # Writes through a second AgentMemory on the same store, and to a second bank.
+        st.tuples(st.just("other_retain"), st.lists(st.sampled_from(TEXTS), min_size=1)),
+        st.tuples(st.just("other_forget"), st.integers(1, 2)),
+        st.tuples(st.just("bank_c"), st.lists(st.sampled_from(TEXTS), min_size=1, max_size=3)),
     ),
     min_size=1,
     max_size=6,
 )
 
 
-def _recalled(mem: agentmem.AgentMemory, query: str) -> list[list[tuple[object, ...]]]:
-    bank = mem.bank("b")
+def _recalled(
+    mem: agentmem.AgentMemory, bank_id: str, query: str
+) -> list[list[tuple[object, ...]]]:
+    bank = mem.bank(bank_id)
     unfiltered = bank.recall(query, reinforce=False, now=T0)
     untagged = bank.recall(query, tags=[], tags_match="exact", reinforce=False, now=T0)
     return [
@@ -46,19 +53,25 @@ def _recalled(mem: agentmem.AgentMemory, query: str) -> list[list[tuple[object, 
 
 def _assert_same_as_sql(mem: agentmem.AgentMemory) -> None:
     engine = mem._engine
-    for query in QUERIES:
-        in_process = _recalled(mem, query)
-        copies = engine.keyword_mirrors, engine.recall_rows
-        engine.keyword_mirrors = engine.recall_rows = None
-        try:
-            assert _recalled(mem, query) == in_process, query
-        finally:
-            engine.keyword_mirrors, engine.recall_rows = copies
+    for bank_id in sorted(set(mem.banks()) & {"b", "c"}):
+        for query in QUERIES:
+            in_process = _recalled(mem, bank_id, query)
+            copies = engine.keyword_mirrors, engine.recall_rows
+            engine.keyword_mirrors = engine.recall_rows = None
+            try:
+                assert _recalled(mem, bank_id, query) == in_process, (bank_id, query)
+            finally:
+                engine.keyword_mirrors, engine.recall_rows = copies
 
 
-def _apply(mem: agentmem.AgentMemory, op: str, arg: object) -> None:
+def _apply(mem: agentmem.AgentMemory, op: str, arg: object, other: agentmem.AgentMemory) -> None:
     bank = mem.bank("b")
-    if op == "retain":
+    if op.startswith("other_"):
+        _apply(other, op.removeprefix("other_"), arg, mem)
+    elif op == "bank_c":
+        messages = [{"role": "user", "content": t} for t in arg]  # type: ignore[union-attr]
+        mem.bank("c").retain(messages, mentioned_at=T0)
+    elif op == "retain":
         tags = ["ops"] if len(arg) > 1 else []  # type: ignore[arg-type]
         messages = [{"role": "user", "content": t} for t in arg]  # type: ignore[union-attr]
         bank.retain(messages, mentioned_at=T0, tags=tags)
@@ -84,19 +97,21 @@ def _apply(mem: agentmem.AgentMemory, op: str, arg: object) -> None:
 def test_recall_from_copies_equals_recall_from_sql_through_every_write(tmp_path_factory, ops):
     path = tmp_path_factory.mktemp("store")
     mem = agentmem.AgentMemory(path, embedder=HashEmbedder())
+    other = agentmem.AgentMemory(path, embedder=HashEmbedder())  # one process, one store
     try:
-        _apply(mem, "retain", TEXTS[:5])
+        _apply(mem, "retain", TEXTS[:5], other)
         _assert_same_as_sql(mem)
         for op, arg in ops:
             if op == "reopen":
                 mem.close()
                 mem = agentmem.AgentMemory(path, embedder=HashEmbedder())
             else:
-                _apply(mem, op, arg)
+                _apply(mem, op, arg, other)
             _assert_same_as_sql(mem)
         report = mem.check_integrity()
         assert report.ok, report.problems
     finally:
+        other.close()
         mem.close()
 
 

@@ -22,7 +22,6 @@ from agentmem.recall.people import without_people
 from agentmem.recall.query_time import QueryTime, parse_query_time
 from agentmem.store.dialect import any_lowered_equals
 from agentmem.store.graph import bank_graph
-from agentmem.store.keyword import word_idfs
 from agentmem.store.records import from_db_time
 
 
@@ -54,7 +53,11 @@ class StrategyContext:
     def cosines(self, memory_ids: list[str]) -> dict[str, float]:
         """The query's cosine similarity with these memories' stored vectors (the semantic
         arm's measure, for memories beyond its pool; ids without a vector are absent)."""
-        vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
+        rows = self.engine.recall_rows
+        if rows is None:
+            vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
+        else:
+            vectors = rows.vectors(self.bank_id, self.collection, memory_ids)
         query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
         return {
             memory_id: float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12)
@@ -84,15 +87,13 @@ class StrategyContext:
     @cached_property
     def query_word_idfs(self) -> dict[str, float]:
         """How informative each of the query's words is in this bank: its keyword idf (a word
-        no memory holds gets the largest; stopwords are absent), from the bank's keyword
-        mirror when there is one."""
-        keyword, mirrors = self.engine.keyword, self.engine.keyword_mirrors
-        words = content_tokens(self.config.query)
-        if mirrors is None:
-            return keyword.term_idfs(self.bank_id, words)
-        stems = {word: keyword.query_terms(word) for word in dict.fromkeys(words)}
-        terms = sorted({term for found in stems.values() for term in found})
-        return word_idfs(stems, mirrors.document_frequencies(self.bank_id, terms)) if terms else {}
+        no memory holds gets the largest; stopwords are absent)."""
+        mirrors = self.engine.keyword_mirrors
+        return self.engine.keyword.term_idfs(
+            self.bank_id,
+            content_tokens(self.config.query),
+            None if mirrors is None else mirrors.document_frequencies,
+        )
 
     def entity_ids(self, name: str) -> list[str]:
         """Ids of the bank's entities with this canonical name or alias (case-insensitive)."""

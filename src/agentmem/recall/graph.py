@@ -34,32 +34,67 @@ from typing import TYPE_CHECKING, Any
 
 from agentmem.recall.candidates import StrategyHit
 from agentmem.recall.people import entities_named_in
-from agentmem.store.graph import MemoryGraph, bank_graph
+from agentmem.store.graph import EDGE_KINDS, KIND_MASK, SLOT_SHIFT, MemoryGraph, bank_graph
 
 if TYPE_CHECKING:
     from agentmem.recall.context import StrategyContext
+
+_ENTITY = EDGE_KINDS.index("entity")
 
 
 @dataclass(frozen=True, slots=True)
 class Activation:
     """What spreading activation reached: each node's best activation and where it came from.
 
+    Kept by slot: read it while the graph is unchanged (its ``lock`` held).
+
     Attributes:
-        level: Node id → the best activation any path gave it (seeds included).
-        came_from: Node id → the node before it on its path (seeds have none): the best path
-            up to when the node was expanded, so every node comes from one expanded before it
-            and paths have no cycles (a "caused_by" boost can raise a node's activation later).
+        graph: The graph walked.
+        best: Slot → the best activation any path gave its node (seeds included).
+        came_from: Slot → the slot of the node before it on its path (seeds have none): the
+            best path up to when the node was expanded, so every node comes from one expanded
+            before it and paths have no cycles (a "caused_by" boost can raise a node's
+            activation later).
     """
 
-    level: dict[str, float]
-    came_from: dict[str, str]
+    graph: MemoryGraph
+    best: dict[int, float]
+    came_from: dict[int, int]
+
+    @property
+    def level(self) -> dict[str, float]:
+        """Node id → its best activation, for every node reached."""
+        return {self.graph.node_at(slot): a for slot, a in self.best.items()}
+
+    def activation(self, node: str) -> float:
+        """The best activation of a node reached."""
+        slot = self.graph.slot(node)
+        assert slot is not None
+        return self.best[slot]
 
     def path(self, node: str) -> list[str]:
         """The best path to ``node``, from its seed to itself."""
-        path = [node]
+        slot = self.graph.slot(node)
+        assert slot is not None and slot in self.best, node
+        path = [slot]
         while path[-1] in self.came_from:
             path.append(self.came_from[path[-1]])
-        return path[::-1]
+        return [self.graph.node_at(s) for s in reversed(path)]
+
+    def strongest_memories(self, n: int) -> list[tuple[str, float]]:
+        """The ``n`` most activated memories (entities aside) with their activation; ties
+        (a session's turns share their mention time) newest first, then by id, so every run
+        gives the same order."""
+        graph = self.graph
+        memories = [(s, a) for s, a in self.best.items() if not graph.is_entity_slot(s)]
+        # The most activated first; only those kept are ordered by time and id.
+        best = heapq.nlargest(n, memories, key=lambda pair: pair[1])
+        floor = best[-1][1] if len(best) == n else -1.0
+        tied = [pair for pair in memories if pair[1] >= floor]
+        tied.sort(
+            key=lambda pair: (-pair[1], -graph.mentioned_at_slot(pair[0]), graph.node_at(pair[0]))
+        )
+        return [(graph.node_at(slot), a) for slot, a in tied[:n]]
 
 
 def spreading_activation(
@@ -74,7 +109,8 @@ def spreading_activation(
 ) -> Activation:
     """Activation of every node reached from ``seeds`` (see the module docstring).
 
-    Call with ``graph.lock`` held.
+    Call with ``graph.lock`` held. The walk runs on the graph's slots and edge codes, one edge
+    at a time; the most activated unexplored node is expanded next, ties by id.
 
     Args:
         graph: The bank's graph.
@@ -88,37 +124,49 @@ def spreading_activation(
     Returns:
         Each reached node's best activation and the path that gave it.
     """
-    allowed = None if edge_types is None else frozenset(edge_types)
-    kind_weights = kind_weights or {}
-    best = {node: min(1.0, a) for node, a in seeds.items() if node in graph and a > 0}
-    came_from: dict[str, str] = {}
-    heap = [(-a, node) for node, a in best.items()]
+    wanted = None if edge_types is None else frozenset(edge_types)
+    weights = kind_weights or {}
+    # Per kind code: followed at all, its factor after the decay, its extra weight.
+    allowed = [wanted is None or kind in wanted for kind in EDGE_KINDS]
+    hop = [causal_boost if kind == "caused_by" else 1.0 for kind in EDGE_KINDS]
+    extra = [weights.get(kind, 1.0) for kind in EDGE_KINDS]
+    best: dict[int, float] = {}
+    heap: list[tuple[float, str, int]] = []
+    for node, a in seeds.items():
+        slot = graph.slot(node)
+        if slot is not None and a > 0:
+            best[slot] = min(1.0, a)
+    heap = [(-a, graph.node_at(slot), slot) for slot, a in best.items()]
     heapq.heapify(heap)
-    expanded: set[str] = set()
-    specificity: dict[str, float] = {}  # per entity, once per walk
+    came_from: dict[int, int] = {}
+    expanded: set[int] = set()
+    specificity: dict[int, float] = {}  # per entity, once per walk
     while heap and len(expanded) < budget:
-        negative, node = heapq.heappop(heap)
-        if node in expanded or -negative < best[node]:
+        negative, _, slot = heapq.heappop(heap)
+        if slot in expanded or -negative < best[slot]:
             continue  # a stale entry: the node was reached again more strongly
-        expanded.add(node)
-        activation = best[node]
-        for other, kind, weight, _ in graph.edges_of(node):
-            if allowed is not None and kind not in allowed:
+        expanded.add(slot)
+        activation = best[slot]
+        codes, edge_weights = graph.edge_codes(slot)
+        for code, weight in zip(codes, edge_weights, strict=True):
+            kind = code & KIND_MASK
+            if not allowed[kind]:
                 continue
-            if kind == "entity" and graph.is_entity(other):
+            other = code >> SLOT_SHIFT
+            if kind == _ENTITY and graph.is_entity_slot(other):
                 if other not in specificity:
-                    specificity[other] = graph.entity_specificity(other)
+                    specificity[other] = graph.specificity_at(other)
                 factor = weight * specificity[other]
             else:
-                factor = weight * decay * (causal_boost if kind == "caused_by" else 1.0)
-            factor *= kind_weights.get(kind, 1.0)
+                factor = weight * decay * hop[kind]
+            factor *= extra[kind]
             reached = min(1.0, activation * factor)
             if reached > best.get(other, 0.0):
                 best[other] = reached
                 if other not in expanded:  # an expanded node keeps its path: no cycles
-                    came_from[other] = node
-                    heapq.heappush(heap, (-reached, other))
-    return Activation(best, came_from)
+                    came_from[other] = slot
+                    heapq.heappush(heap, (-reached, graph.node_at(other), other))
+    return Activation(graph, best, came_from)
 
 
 def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
@@ -141,25 +189,15 @@ def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
             edge_types=ctx.config.strategy_params.get("edge_types"),
             kind_weights=config.kind_weights,
         )
-        memories = [(n, a) for n, a in reached.level.items() if not graph.is_entity(n)]
-        # Ties (a session's turns share their mention time) by id: the same order every run.
-        # The most activated first; only those kept are ordered by time and id.
-        best = heapq.nlargest(ctx.pool, memories, key=lambda pair: pair[1])
-        floor = best[-1][1] if len(best) == ctx.pool else -1.0
-        tied = [pair for pair in memories if pair[1] >= floor]
-        tied.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), pair[0]))
-        kept = tied[: ctx.pool]
-        paths = {node: reached.path(node) for node, _ in kept}
-        details = {node: _path_details(graph, path, reached.level) for node, path in paths.items()}
+        kept = reached.strongest_memories(ctx.pool)
+        details = {node: _path_details(graph, reached, node) for node, _ in kept}
     return [
         StrategyHit(memory_id=node, rank=rank, score=a, normalized=a, details=details[node])
         for rank, (node, a) in enumerate(kept, start=1)
     ]
 
 
-def _path_details(
-    graph: MemoryGraph, path: list[str], level: Mapping[str, float]
-) -> dict[str, Any]:
+def _path_details(graph: MemoryGraph, reached: Activation, node: str) -> dict[str, Any]:
     """What ``strategy_details["graph"]`` says of a memory the walk reached.
 
     ``path`` is the best path, seed first, as ``{"memory": id}`` and ``{"entity": name}`` steps.
@@ -168,13 +206,14 @@ def _path_details(
     turns it into support from that memory's own likelihood. An entry point, or a memory
     reached straight from an entity the query names, has neither.
     """
+    path = reached.path(node)
     steps = [
-        {"entity": graph.entity_info(node)[0]} if graph.is_entity(node) else {"memory": node}
-        for node in path
+        {"entity": graph.entity_info(step)[0]} if graph.is_entity(step) else {"memory": step}
+        for step in path
     ]
     details: dict[str, Any] = {"path": steps}
-    origin = next((node for node in reversed(path[:-1]) if not graph.is_entity(node)), None)
+    origin = next((step for step in reversed(path[:-1]) if not graph.is_entity(step)), None)
     if origin is not None:
         details["from"] = origin
-        details["carried"] = min(1.0, level[path[-1]] / level[origin])
+        details["carried"] = min(1.0, reached.activation(path[-1]) / reached.activation(origin))
     return details

@@ -50,28 +50,50 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     )
 
 
+#: Arms that do not read the query's embedding.
+_WITHOUT_VECTOR = frozenset({"keyword", "timeline"})
+
+
 def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
+    """Every arm's hits, in the order of ``config.strategies``.
+
+    The arms that need no embedding (and the reranker's word idfs) run on the pool while the
+    query is embedded here, which releases the GIL; the others then run here one after
+    another, since on the pool their Python would only take turns with each other.
+    """
     names = ctx.config.strategies
     if len(names) == 1:
-        return {names[0]: STRATEGIES[names[0]](ctx)}
-    if {"semantic", "graph", "temporal", "causal", "analogical"} & set(names):
-        _ = ctx.query_vector  # embed once, before the arms fan out
-    # Each arm in a copy of this context: it reads the bank's version the call read.
-    futures = {
-        name: ctx.engine.executor.submit(copy_context().run, STRATEGIES[name], ctx)
+        return {names[0]: _arm(ctx, names[0])}
+    executor = ctx.engine.executor
+    # Each arm on the pool runs in a copy of this context: it reads the bank's version the
+    # call read.
+    early = {
+        name: executor.submit(copy_context().run, _arm, ctx, name)
         for name in names
+        if name in _WITHOUT_VECTOR
     }
-    if "keyword" in names:
-        _ = ctx.query_word_idfs  # what the reranker weighs words by, read while the arms run
-    results: dict[str, list[StrategyHit]] = {}
-    for name, future in futures.items():
-        try:
-            results[name] = future.result()
-        except AgentMemError:
-            raise
-        except Exception as exc:
-            raise StorageError(f"recall strategy {name!r} failed: {exc}") from exc
-    return results
+    idfs = (
+        executor.submit(copy_context().run, lambda: ctx.query_word_idfs)
+        if "keyword" in names
+        else None
+    )
+    if len(early) < len(names):
+        _ = ctx.query_vector  # embed once, before the arms that read it
+    results = {name: _arm(ctx, name) for name in names if name not in early}
+    results.update((name, future.result()) for name, future in early.items())
+    if idfs is not None:
+        idfs.result()
+    return {name: results[name] for name in names}
+
+
+def _arm(ctx: StrategyContext, name: str) -> list[StrategyHit]:
+    """One arm's hits; a failure of the stores under it is a StorageError."""
+    try:
+        return STRATEGIES[name](ctx)
+    except AgentMemError:
+        raise
+    except Exception as exc:
+        raise StorageError(f"recall strategy {name!r} failed: {exc}") from exc
 
 
 def _without_parts(

@@ -23,6 +23,7 @@ spelling are speakers' and friends'; places and works are matched by the keyword
 from __future__ import annotations
 
 import re
+from weakref import WeakKeyDictionary
 
 from rapidfuzz import fuzz
 
@@ -41,6 +42,10 @@ MIN_FUZZY_CHARS = 5
 MIN_MARGIN = 5.0
 _NAME_WORD = re.compile(r"\b[A-Z][^\W\d_]+\b")
 _RESOLVER = EntityResolver()
+#: Per graph mirror: (its names_version, its persons, their index).
+_PEOPLE: WeakKeyDictionary[MemoryGraph, tuple[int, list[KnownEntity], EntityIndex]] = (
+    WeakKeyDictionary()
+)
 
 
 def canonical_query(query: str, graph: MemoryGraph) -> str:
@@ -60,14 +65,23 @@ def canonical_query(query: str, graph: MemoryGraph) -> str:
         }
         if not words:
             return query
-        people = _people(graph)
+        people, index = _people_index(graph)
     if not people:
         return query
-    index = EntityIndex(people)
     replacements = {word: name for word in words if (name := _resolve(word, people, index))}
     if not replacements:
         return query
     return _NAME_WORD.sub(lambda m: replacements.get(m.group(0), m.group(0)), query)
+
+
+def _people_index(graph: MemoryGraph) -> tuple[list[KnownEntity], EntityIndex]:
+    """The bank's persons and the resolver's index of them, built once per version of the
+    graph's names (call with ``graph.lock`` held)."""
+    cached = _PEOPLE.get(graph)
+    if cached is None or cached[0] != graph.names_version:
+        people = _people(graph)
+        cached = _PEOPLE[graph] = (graph.names_version, people, EntityIndex(people))
+    return cached[1], cached[2]
 
 
 def _people(graph: MemoryGraph) -> list[KnownEntity]:

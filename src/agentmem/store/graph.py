@@ -57,9 +57,12 @@ EDGE_KINDS: tuple[str, ...] = (
 
 _KIND_CODE = {kind: code for code, kind in enumerate(EDGE_KINDS)}
 _ENTITY_CODE = _KIND_CODE["entity"]
+_PART_OF_CODE = _KIND_CODE["part_of"]
 _KIND_MASK = 0b111
 _OUTGOING = 0b1000  # the edge leaves the slot whose array holds it
 _SLOT_SHIFT = 4
+#: An edge code's parts (see :meth:`MemoryGraph.edge_codes`).
+SLOT_SHIFT, KIND_MASK = _SLOT_SHIFT, _KIND_MASK
 _IDS = sql_list("ids")  # lists are bound as JSON text (see store/records.py)
 _BATCH_ROWS = 10_000
 
@@ -88,9 +91,13 @@ class MemoryGraph:
         self._weights: list[array[float]] = []  # slot -> the weights of those edges
         self._out_degree = array("q")  # slot -> how many of its edges, first, are outgoing
         self._times = array("d")  # slot -> mentioned_at as a POSIX timestamp (memories)
+        self._entity_flags = bytearray()  # slot -> 1 for an entity
         self._entities: dict[str, _Entity] = {}
         # casefolded name or alias -> entity ids, for "entities named in the query".
         self._names: dict[str, set[str]] = {}
+        #: Moves whenever an entity is set or removed (what is derived from the bank's names
+        #: is kept until it moves).
+        self.names_version = 0
 
     # -- loading and writing ---------------------------------------------------------------
 
@@ -213,6 +220,7 @@ class MemoryGraph:
             self._weights.append(array("d"))
             self._out_degree.append(0)
             self._times.append(0.0)
+            self._entity_flags.append(0)
         self._slots[node] = slot
         return slot
 
@@ -251,19 +259,22 @@ class MemoryGraph:
             self._weights[slot] = array("d")
             self._out_degree[slot] = 0
             self._times[slot] = 0.0
+            self._entity_flags[slot] = 0
             self._free.append(slot)
 
     def _set_entity(self, entity_id: str, entity: _Entity) -> None:
+        self.names_version += 1
         old = self._entities.get(entity_id)
         if old is not None:
             for alias in (old.name, *old.aliases):
                 self._names.get(alias.casefold(), set()).discard(entity_id)
-        self._slot_of(entity_id)
+        self._entity_flags[self._slot_of(entity_id)] = 1
         self._entities[entity_id] = entity
         for alias in (entity.name, *entity.aliases):
             self._names.setdefault(alias.casefold(), set()).add(entity_id)
 
     def _remove_entities(self, entity_ids: Iterable[str]) -> None:
+        self.names_version += 1
         doomed: set[int] = set()
         for entity_id in entity_ids:
             entity = self._entities.pop(entity_id, None)
@@ -315,15 +326,18 @@ class MemoryGraph:
         An IDF, ``log(1 + N/df) / log(1 + N)``: activation through "the user", mentioned by
         half the bank, must not flood the walk, while a rare name links strongly.
         """
-        n = max(2, self.memory_count)
-        # An entity's only edges are "entity" edges, one from each memory mentioning it.
-        df = max(1, len(self._codes[self._slots[entity_id]]))
-        return math.log(1 + n / df) / math.log(1 + n)
+        return self.specificity_at(self._slots[entity_id])
 
     def whole_of(self, memory_id: str) -> str | None:
         """The memory that ``memory_id`` is a part of (its "part_of" link), if any."""
-        edges = self.edges_of(memory_id)
-        return next((other for other, kind, _, out in edges if kind == "part_of" and out), None)
+        slot = self._slots.get(memory_id)
+        if slot is None:
+            return None
+        codes = self._codes[slot]
+        for i in range(self._out_degree[slot]):  # outgoing edges come first
+            if codes[i] & _KIND_MASK == _PART_OF_CODE:
+                return self._node_ids[codes[i] >> _SLOT_SHIFT]
+        return None
 
     def edges_of(self, node: str) -> Iterator[tuple[str, str, float, bool]]:
         """(neighbour, kind, weight, outgoing) for every edge touching ``node``."""
@@ -338,6 +352,43 @@ class MemoryGraph:
                 weight,
                 bool(code & _OUTGOING),
             )
+
+    # -- reading by slot, for walks (call with ``lock`` held, slots valid until it is released)
+
+    def slot(self, node: str) -> int | None:
+        """The node's slot, None if it is not in the graph."""
+        return self._slots.get(node)
+
+    def node_at(self, slot: int) -> str:
+        """The id of the node in ``slot``."""
+        return self._node_ids[slot]
+
+    @property
+    def slot_count(self) -> int:
+        """Slots in use or free: every slot is below this."""
+        return len(self._node_ids)
+
+    def is_entity_slot(self, slot: int) -> bool:
+        """Whether ``slot`` holds an entity."""
+        return self._entity_flags[slot] == 1
+
+    def edge_codes(self, slot: int) -> tuple[Sequence[int], Sequence[float]]:
+        """The edges touching ``slot``, in the order :meth:`edges_of` gives them: a code per
+        edge (``code >> SLOT_SHIFT`` the neighbour's slot, ``code & KIND_MASK`` the index of
+        its kind in :data:`EDGE_KINDS`) and its weight. Read them before the graph changes.
+        """
+        return self._codes[slot], self._weights[slot]
+
+    def specificity_at(self, slot: int) -> float:
+        """:meth:`entity_specificity` of the entity in ``slot``."""
+        n = max(2, self.memory_count)
+        # An entity's only edges are "entity" edges, one from each memory mentioning it.
+        df = max(1, len(self._codes[slot]))
+        return math.log(1 + n / df) / math.log(1 + n)
+
+    def mentioned_at_slot(self, slot: int) -> float:
+        """:meth:`mentioned_at` of the memory in ``slot``."""
+        return self._times[slot]
 
     def export(self, texts: dict[str, str]) -> nx.MultiDiGraph:
         """A public copy: entity nodes named by their canonical name (``name (kind)`` when two

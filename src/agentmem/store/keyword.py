@@ -48,6 +48,7 @@ import math
 import re
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from functools import cached_property
@@ -539,20 +540,34 @@ class KeywordIndex:
             cache.update(found)
         return list(dict.fromkeys(stems[t] for t in tokens))
 
-    def term_idfs(self, bank_id: str, words: list[str]) -> dict[str, float]:
+    def term_idfs(
+        self,
+        bank_id: str,
+        words: list[str],
+        frequencies: Callable[[str, Sequence[str]], dict[str | None, int]] | None = None,
+    ) -> dict[str, float]:
         """How informative each word is in this bank: the BM25 idf of its term (stemmed as the
         index stems) over the rows whose own text holds it, from the bank's own statistics.
 
         A word no row of the bank holds gets the largest idf (df 0); a stopword, or a word
-        the tokeniser drops, is absent.
+        the tokeniser drops, is absent. ``frequencies`` reads the document frequencies
+        (default :meth:`document_frequencies`; the bank's in-process mirror gives the same).
         """
-        stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
+        words = list(dict.fromkeys(words))
+        joined = " ".join(words)
+        if joined.isascii():
+            self.query_terms(joined)  # stems every word not cached yet, in one round trip
+        stems = {word: self.query_terms(word) for word in words}
         terms = sorted({term for found in stems.values() for term in found})
         if not terms:
             return {}
+        return word_idfs(stems, (frequencies or self.document_frequencies)(bank_id, terms))
+
+    def document_frequencies(self, bank_id: str, terms: Sequence[str]) -> dict[str | None, int]:
+        """Per term found in the bank, how many of its stored rows hold it in their own text,
+        and the bank's row count under the key None."""
         sql = _DOCUMENT_FREQUENCIES.replace("{terms}", sql_strings(terms))
-        df = {term: int(n) for term, n in self._db.fetchall(sql, {"bank_id": bank_id})}
-        return word_idfs(stems, df)
+        return {term: int(n) for term, n in self._db.fetchall(sql, {"bank_id": bank_id})}
 
     def search(
         self,

@@ -1,17 +1,19 @@
 """The rows recall loads for its candidates, held in process per bank.
 
 Recall builds each fused candidate from its stored row (text, times, entities and their kinds,
-tags, importance, access count, metadata) and looks up the ``supersedes`` links around the
-candidates. Both are read here from a per-bank copy instead of DuckDB: loaded in full on first
-use, then kept at the bank's version (store/changes.py) by replaying the change log. The rows
-of the memories a change names are dropped (read again when next asked for), the entities it
-names are read again, the ``supersedes`` links are read again; an entity correction, an
-import, a deleted bank or a log that no longer reaches back drops the copy. Recall's access
-counts are not changes: a reinforcing recall drops the rows it counted once it has committed,
-and on a store other processes write too (PostgreSQL), where their recalls count as well, each
-row remembers how often the bank's counts had moved when it was read
-(``changes.count_accesses``); candidates read before the latest move have their counts read
-again (one lookup by primary key), so a bank nobody reinforces costs no query.
+tags, importance, access count, metadata), looks up the ``supersedes`` links around the
+candidates and measures the query's cosine with the stored vectors of candidates the semantic
+arm did not return. All three are read here from a per-bank copy instead of the stores: rows
+and links loaded in full on first use, vectors as recall first reads them (at most
+:data:`VECTORS_KEPT` a bank), then kept at the bank's version (store/changes.py) by replaying
+the change log. The rows and vectors of the memories a change names are dropped (read again
+when next asked for), the entities it names are read again, the ``supersedes`` links are read
+again; an entity correction, an import, a deleted bank or a log that no longer reaches back
+drops the copy. Recall's access counts are not changes: a reinforcing recall drops the rows it
+counted once it has committed, and on a store other processes write too (PostgreSQL), where
+their recalls count as well, each row remembers how often the bank's counts had moved when it
+was read (``changes.count_accesses``); candidates read before the latest move have their
+counts read again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
 Rows are kept as the store returns them and turned into :class:`Memory` values on every read,
 as :func:`~agentmem.store.records.load_memories_with_kinds` does, so nothing a caller holds is
@@ -23,7 +25,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from agentmem.store import changes
 from agentmem.store.database import Database
@@ -57,6 +61,9 @@ _SUPERSEDES = (
     "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
     "ORDER BY created_at"
 )
+#: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
+#: dropped and read again as recall asks for them.
+VECTORS_KEPT = 100_000
 #: Changes after which the copy is loaded anew rather than caught up.
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
 
@@ -79,6 +86,8 @@ class _Bank:
     epoch: int = 0
     # Per row, the bank's access count moves its count reflects (a shared store's).
     counted_at: dict[str, int] = field(default_factory=dict)
+    # memory id -> its stored vector, as the vector store returned it
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -90,13 +99,24 @@ class _Bank:
         return _with_kinds(row, sorted(entities[e] for e in row[7] or () if e in entities))
 
 
+class VectorReader(Protocol):
+    """What the copies read vectors from (the engine's vector store, either backend)."""
+
+    def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+
 class RecallRows:
-    """Per-bank copies of recall's candidate rows and ``supersedes`` links."""
+    """Per-bank copies of recall's candidate rows, ``supersedes`` links and stored vectors."""
 
     def __init__(
-        self, db: Database, version: Callable[[str], int], accesses: Callable[[str], int]
+        self,
+        db: Database,
+        vectors: VectorReader,
+        version: Callable[[str], int],
+        accesses: Callable[[str], int],
     ) -> None:
         self._db = db
+        self._vectors = vectors
         self._version = version
         self._accesses = accesses
         # Other processes' recalls count accesses too (see the module docstring).
@@ -135,6 +155,28 @@ class RecallRows:
             found[memory_id] = bank.memory(row)
         return {memory_id: found[memory_id] for memory_id in wanted if memory_id in found}
 
+    def vectors(self, bank_id: str, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection."""
+        bank = self._current(bank_id)
+        missing = [memory_id for memory_id in ids if memory_id not in bank.vectors]
+        read: dict[str, np.ndarray] = {}
+        if missing:
+            epoch = bank.epoch
+            read = self._vectors.get_vectors(collection, missing)
+            with self._lock:
+                if bank.epoch == epoch and self._banks.get(bank_id) is bank:
+                    if len(bank.vectors) + len(read) > VECTORS_KEPT:
+                        bank.vectors.clear()
+                    bank.vectors.update(read)
+        found = {}
+        for memory_id in ids:
+            vector = bank.vectors.get(memory_id)
+            if vector is None:
+                vector = read.get(memory_id)
+            if vector is not None:
+                found[memory_id] = vector
+        return found
+
     def supersedes_links(self, bank_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
         """The (newer, older) ``supersedes`` links touching ``ids``, oldest first."""
         bank = self._current(bank_id)
@@ -163,6 +205,7 @@ class RecallRows:
             for change in log:
                 for memory_id in change.memory_ids:
                     bank.rows.pop(memory_id, None)
+                    bank.vectors.pop(memory_id, None)
             named = sorted({e for change in log for e in change.entity_ids})
             entities = dict(bank.entities)
             for entity_id in named:
@@ -176,6 +219,7 @@ class RecallRows:
                 self._supersedes(bank_id),
                 epoch=bank.epoch + 1,
                 counted_at=bank.counted_at,
+                vectors=bank.vectors,
             )
             self._banks[bank_id] = fresh
             return fresh

@@ -49,8 +49,8 @@ from agentmem.store.keyword import (
     FTS_SCHEMA,
     IGNORE_PATTERN,
     STEM_CACHE_SIZE,
+    KeywordIndex,
     tokenize_sql,
-    word_idfs,
 )
 
 #: Advisory lock key under which the index's tables and dictionary are created.
@@ -370,17 +370,15 @@ class PostgresKeywordIndex:
         stems = self._stemmed(self._db, tokens)
         return list(dict.fromkeys(stems[t] for t in tokens))
 
-    def term_idfs(self, bank_id: str, words: list[str]) -> dict[str, float]:
-        """How informative each word is in this bank (see
-        :meth:`agentmem.store.keyword.KeywordIndex.term_idfs`)."""
-        stems = {word: self.query_terms(word) for word in dict.fromkeys(words)}
-        terms = sorted({term for found in stems.values() for term in found})
-        if not terms:
-            return {}
-        df: dict[str | None, int] = dict(
-            self._db.fetchall(_DOCUMENT_FREQUENCIES, {"bank_id": bank_id, "terms": terms})
+    #: How informative each word is in this bank (see ``KeywordIndex.term_idfs``: the same
+    #: steps over this index's tokeniser and document frequencies).
+    term_idfs = KeywordIndex.term_idfs
+
+    def document_frequencies(self, bank_id: str, terms: Sequence[str]) -> dict[str | None, int]:
+        """See :meth:`agentmem.store.keyword.KeywordIndex.document_frequencies`."""
+        return dict(
+            self._db.fetchall(_DOCUMENT_FREQUENCIES, {"bank_id": bank_id, "terms": list(terms)})
         )
-        return word_idfs(stems, df)
 
     # -- writes -----------------------------------------------------------------------------
 
