@@ -69,7 +69,7 @@ def test_recall_from_copies_equals_recall_from_sql_through_every_write(pg_cluste
         mem = _open(url)
         other = _open(url)
         try:
-            row_cases._apply(mem, "retain", row_cases.TEXTS[:5])
+            row_cases._apply(mem, "retain", row_cases.TEXTS[:5], other)
             row_cases._assert_same_as_sql(mem)
             for step, (op, arg) in enumerate(ops):
                 writer = mem if step % 2 else other
@@ -77,7 +77,7 @@ def test_recall_from_copies_equals_recall_from_sql_through_every_write(pg_cluste
                     mem.close()
                     mem = _open(url)
                 else:
-                    row_cases._apply(writer, op, arg)
+                    row_cases._apply(writer, op, arg, mem if writer is other else other)
                 row_cases._assert_same_as_sql(mem)
                 row_cases._assert_same_as_sql(other)
             report = mem.check_integrity()
