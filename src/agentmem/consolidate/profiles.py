@@ -189,11 +189,14 @@ def profile_text(subject: str, aspect_key: str, items: Sequence[str]) -> str:
 
 
 def planned_profiles(
-    memories: Iterable[Memory], subjects: Iterable[str] | None = None
+    memories: Iterable[Memory],
+    subjects: Iterable[str] | None = None,
+    *,
+    min_items: int = MIN_ITEMS,
 ) -> dict[tuple[str, str], list[ProfileItem]]:
     """The profiles the facts call for: ``(subject, aspect key)`` → items, newest first.
 
-    Only profiles with at least :data:`MIN_ITEMS` items, each cut to :data:`MAX_ITEMS`;
+    Only profiles with at least ``min_items`` items, each cut to :data:`MAX_ITEMS`;
     ``subjects`` limits the result to those people.
     """
     wanted = None if subjects is None else set(subjects)
@@ -205,7 +208,7 @@ def planned_profiles(
             grouped.setdefault((subject, key), []).append(item)
     planned = {}
     for group, items in grouped.items():
-        if len(items) >= MIN_ITEMS:
+        if len(items) >= min_items:
             items.reverse()  # the facts come in the order they were stored
             items.sort(key=lambda item: item.mentioned_at, reverse=True)
             planned[group] = items[:MAX_ITEMS]
@@ -247,43 +250,94 @@ def refresh_profiles(
     collection: str,
     config: BankConfig,
     subjects: Iterable[str],
+    new_facts: Sequence[Memory] | None = None,
 ) -> list[Memory]:
-    """Rebuild the profiles of ``subjects`` from their current facts.
+    """Bring the profiles of ``subjects`` up to date with their facts.
 
-    A profile whose items changed is rewritten in place (same id); one the facts no longer
-    call for is deleted; a new one is stored. Returns the profiles created or rewritten.
+    Without ``new_facts`` every profile of the subjects is rebuilt from all their facts (after
+    a forget); one the facts no longer call for is deleted. With ``new_facts`` (after a
+    retain) only the profiles those facts add items to change: an existing profile merges
+    them with the items of the facts it cites, so a retain reads no more than a profile's
+    own sources; a profile that does not exist yet is planned from all the subject's facts.
+    A profile whose items changed is rewritten in place (same id). Returns the profiles
+    created or rewritten.
     """
     subjects = set(subjects)
     if not subjects:
         return []
-    planned = planned_profiles(_subject_facts(engine, bank_id, subjects), subjects)
     existing = {_key(p): p for p in list_profiles(engine, bank_id) if _key(p)[0] in subjects}
-    stale = [p.id for key, p in existing.items() if key not in planned]
-    if stale:
-        forget_memories(engine, bank_id, collection, stale, None, None)
+    if new_facts is None:
+        planned = planned_profiles(_subject_facts(engine, bank_id, subjects), subjects)
+        stale = [p.id for key, p in existing.items() if key not in planned]
+        if stale:
+            forget_memories(engine, bank_id, collection, stale, None, None)
+    else:
+        planned = _merged_profiles(engine, bank_id, existing, new_facts, subjects)
     changed = []
     for (subject, key), items in planned.items():
         text = profile_text(subject, key, [item.text for item in items])
         sources = [item.memory_id for item in items]
         current = existing.get((subject, key))
         if current is None:
-            created = create_observation(
-                engine,
-                bank_id,
-                collection,
-                config,
-                text,
-                sources,
-                extra=_profile_metadata(subject, key),
-                # About its subject, not about everyone its sources name.
-                entities=[EntityMention(subject, "person", confidence=0.0)],
-            )
-            changed.append(created)
+            changed.append(_create(engine, bank_id, collection, config, subject, key, items))
         elif current.text != text or current.metadata.get("source_memory_ids") != sources:
             rewritten = _rewrite(engine, bank_id, collection, current, text, items)
             if rewritten is not None:
                 changed.append(rewritten)
     return changed
+
+
+def _merged_profiles(
+    engine: Engine,
+    bank_id: str,
+    existing: dict[tuple[str, str], Memory],
+    new_facts: Sequence[Memory],
+    subjects: set[str],
+) -> dict[tuple[str, str], list[ProfileItem]]:
+    """The profiles new facts change: existing ones merged with the new items, new ones
+    planned from all the subject's facts."""
+    touched = set(planned_profiles(new_facts, subjects, min_items=1))
+    unknown = {subject for subject, key in touched if (subject, key) not in existing}
+    planned = {}
+    if unknown:
+        everything = planned_profiles(_subject_facts(engine, bank_id, unknown), unknown)
+        planned.update({key: items for key, items in everything.items() if key in touched})
+    known = [key for key in touched if key[0] not in unknown]
+    # A profile cites newest first, later-stored first among equals: reversed, its sources
+    # come in the order they were stored, as the new facts after them (ties keep that order).
+    cited = [
+        i for key in known for i in reversed(existing[key].metadata.get("source_memory_ids", []))
+    ]
+    found = load_memories(engine.db, bank_id, cited) if cited else {}
+    sources = [found[i] for i in dict.fromkeys(cited) if i in found]
+    merged = planned_profiles([*sources, *new_facts], subjects)
+    planned.update({key: merged[key] for key in known if key in merged})
+    return planned
+
+
+def _create(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    config: BankConfig,
+    subject: str,
+    key: str,
+    items: Sequence[ProfileItem],
+) -> Memory:
+    kinds = engine.db.fetchall(
+        "SELECT kind FROM entities WHERE bank_id = ? AND name = ?", [bank_id, subject]
+    )
+    return create_observation(
+        engine,
+        bank_id,
+        collection,
+        config,
+        profile_text(subject, key, [item.text for item in items]),
+        [item.memory_id for item in items],
+        extra=_profile_metadata(subject, key),
+        # About its subject, not about everyone its sources name; no new kind vote.
+        entities=[EntityMention(subject, kinds[0][0] if kinds else "person", confidence=0.0)],
+    )
 
 
 def _rewrite(
@@ -331,8 +385,11 @@ def keep_profiles_current(
         if stale:
             forget_memories(engine, bank_id, collection, [p.id for p in stale], None, None)
         return []
-    subjects = {_key(p)[0] for p in stale} | subjects_of(new_facts)
-    return refresh_profiles(engine, bank_id, collection, config, subjects)
+    new_facts = list(new_facts)
+    changed = refresh_profiles(engine, bank_id, collection, config, {_key(p)[0] for p in stale})
+    return changed + refresh_profiles(
+        engine, bank_id, collection, config, subjects_of(new_facts), new_facts
+    )
 
 
 def subjects_of(memories: Iterable[Memory]) -> set[str]:
