@@ -178,8 +178,8 @@ def test_a_bank_can_keep_no_profiles(store_path: Path) -> None:
 
 def test_a_profile_built_retain_by_retain_is_the_one_built_at_once(store_path: Path) -> None:
     """Retains update a profile from its own sources; the result is what all facts give."""
-    turns = [("Bob", f"I joined the chess club number {n} downtown.") for n in range(14)]
-    when = [T0 + timedelta(days=n // 3) for n in range(14)]  # three turns a day: ties
+    turns = [("Bob", f"I joined the chess club number {n} downtown.") for n in range(20)]
+    when = [T0 + timedelta(days=n // 3) for n in range(20)]  # three turns a day: ties
     with AgentMemory(store_path) as mem:
         stepwise = mem.bank("stepwise")
         for turn, at in zip(turns, when, strict=True):
@@ -193,6 +193,6 @@ def test_a_profile_built_retain_by_retain_is_the_one_built_at_once(store_path: P
         one, other = _profile(stepwise, "Bob", "activities"), _profile(at_once, "Bob", "activities")
         assert one is not None and other is not None
         assert one.text == other.text
-        assert one.text.count(";") == 7  # eight items, the newest
-        assert "number 13" in one.text and "number 5" not in one.text
+        assert one.text.count(";") == 15  # sixteen items, the newest
+        assert "number 19" in one.text and "number 3 " not in one.text
         assert one.metadata["source_memory_ids"] != other.metadata["source_memory_ids"]

@@ -873,8 +873,7 @@ def _recall_questions(
 ) -> dict[str, list[QuestionScore]]:
     """Every question of a conversation recalled once per report row, scored."""
     cited = {
-        memory.id: covered_turn_ids(getattr(memory, "metadata", None))
-        for memory in bank.memories()
+        memory.id: covered_turn_ids(getattr(memory, "metadata", None)) for memory in bank.memories()
     }
     scores: dict[str, list[QuestionScore]] = {}
     for row in rows:

@@ -34,9 +34,9 @@ from agentmem.types import Memory
 
 #: A profile needs this many facts: one fact is no aggregation, and recall already has it.
 MIN_ITEMS = 2
-#: At most this many items (the newest) per profile, so a profile stays about as long as a
-#: chat turn or two and every item it shows is one its sources hold.
-MAX_ITEMS = 8
+#: At most this many items (the newest) per profile: a list read at a glance (its words count
+#: like any memory's wherever recall is budgeted by tokens).
+MAX_ITEMS = 16
 #: Words of an item at most: the clause from its cue on, not the whole turn.
 ITEM_WORDS = 8
 #: Content words an item needs besides its cue ("love it" says nothing).
