@@ -868,13 +868,17 @@ def retain_conversation(
     return seconds, created
 
 
+def bank_turn_ids(bank: BankLike) -> dict[str, frozenset[str]]:
+    """The turn ids each memory of a bank covers itself, by memory id (the ``cited`` of
+    :func:`score_question`)."""
+    return {m.id: covered_turn_ids(getattr(m, "metadata", None)) for m in bank.memories()}
+
+
 def _recall_questions(
     bank: BankLike, conversation: Conversation, rows: Sequence[str], step: Callable[[str], None]
 ) -> dict[str, list[QuestionScore]]:
     """Every question of a conversation recalled once per report row, scored."""
-    cited = {
-        memory.id: covered_turn_ids(getattr(memory, "metadata", None)) for memory in bank.memories()
-    }
+    cited = bank_turn_ids(bank)
     scores: dict[str, list[QuestionScore]] = {}
     for row in rows:
         label, scoring_weights, extra = _row_spec(row)
