@@ -92,6 +92,13 @@ def test_plain_sentences_profile_the_person_they_open_with(store_path: Path) -> 
             "went to Rome for a conference trip."
         )
         assert _profile(bank, "Alice", "likes") is None  # one fact is no aggregation
+        bank.retain(
+            "Acme Corp plans to open an office in Berlin next spring. Acme Corp is planning "
+            "to hire fifty engineers in Madrid.",
+            mentioned_at=T0,
+        )
+        assert bank.entity("Acme Corp").kind == "org"
+        assert [o.metadata["profile"]["subject"] for o in bank.observations()] == ["Alice"]
 
 
 def test_profiles_survive_reopening_and_keep_updating(store_path: Path) -> None:

@@ -262,7 +262,7 @@ def refresh_profiles(
     A profile whose items changed is rewritten in place (same id). Returns the profiles
     created or rewritten.
     """
-    subjects = set(subjects)
+    subjects = _people(engine, bank_id, subjects)
     if not subjects:
         return []
     existing = {_key(p): p for p in list_profiles(engine, bank_id) if _key(p)[0] in subjects}
@@ -285,6 +285,20 @@ def refresh_profiles(
             if rewritten is not None:
                 changed.append(rewritten)
     return changed
+
+
+def _people(engine: Engine, bank_id: str, names: Iterable[str]) -> set[str]:
+    """Those of ``names`` that are people in the bank: a profile is a person's (a company
+    opening a sentence has no hobbies)."""
+    names = sorted(set(names))
+    if not names:
+        return set()
+    rows = engine.db.fetchall(
+        "SELECT name FROM entities WHERE bank_id = $bank AND kind = 'person' "
+        "AND list_contains($names, name)",
+        {"bank": bank_id, "names": names},
+    )
+    return {name for (name,) in rows}
 
 
 def _merged_profiles(
@@ -324,9 +338,6 @@ def _create(
     key: str,
     items: Sequence[ProfileItem],
 ) -> Memory:
-    kinds = engine.db.fetchall(
-        "SELECT kind FROM entities WHERE bank_id = ? AND name = ?", [bank_id, subject]
-    )
     return create_observation(
         engine,
         bank_id,
@@ -336,7 +347,7 @@ def _create(
         [item.memory_id for item in items],
         extra=_profile_metadata(subject, key),
         # About its subject, not about everyone its sources name; no new kind vote.
-        entities=[EntityMention(subject, kinds[0][0] if kinds else "person", confidence=0.0)],
+        entities=[EntityMention(subject, "person", confidence=0.0)],
     )
 
 
