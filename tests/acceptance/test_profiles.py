@@ -112,6 +112,9 @@ def test_profiles_survive_reopening_and_keep_updating(store_path: Path) -> None:
         after = _profile(bank, "Bob", "activities")
         assert after is not None and after.id == before.id
         assert after.metadata["proof_count"] == 3
+        # The same session again changes nothing: no item twice.
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        assert _profile(bank, "Bob", "activities") == after
         assert len(bank.observations()) == 1
         assert bank.check_integrity().ok
 

@@ -201,7 +201,8 @@ def planned_profiles(
     """
     wanted = None if subjects is None else set(subjects)
     grouped: dict[tuple[str, str], list[ProfileItem]] = {}
-    found = [(s, k, t, m) for m in memories for s, k, t in items_of(m)]
+    unique = {m.id: m for m in memories}  # a repeated retain hands back stored facts
+    found = [(s, k, t, m) for m in unique.values() for s, k, t in items_of(m)]
     for subject, key, text, memory in found:
         if wanted is None or subject in wanted:
             item = ProfileItem(memory.id, text, memory.mentioned_at)
