@@ -260,20 +260,21 @@ def refresh_profiles(
     retain) only the profiles those facts add items to change: an existing profile merges
     them with the items of the facts it cites, so a retain reads no more than a profile's
     own sources; a profile that does not exist yet is planned from all the subject's facts.
-    A profile whose items changed is rewritten in place (same id). Returns the profiles
-    created or rewritten.
+    A profile whose items changed is rewritten in place (same id). Only people get profiles.
+    Returns the profiles created or rewritten.
     """
-    subjects = _people(engine, bank_id, subjects)
+    subjects = set(subjects)
     if not subjects:
         return []
+    people = _people(engine, bank_id, subjects)
     existing = {_key(p): p for p in list_profiles(engine, bank_id) if _key(p)[0] in subjects}
     if new_facts is None:
-        planned = planned_profiles(_subject_facts(engine, bank_id, subjects), subjects)
+        planned = planned_profiles(_subject_facts(engine, bank_id, people), people)
         stale = [p.id for key, p in existing.items() if key not in planned]
         if stale:
             forget_memories(engine, bank_id, collection, stale, None, None)
     else:
-        planned = _merged_profiles(engine, bank_id, existing, new_facts, subjects)
+        planned = _merged_profiles(engine, bank_id, existing, new_facts, people)
     changed = []
     for (subject, key), items in planned.items():
         text = profile_text(subject, key, [item.text for item in items])
