@@ -18,6 +18,7 @@ import networkx as nx
 from agentmem import reflect as reflecting
 from agentmem.config import BankConfig, RecallConfig, normalize_tags
 from agentmem.consolidate.observations import consolidate, list_observations
+from agentmem.consolidate.profiles import keep_profiles_current
 from agentmem.consolidate.worker import ConsolidationJob
 from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.links import normalize_kind, validate_weight
@@ -214,6 +215,7 @@ class MemoryBank:
             metadata=metadata,
             links=links,
         )
+        keep_profiles_current(self._engine, self.id, self._collection, self.config, result.memories)
         self._schedule_consolidation(result)
         return result
 
@@ -515,7 +517,10 @@ class MemoryBank:
             raise InvalidInputError("ids must be strings")
         tag_list = list(normalize_tags(tags)) if tags is not None else None
         doc = validate_optional_str(document_id, field="document_id", max_len=512)
-        return forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
+        gone = forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
+        if gone:  # a profile never keeps what the bank forgot
+            keep_profiles_current(self._engine, self.id, self._collection, self.config)
+        return gone
 
     @_bank_verb
     def link(self, src_id: str, dst_id: str, kind: str, weight: float = 1.0) -> None:

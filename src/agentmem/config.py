@@ -227,6 +227,10 @@ class BankConfig:
         llm_chunk_chars: Characters of content per extraction call; a chunk holds many
             messages, a message is never split.
         consolidate: Run observation consolidation after each LLM retain.
+        profiles: Keep entity profiles: offline observations that gather what each person
+            said about one side of their life (activities, places, likes, family, pets, plans,
+            work, works read or watched), rebuilt as facts arrive or are forgotten (see
+            docs/observations.md).
         rerank: The bank's default for ``recall(rerank=None)``: None uses the reranker the
             ``AgentMemory`` was given, False the offline default, True requires a configured
             reranker.
@@ -244,6 +248,7 @@ class BankConfig:
     entities_allow_free_form: bool = True
     llm_chunk_chars: int = 3000
     consolidate: bool = True
+    profiles: bool = True
     rerank: bool | None = None
     date_order: str = "MDY"
 
@@ -269,9 +274,13 @@ class BankConfig:
         rules = _optional_text(values.get("extraction_rules"), "extraction_rules")
         if mode == "custom" and not rules:
             raise InvalidInputError('extraction_mode "custom" needs extraction_rules')
-        flags = {name: values[name] for name in ("entities_allow_free_form", "consolidate")}
+        flags = {
+            name: values[name] for name in ("entities_allow_free_form", "consolidate", "profiles")
+        }
         if not all(isinstance(flag, bool) for flag in flags.values()):
-            raise InvalidInputError("entities_allow_free_form and consolidate must be booleans")
+            raise InvalidInputError(
+                "entities_allow_free_form, consolidate and profiles must be booleans"
+            )
         chunk = values["llm_chunk_chars"]
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 200:
             raise InvalidInputError("llm_chunk_chars must be an integer >= 200")
@@ -301,6 +310,7 @@ class BankConfig:
             "entities_allow_free_form": self.entities_allow_free_form,
             "llm_chunk_chars": self.llm_chunk_chars,
             "consolidate": self.consolidate,
+            "profiles": self.profiles,
             "rerank": self.rerank,
             "date_order": self.date_order,
         }

@@ -17,6 +17,7 @@ import pytest
 
 from agentmem.bench.locomo import (
     RELEVANCE_ONLY_WEIGHTS,
+    Question,
     covered_turn_ids,
     distinct_sessions,
     evidence_recall,
@@ -25,9 +26,11 @@ from agentmem.bench.locomo import (
     gold_session_share,
     load_locomo,
     memories_within_words,
+    memory_turn_ids,
     parse_session_date,
     percentile,
     run_locomo,
+    score_question,
     split_evidence,
 )
 
@@ -214,6 +217,34 @@ def test_covered_turn_ids(metadata: dict[str, Any] | None, expected: set[str]) -
     assert covered_turn_ids(metadata) == expected
 
 
+def test_memory_turn_ids_counts_the_turns_an_observation_cites() -> None:
+    cited = {"f1": frozenset({"D1:3"}), "f2": frozenset({"D4:1", "D4:2"})}
+    profile = {"source_memory_ids": ["f1", "f2", "gone"], "profile": {"subject": "Mel"}}
+    assert memory_turn_ids(profile, cited) == {"D1:3", "D4:1", "D4:2"}
+    assert memory_turn_ids({"dia_id": "D2:2"}, cited) == {"D2:2"}
+    assert memory_turn_ids({"source_memory_ids": "f1"}, cited) == set()  # not a list
+    assert memory_turn_ids(None, cited) == set()
+
+
+def test_score_question_counts_an_observation_by_its_cited_turns_and_its_words() -> None:
+    question = Question(
+        index=0, question="What does Mel do?", category=1, evidence=("D1:3", "D4:1")
+    )
+    turn = SimpleNamespace(text="Mel: I paint.", metadata={"dia_id": "D9:9"})
+    profile = SimpleNamespace(
+        text=" ".join(["word"] * 300), metadata={"source_memory_ids": ["f1", "f2"]}
+    )
+    cited = {"f1": frozenset({"D1:3"}), "f2": frozenset({"D4:1"})}
+    hits = [SimpleNamespace(memory=turn), SimpleNamespace(memory=profile)]
+    score = score_question("conv", question, hits, 1.0, cited)
+    assert score.recall_at[10] == 1.0
+    assert score.hits_without_turn_ids == 0
+    # Its 300 words do not fit in the 250-word budget after the first hit.
+    assert score.recall_within_words == 0.0
+    assert score.words_top10 == [3, 300]
+    assert score_question("conv", question, hits, 1.0).recall_at[10] == 0.0
+
+
 def test_evidence_recall_by_k() -> None:
     gold = ["D1:1", "D2:2", "D3:3", "D4:4"]
     ranked = [{"D9:9"}, {"D1:1"}, set(), {"D2:2", "D3:3"}, {"D1:1"}]
@@ -295,16 +326,23 @@ class _FakeBank:
 
     def __init__(self, log: list[tuple[str, Any, dict[str, Any]]]) -> None:
         self.log = log
-        self.memories: list[SimpleNamespace] = []
+        self.stored: list[SimpleNamespace] = []
 
     def retain(self, content: Any, **kwargs: Any) -> SimpleNamespace:
         self.log.append(("retain", content, kwargs))
         created = [
-            SimpleNamespace(text=f"{m['name']}: {m['content']}", metadata=dict(m["metadata"]))
-            for m in content
+            SimpleNamespace(
+                id=f"m{len(self.stored) + i}",
+                text=f"{m['name']}: {m['content']}",
+                metadata=dict(m["metadata"]),
+            )
+            for i, m in enumerate(content)
         ]
-        self.memories.extend(created)
+        self.stored.extend(created)
         return SimpleNamespace(memories=created)
+
+    def memories(self) -> list[SimpleNamespace]:
+        return list(self.stored)
 
     def recall(self, query: str, **kwargs: Any) -> SimpleNamespace:
         self.log.append(("recall", query, kwargs))
@@ -313,7 +351,7 @@ class _FakeBank:
         def overlap(memory: SimpleNamespace) -> int:
             return len(words & set(memory.text.lower().replace(".", "").split()))
 
-        ranked = sorted(self.memories, key=overlap, reverse=True)[: kwargs["top_k"]]
+        ranked = sorted(self.stored, key=overlap, reverse=True)[: kwargs["top_k"]]
         return SimpleNamespace(hits=[SimpleNamespace(memory=m, score=0.5) for m in ranked])
 
 

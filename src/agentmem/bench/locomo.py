@@ -455,7 +455,8 @@ def covered_turn_ids(metadata: Mapping[str, Any] | None) -> frozenset[str]:
         metadata: The memory's metadata (may be None or empty).
 
     Returns:
-        The covered turn ids (empty when the memory names none, e.g. an observation).
+        The covered turn ids (empty when the memory names none, e.g. an observation: see
+        :func:`memory_turn_ids` for the turns it cites).
     """
     if not metadata:
         return frozenset()
@@ -467,6 +468,26 @@ def covered_turn_ids(metadata: Mapping[str, Any] | None) -> frozenset[str]:
         elif isinstance(value, list | tuple | set | frozenset):
             ids.update(str(item) for item in value)
     return frozenset(ids)
+
+
+def memory_turn_ids(
+    metadata: Mapping[str, Any] | None, cited: Mapping[str, frozenset[str]]
+) -> frozenset[str]:
+    """The turn ids a memory covers: its own, and those of the memories it cites.
+
+    An observation (an entity profile, a consolidated summary) names no turn of its own; it
+    covers the turns of the facts in its ``source_memory_ids``, so it counts for what it
+    gathers (and its words count in Rw@250 and mean words like any memory's).
+
+    Args:
+        metadata: The memory's metadata.
+        cited: The turn ids each memory of the bank covers itself, by memory id.
+    """
+    own = covered_turn_ids(metadata)
+    sources = (metadata or {}).get("source_memory_ids")
+    if not isinstance(sources, list):
+        return own
+    return own.union(*(cited.get(str(source), frozenset()) for source in sources))
 
 
 def _gold_set(gold: Collection[str]) -> frozenset[str]:
@@ -612,6 +633,8 @@ class BankLike(Protocol):
 
     def recall(self, query: str, **kwargs: Any) -> Any: ...
 
+    def memories(self) -> Sequence[Any]: ...
+
 
 class MemoryLike(Protocol):
     """What the runner needs of a memory: ``bank(id)`` and ``close()`` (``AgentMemory`` fits)."""
@@ -641,10 +664,20 @@ class QuestionScore:
 
 
 def score_question(
-    conversation_id: str, question: Question, hits: Sequence[Any], latency_ms: float
+    conversation_id: str,
+    question: Question,
+    hits: Sequence[Any],
+    latency_ms: float,
+    cited: Mapping[str, frozenset[str]] | None = None,
 ) -> QuestionScore:
-    """Score one recall: which gold turns its hits (best first) cover, and how fast it was."""
-    turn_sets = [covered_turn_ids(getattr(hit.memory, "metadata", None)) for hit in hits]
+    """Score one recall: which gold turns its hits (best first) cover, and how fast it was.
+
+    ``cited`` maps the bank's memory ids to the turns they cover, so that an observation
+    covers the turns of the facts it cites (:func:`memory_turn_ids`).
+    """
+    turn_sets = [
+        memory_turn_ids(getattr(hit.memory, "metadata", None), cited or {}) for hit in hits
+    ]
     words = [word_count(hit.memory.text) for hit in hits]
     gold = frozenset(question.evidence)
     first_gold_rank = next(
@@ -835,10 +868,17 @@ def retain_conversation(
     return seconds, created
 
 
+def bank_turn_ids(bank: BankLike) -> dict[str, frozenset[str]]:
+    """The turn ids each memory of a bank covers itself, by memory id (the ``cited`` of
+    :func:`score_question`)."""
+    return {m.id: covered_turn_ids(getattr(m, "metadata", None)) for m in bank.memories()}
+
+
 def _recall_questions(
     bank: BankLike, conversation: Conversation, rows: Sequence[str], step: Callable[[str], None]
 ) -> dict[str, list[QuestionScore]]:
     """Every question of a conversation recalled once per report row, scored."""
+    cited = bank_turn_ids(bank)
     scores: dict[str, list[QuestionScore]] = {}
     for row in rows:
         label, scoring_weights, extra = _row_spec(row)
@@ -856,7 +896,7 @@ def _recall_questions(
             )
             latency_ms = (time.perf_counter() - started) * 1000
             hits = list(result.hits)[:TOP_K]
-            row_scores.append(score_question(conversation.id, question, hits, latency_ms))
+            row_scores.append(score_question(conversation.id, question, hits, latency_ms, cited))
             step(f"{conversation.id}: recall ({label})")
         scores[row] = row_scores
     return scores

@@ -44,6 +44,7 @@ from agentmem.bench.locomo import (
     Conversation,
     ProgressCallback,
     QuestionScore,
+    bank_turn_ids,
     bench_environment,
     file_sha256,
     load_locomo,
@@ -285,13 +286,15 @@ def _recall_all(
         for conversation in conversations:
             bank = memory.bank(conversation.id)
             now = conversation.last_session_date
+            cited = bank_turn_ids(bank)
             for question in conversation.questions:
                 started = time.perf_counter()
                 result = _recall(bank, question.question, now)
                 seconds = time.perf_counter() - started
                 latencies.append(seconds)
                 hits = list(result.hits)[:TOP_K]
-                scores.append(score_question(conversation.id, question, hits, seconds * 1000))
+                score = score_question(conversation.id, question, hits, seconds * 1000, cited)
+                scores.append(score)
                 step(f"{conversation.id}: recall ({row.key})")
     return scores, latencies
 

@@ -10,7 +10,8 @@ observation ids) in its metadata and stays recallable.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -24,7 +25,13 @@ from agentmem.recall.pipeline import recall
 from agentmem.retain.facts import EntityMention, ExtractedFact
 from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors, write_vectors_in
 from agentmem.store.changes import record_change
-from agentmem.store.records import MEMORY_SELECT, MemoryRow, load_memories, memory_from_row
+from agentmem.store.records import (
+    MEMORY_SELECT,
+    MemoryRow,
+    load_memories,
+    memory_from_row,
+    to_db_time,
+)
 from agentmem.types import Memory
 
 OBSERVATION = "observation"
@@ -110,10 +117,12 @@ def create_observation(
     *,
     fact_type: str = OBSERVATION,
     extra: dict | None = None,
+    entities: Sequence[EntityMention] | None = None,
 ) -> Memory:
     """Store a new observation (or, with ``fact_type``, an opinion) backed by ``supporting``.
 
-    It carries the supporting facts' entities, so it joins their part of the graph.
+    It carries the supporting facts' entities (or ``entities``), so it joins their part of
+    the graph.
     """
     found = load_memories(engine.db, bank_id, list(supporting))
     when = max((m.mentioned_at for m in found.values()), default=utc_now())
@@ -122,7 +131,7 @@ def create_observation(
         fact_type=fact_type,
         mentioned_at=when,
         message_index=0,
-        entities=tuple(_entities_of(engine, supporting)),
+        entities=tuple(_entities_of(engine, supporting) if entities is None else entities),
         importance=max((m.importance for m in found.values()), default=0.5),
         metadata={
             "source_memory_ids": list(supporting),
@@ -144,21 +153,45 @@ def refine_observation(
 ) -> Memory | None:
     """Rewrite an observation in place (same id), adding evidence and keeping its history.
 
+    Returns None when the observation was forgotten meanwhile.
+    """
+
+    def refined(current: Memory, now: datetime) -> dict:
+        metadata = dict(current.metadata)
+        sources = list(dict.fromkeys([*metadata.get("source_memory_ids", []), *supporting]))
+        history = [*metadata.get("history", []), {"text": current.text, "until": now.isoformat()}]
+        metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
+        return metadata
+
+    return rewrite_observation(engine, bank_id, collection, observation.id, text, refined)
+
+
+def rewrite_observation(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    observation_id: str,
+    text: str,
+    metadata_of: Callable[[Memory, datetime], dict],
+    mentioned_at: datetime | None = None,
+) -> Memory | None:
+    """Give an observation a new text and metadata in place (same id), re-indexed and
+    re-embedded; ``metadata_of(current, now)`` makes the metadata from the stored one, and
+    ``mentioned_at`` (when given) replaces its mention time.
+
     Holds the write lock from reading the observation through the vector write, like every
     writer, so a concurrent forget or refinement cannot slip in between. Returns None when the
     observation was forgotten meanwhile.
     """
     vectors = embed_texts(engine, [text])  # outside the lock: the model is the slow part
     with engine.db.write_lock:
-        current = load_memories(engine.db, bank_id, [observation.id]).get(observation.id)
+        current = load_memories(engine.db, bank_id, [observation_id]).get(observation_id)
         if current is None:
             return None
         now = utc_now()
-        metadata = dict(current.metadata)
-        sources = list(dict.fromkeys([*metadata.get("source_memory_ids", []), *supporting]))
-        history = [*metadata.get("history", []), {"text": current.text, "until": now.isoformat()}]
-        metadata.update(source_memory_ids=sources, proof_count=len(sources), history=history)
+        metadata = metadata_of(current, now)
         names = " ".join(current.entities)
+        when = to_db_time(mentioned_at or current.mentioned_at)
         with engine.db.transaction() as cur:
             engine.begin_write(cur, bank_id)
             (old_seq,) = cur.execute(
@@ -168,19 +201,27 @@ def refine_observation(
             engine.keyword.remove_rows(cur, [old_seq])
             # A new seq puts the new text in the pending postings; the old posting is ignored.
             cur.execute(
-                "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ? WHERE id = ?",
-                [text, f"{text} {names}".strip(), seq, json.dumps(metadata), current.id],
+                "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ?, "
+                "mentioned_at = ? WHERE id = ?",
+                [
+                    text,
+                    f"{text} {names}".strip(),
+                    seq,
+                    json.dumps(metadata, ensure_ascii=False),
+                    when,
+                    current.id,
+                ],
             )
             engine.keyword.add_pending(cur, seq, seq)
-            refined = load_memories(engine.db, bank_id, [current.id])[current.id]
+            rewritten = load_memories(engine.db, bank_id, [current.id])[current.id]
             row = MemoryRow(
-                memory=refined, seq=seq, search_text=text, context_text="", created_at=now
+                memory=rewritten, seq=seq, search_text=text, context_text="", created_at=now
             )
             write_vectors_in(engine, cur, bank_id, collection, [row], vectors)
             version = record_change(engine.db, cur, bank_id, "observe", [current.id])
         engine.bank_changed(bank_id, version)
         write_vectors(engine, bank_id, collection, [row], vectors)
-    return refined
+    return rewritten
 
 
 def mark_contradicted(

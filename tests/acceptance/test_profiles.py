@@ -1,0 +1,208 @@
+"""Entity profiles (issue 21, failure class 4): offline observations that gather what a person
+said about one side of their life, kept current as facts arrive or are forgotten."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from agentmem import AgentMemory, MemoryBank
+
+T0 = datetime(2024, 3, 1, tzinfo=UTC)
+
+SESSION_1 = [
+    ("Bob", "I just signed up for a pottery class at the community centre."),
+    ("Carol", "That sounds lovely, tell me how it goes!"),
+    ("Bob", "Thanks! I also play the clarinet in a local jazz band."),
+]
+SESSION_2 = [
+    ("Carol", "How was your weekend?"),
+    ("Bob", "Great, I joined a climbing gym near the river last Saturday."),
+]
+
+
+def _messages(turns: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"role": "user", "name": name, "content": text} for name, text in turns]
+
+
+def _profile(bank: MemoryBank, subject: str, aspect: str):  # noqa: ANN202
+    found = [
+        o
+        for o in bank.observations()
+        if o.metadata.get("profile") == {"subject": subject, "aspect": aspect}
+    ]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def _facts(bank: MemoryBank, word: str) -> list:  # noqa: ANN202
+    return [m for m in bank.memories() if m.fact_type != "observation" and word in m.text]
+
+
+def test_a_profile_gathers_a_speakers_statements_across_sessions(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("friends")
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        first = _profile(bank, "Bob", "activities")
+        assert first is not None
+        assert first.text == (
+            "Bob's activities and hobbies: play the clarinet in a local jazz band; "
+            "signed up for a pottery class."
+        )
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        profile = _profile(bank, "Bob", "activities")
+        memories = bank.memories()
+        assert bank.check_integrity().ok
+
+    assert profile is not None and profile.id == first.id  # rewritten in place
+    assert profile.text.startswith("Bob's activities and hobbies: joined a climbing gym")
+    assert "pottery class" in profile.text and "clarinet" in profile.text
+    sources = profile.metadata["source_memory_ids"]
+    cited = {m.id: m for m in memories if m.id in sources}
+    assert len(cited) == 3 == profile.metadata["proof_count"]
+    assert all(m.text.startswith("Bob: ") for m in cited.values())  # not Carol's replies
+    assert profile.metadata["history"] == []
+    assert profile.entities == ("Bob",)
+    assert profile.mentioned_at == T0 + timedelta(days=30)  # its newest source
+
+
+def test_a_profile_is_recalled_for_an_aggregation_question(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("friends")
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        hits = bank.recall("What are Bob's hobbies?", top_k=3).hits
+        assert "Bob's activities and hobbies" in [h.memory.text.partition(":")[0] for h in hits]
+        only_facts = bank.recall("What are Bob's hobbies?", fact_types=["experience", "world"])
+        assert all(h.memory.fact_type != "observation" for h in only_facts.hits)
+
+
+def test_plain_sentences_profile_the_person_they_open_with(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("notes")
+        bank.retain(
+            "Alice went to Rome for a conference trip. Alice visited the Louvre museum in "
+            "Paris. Alice loves hiking in the Alps. The weather was mild.",
+            mentioned_at=T0,
+        )
+        places = _profile(bank, "Alice", "places")
+        assert places is not None
+        assert places.text == (
+            "Places Alice has been to or plans to visit: visited the Louvre museum in Paris; "
+            "went to Rome for a conference trip."
+        )
+        assert _profile(bank, "Alice", "likes") is None  # one fact is no aggregation
+        bank.retain(
+            "Acme Corp plans to open an office in Berlin next spring. Acme Corp is planning "
+            "to hire fifty engineers in Madrid.",
+            mentioned_at=T0,
+        )
+        assert bank.entity("Acme Corp").kind == "org"
+        assert [o.metadata["profile"]["subject"] for o in bank.observations()] == ["Alice"]
+
+
+def test_profiles_survive_reopening_and_keep_updating(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        mem.bank("friends").retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        before = _profile(mem.bank("friends"), "Bob", "activities")
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("friends")
+        assert _profile(bank, "Bob", "activities") == before
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        after = _profile(bank, "Bob", "activities")
+        assert after is not None and after.id == before.id
+        assert after.metadata["proof_count"] == 3
+        # The same session again changes nothing: no item twice.
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        assert _profile(bank, "Bob", "activities") == after
+        assert len(bank.observations()) == 1
+        assert bank.check_integrity().ok
+
+
+def test_forgetting_a_cited_fact_takes_it_out_of_the_profile(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("friends")
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        (pottery,) = _facts(bank, "pottery")
+        assert bank.forget([pottery.id]) == 1
+        profile = _profile(bank, "Bob", "activities")
+        assert profile is not None
+        assert "pottery" not in profile.text
+        assert "pottery" not in str(profile.metadata)
+        assert pottery.id not in profile.metadata["source_memory_ids"]
+        assert profile.metadata["proof_count"] == 2
+        # Below two facts there is nothing to gather: the profile goes.
+        bank.forget(document_id="s2")
+        assert _profile(bank, "Bob", "activities") is None
+        assert bank.check_integrity().ok
+    with AgentMemory(store_path) as mem:  # and stays gone
+        assert _profile(mem.bank("friends"), "Bob", "activities") is None
+        hits = mem.bank("friends").recall("pottery class").hits
+        assert all("pottery" not in h.memory.text for h in hits)
+
+
+def test_a_document_retained_again_refreshes_the_profiles_citing_it(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("friends")
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        corrected = [("Bob", "Oops, I meant that I joined a swimming club by the lake.")]
+        bank.retain(_messages(corrected), mentioned_at=T0 + timedelta(days=31), document_id="s2")
+        profile = _profile(bank, "Bob", "activities")
+        assert profile is not None
+        assert "climbing" not in profile.text and "swimming club" in profile.text
+        held = {m.id for m in bank.memories()}
+        assert set(profile.metadata["source_memory_ids"]) <= held
+
+
+def test_profiles_stay_in_their_bank(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        mine = mem.bank("friends")
+        mine.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        other = mem.bank("strangers")
+        other.retain([{"role": "user", "name": "Bob", "content": "Hello there."}], mentioned_at=T0)
+        assert other.observations() == []
+        assert all(h.memory.bank_id == "strangers" for h in other.recall("Bob's hobbies").hits)
+        other.forget(other.memories()[0].id)  # a forget elsewhere leaves this bank's alone
+        assert _profile(mine, "Bob", "activities") is not None
+
+
+def test_a_bank_can_keep_no_profiles(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = mem.bank("friends")
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        assert _profile(bank, "Bob", "activities") is not None
+        bank.configure(profiles=False)
+        bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+        kept = _profile(bank, "Bob", "activities")
+        assert kept is not None and "climbing" not in kept.text  # no longer maintained
+        (pottery,) = _facts(bank, "pottery")
+        bank.forget([pottery.id])
+        assert _profile(bank, "Bob", "activities") is None  # never kept past a forget
+        fresh = mem.bank("quiet")
+        fresh.configure(profiles=False)
+        fresh.retain(_messages(SESSION_1), mentioned_at=T0)
+        assert fresh.observations() == []
+
+
+def test_a_profile_built_retain_by_retain_is_the_one_built_at_once(store_path: Path) -> None:
+    """Retains update a profile from its own sources; the result is what all facts give."""
+    turns = [("Bob", f"I joined the chess club number {n} downtown.") for n in range(20)]
+    when = [T0 + timedelta(days=n // 3) for n in range(20)]  # three turns a day: ties
+    with AgentMemory(store_path) as mem:
+        stepwise = mem.bank("stepwise")
+        for turn, at in zip(turns, when, strict=True):
+            stepwise.retain(_messages([turn]), mentioned_at=at)
+        at_once = mem.bank("at-once")
+        messages = [
+            {**message, "timestamp": at.isoformat()}
+            for message, at in zip(_messages(turns), when, strict=True)
+        ]
+        at_once.retain(messages, mentioned_at=when[-1])
+        one, other = _profile(stepwise, "Bob", "activities"), _profile(at_once, "Bob", "activities")
+        assert one is not None and other is not None
+        assert one.text == other.text
+        assert one.text.count(";") == 15  # sixteen items, the newest
+        assert "number 19" in one.text and "number 3 " not in one.text
+        assert one.metadata["source_memory_ids"] != other.metadata["source_memory_ids"]
