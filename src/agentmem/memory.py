@@ -212,28 +212,27 @@ class AgentMemory:
             db, vectors, keyword, self._namespace = _open_embedded(
                 self.path, self._config, chroma_url
             )
+        offline_reranker = CalibratedReranker(self._config.fusion)
         try:
-            chosen = store_embedder(embedder, _made_with(db))
-        except BaseException:  # refused before anything was read or written
+            self._engine = Engine(
+                db=db,
+                vectors=vectors,
+                keyword=keyword,
+                embedder=store_embedder(embedder, _made_with(db)),
+                extractor=extractor or OfflineExtractor(),
+                reranker=reranker or offline_reranker,
+                resolver=EntityResolver(),
+                config=self._config,
+                executor=ThreadPoolExecutor(
+                    max_workers=self._config.workers, thread_name_prefix="agentmem"
+                ),
+                offline_reranker=offline_reranker,
+            )
+        except BaseException:  # the embedder refused: nothing was read or written
             keyword.close()
             vectors.close()
             db.close()
             raise
-        offline_reranker = CalibratedReranker(self._config.fusion)
-        self._engine = Engine(
-            db=db,
-            vectors=vectors,
-            keyword=keyword,
-            embedder=chosen,
-            extractor=extractor or OfflineExtractor(),
-            reranker=reranker or offline_reranker,
-            resolver=EntityResolver(),
-            config=self._config,
-            executor=ThreadPoolExecutor(
-                max_workers=self._config.workers, thread_name_prefix="agentmem"
-            ),
-            offline_reranker=offline_reranker,
-        )
         if language is not None:
             self._engine.llm = language
             self._engine.consolidator = (

