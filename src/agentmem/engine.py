@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agentmem.config import BankConfig, EngineConfig
+from agentmem.models.cosine import CosineScale
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.retain.entity_cache import catch_up_index, catch_up_resolver
 from agentmem.retain.resolve import EntityResolver
@@ -71,6 +72,9 @@ class Engine:
     configs: dict[str, BankConfig] = field(default_factory=dict)
     # The MemoryBank handles AgentMemory.bank() hands out (each holds the bank's collection).
     handles: dict[str, Any] = field(default_factory=dict)
+    # The embedder's cosines on MiniLM's scale, which recall and retain thresholds read
+    # (models/cosine.py); set from ``embedder`` when the engine is built.
+    cosine_scale: CosineScale = field(init=False)
     # The offline reranker ``recall(rerank=False)`` falls back to; None: ``reranker`` is it.
     offline_reranker: Reranker | None = None
     # The LLM path: set when AgentMemory(llm=...) is given.
@@ -90,6 +94,7 @@ class Engine:
     recall_rows: RecallRows | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        self.cosine_scale = CosineScale(self.embedder)
         if self.config.in_process_recall:
             self.keyword_mirrors = KeywordMirrors(
                 self.db, self.config.context_weight, self.bank_version

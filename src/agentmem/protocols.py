@@ -20,6 +20,10 @@ class Embedder(Protocol):
 
     ``name`` is persisted with each bank: reopening a bank with a different embedder is refused,
     since its vectors would not be comparable.
+
+    An embedder whose cosines sit elsewhere than MiniLM's may have a ``cosine_levels``
+    attribute ``(unrelated, evidence)``: recall and retain then read its cosines mapped onto
+    MiniLM's scale (:mod:`agentmem.models.cosine`).
     """
 
     @property

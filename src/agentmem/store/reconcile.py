@@ -177,6 +177,19 @@ def _reembed(
 ) -> int:
     """Embed the stored text of these memories (those that still exist) and upsert it, in
     chunks; returns how many were upserted."""
+    made_with = db.fetchall(
+        "SELECT bank_id, embedder, dimension FROM banks WHERE collection = ?", [collection]
+    )
+    if made_with and tuple(made_with[0][1:]) != (embedder.name, embedder.dimension):
+        # Vectors of another model would not be comparable with the bank's: they are
+        # re-embedded when the store is opened with the bank's own embedder.
+        log.warning(
+            "bank %r was made with embedder %r, not %r: its vectors are repaired when the "
+            "store is opened with that one",
+            *made_with[0][:2],
+            embedder.name,
+        )
+        return 0
     done = 0
     for start in range(0, len(ids), _CHUNK):
         rows = db.fetchall(
