@@ -36,55 +36,59 @@ def _open(url: str, **kwargs: object) -> agentmem.AgentMemory:
     return agentmem.AgentMemory(url, embedder=HashEmbedder(), **kwargs)  # type: ignore[arg-type]
 
 
+def _in_turn(url, setup, ops, apply, check) -> None:
+    """Two AgentMemory objects on one database (replicas) write in turn, the first one
+    reopened where ``ops`` say; after every step both copies must equal the SQL path."""
+    mem = _open(url)
+    other = _open(url)  # a replica: its writes reach the first one's copies by the log
+    try:
+        setup(mem, other)
+        check(mem)
+        for step, (op, *args) in enumerate(ops):
+            writer = mem if step % 2 else other
+            if op == "reopen":
+                mem.close()
+                mem = _open(url)
+            else:
+                apply(writer, op, args, mem if writer is other else other)
+            check(mem)
+            check(other)
+        report = mem.check_integrity()
+        assert report.ok, report.problems
+    finally:
+        mem.close()
+        other.close()
+
+
+def _two_keyword_banks(mem, other) -> None:
+    keyword_cases._apply(mem, "retain", "b", ["Parcel at the desk.", "Giulia hiked."])
+    keyword_cases._apply(other, "retain", "c", ["Parcel parcel Z7Q3."])
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=keyword_cases._OPS)
 def test_keyword_mirror_ranks_and_scores_as_sql_through_every_write(pg_cluster, ops):
     with _database(pg_cluster) as url:
-        mem = _open(url)
-        other = _open(url)  # a replica: its writes reach the first one's mirror by the log
-        try:
-            keyword_cases._apply(mem, "retain", "b", ["Parcel at the desk.", "Giulia hiked."])
-            keyword_cases._apply(other, "retain", "c", ["Parcel parcel Z7Q3."])
-            keyword_cases._assert_mirror_matches_sql(mem)
-            for step, (op, bank_id, arg) in enumerate(ops):
-                writer = mem if step % 2 else other
-                if op == "reopen":
-                    mem.close()
-                    mem = _open(url)
-                else:
-                    keyword_cases._apply(writer, op, bank_id, arg)
-                keyword_cases._assert_mirror_matches_sql(mem)
-                keyword_cases._assert_mirror_matches_sql(other)
-            report = mem.check_integrity()
-            assert report.ok, report.problems
-        finally:
-            mem.close()
-            other.close()
+        _in_turn(
+            url,
+            _two_keyword_banks,
+            ops,
+            lambda writer, op, args, _: keyword_cases._apply(writer, op, *args),
+            keyword_cases._assert_mirror_matches_sql,
+        )
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=row_cases._OPS)
 def test_recall_from_copies_equals_recall_from_sql_through_every_write(pg_cluster, ops):
     with _database(pg_cluster) as url:
-        mem = _open(url)
-        other = _open(url)
-        try:
-            row_cases._apply(mem, "retain", row_cases.TEXTS[:5], other)
-            row_cases._assert_same_as_sql(mem)
-            for step, (op, arg) in enumerate(ops):
-                writer = mem if step % 2 else other
-                if op == "reopen":
-                    mem.close()
-                    mem = _open(url)
-                else:
-                    row_cases._apply(writer, op, arg, mem if writer is other else other)
-                row_cases._assert_same_as_sql(mem)
-                row_cases._assert_same_as_sql(other)
-            report = mem.check_integrity()
-            assert report.ok, report.problems
-        finally:
-            mem.close()
-            other.close()
+        _in_turn(
+            url,
+            lambda mem, other: row_cases._apply(mem, "retain", row_cases.TEXTS[:5], other),
+            ops,
+            lambda writer, op, args, peer: row_cases._apply(writer, op, *args, peer),
+            row_cases._assert_same_as_sql,
+        )
 
 
 @pytest.fixture
