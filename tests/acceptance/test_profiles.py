@@ -21,6 +21,12 @@ SESSION_2 = [
 ]
 
 
+def _on(bank: MemoryBank) -> MemoryBank:
+    """The bank with profiles kept (they are opt-in)."""
+    bank.configure(profiles=True)
+    return bank
+
+
 def _messages(turns: list[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"role": "user", "name": name, "content": text} for name, text in turns]
 
@@ -41,7 +47,7 @@ def _facts(bank: MemoryBank, word: str) -> list:  # noqa: ANN202
 
 def test_a_profile_gathers_a_speakers_statements_across_sessions(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("friends")
+        bank = _on(mem.bank("friends"))
         bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
         first = _profile(bank, "Bob", "activities")
         assert first is not None
@@ -68,7 +74,7 @@ def test_a_profile_gathers_a_speakers_statements_across_sessions(store_path: Pat
 
 def test_a_profile_is_recalled_for_an_aggregation_question(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("friends")
+        bank = _on(mem.bank("friends"))
         bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
         bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
         hits = bank.recall("What are Bob's hobbies?", top_k=3).hits
@@ -79,7 +85,7 @@ def test_a_profile_is_recalled_for_an_aggregation_question(store_path: Path) -> 
 
 def test_plain_sentences_profile_the_person_they_open_with(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("notes")
+        bank = _on(mem.bank("notes"))
         bank.retain(
             "Alice went to Rome for a conference trip. Alice visited the Louvre museum in "
             "Paris. Alice loves hiking in the Alps. The weather was mild.",
@@ -103,10 +109,10 @@ def test_plain_sentences_profile_the_person_they_open_with(store_path: Path) -> 
 
 def test_profiles_survive_reopening_and_keep_updating(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        mem.bank("friends").retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
-        before = _profile(mem.bank("friends"), "Bob", "activities")
+        _on(mem.bank("friends")).retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        before = _profile(_on(mem.bank("friends")), "Bob", "activities")
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("friends")
+        bank = _on(mem.bank("friends"))
         assert _profile(bank, "Bob", "activities") == before
         bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
         after = _profile(bank, "Bob", "activities")
@@ -121,7 +127,7 @@ def test_profiles_survive_reopening_and_keep_updating(store_path: Path) -> None:
 
 def test_forgetting_a_cited_fact_takes_it_out_of_the_profile(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("friends")
+        bank = _on(mem.bank("friends"))
         bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
         bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
         (pottery,) = _facts(bank, "pottery")
@@ -137,14 +143,14 @@ def test_forgetting_a_cited_fact_takes_it_out_of_the_profile(store_path: Path) -
         assert _profile(bank, "Bob", "activities") is None
         assert bank.check_integrity().ok
     with AgentMemory(store_path) as mem:  # and stays gone
-        assert _profile(mem.bank("friends"), "Bob", "activities") is None
-        hits = mem.bank("friends").recall("pottery class").hits
+        assert _profile(_on(mem.bank("friends")), "Bob", "activities") is None
+        hits = _on(mem.bank("friends")).recall("pottery class").hits
         assert all("pottery" not in h.memory.text for h in hits)
 
 
 def test_a_document_retained_again_refreshes_the_profiles_citing_it(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("friends")
+        bank = _on(mem.bank("friends"))
         bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
         bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
         corrected = [("Bob", "Oops, I meant that I joined a swimming club by the lake.")]
@@ -158,9 +164,9 @@ def test_a_document_retained_again_refreshes_the_profiles_citing_it(store_path: 
 
 def test_profiles_stay_in_their_bank(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        mine = mem.bank("friends")
+        mine = _on(mem.bank("friends"))
         mine.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
-        other = mem.bank("strangers")
+        other = _on(mem.bank("strangers"))
         other.retain([{"role": "user", "name": "Bob", "content": "Hello there."}], mentioned_at=T0)
         assert other.observations() == []
         assert all(h.memory.bank_id == "strangers" for h in other.recall("Bob's hobbies").hits)
@@ -170,7 +176,7 @@ def test_profiles_stay_in_their_bank(store_path: Path) -> None:
 
 def test_a_bank_can_keep_no_profiles(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
-        bank = mem.bank("friends")
+        bank = _on(mem.bank("friends"))
         bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
         assert _profile(bank, "Bob", "activities") is not None
         bank.configure(profiles=False)
@@ -180,8 +186,7 @@ def test_a_bank_can_keep_no_profiles(store_path: Path) -> None:
         (pottery,) = _facts(bank, "pottery")
         bank.forget([pottery.id])
         assert _profile(bank, "Bob", "activities") is None  # never kept past a forget
-        fresh = mem.bank("quiet")
-        fresh.configure(profiles=False)
+        fresh = mem.bank("quiet")  # profiles are opt-in
         fresh.retain(_messages(SESSION_1), mentioned_at=T0)
         assert fresh.observations() == []
 
@@ -191,10 +196,10 @@ def test_a_profile_built_retain_by_retain_is_the_one_built_at_once(store_path: P
     turns = [("Bob", f"I joined the chess club number {n} downtown.") for n in range(20)]
     when = [T0 + timedelta(days=n // 3) for n in range(20)]  # three turns a day: ties
     with AgentMemory(store_path) as mem:
-        stepwise = mem.bank("stepwise")
+        stepwise = _on(mem.bank("stepwise"))
         for turn, at in zip(turns, when, strict=True):
             stepwise.retain(_messages([turn]), mentioned_at=at)
-        at_once = mem.bank("at-once")
+        at_once = _on(mem.bank("at-once"))
         messages = [
             {**message, "timestamp": at.isoformat()}
             for message, at in zip(_messages(turns), when, strict=True)

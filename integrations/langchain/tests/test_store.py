@@ -53,7 +53,7 @@ def test_search_by_query_stays_inside_the_namespace(store):
     store.put(USER, "food", {"content": "Loves spicy ramen"})
     store.put(USER, "pet", {"content": "Has a cat called Quixotrix"})
     store.put(("memories", "user-7"), "food", {"content": "Loves ramen as well"})
-    hits = store.search(USER, query="what food does the user like? ramen")
+    hits = store.search(USER, query="what food does the user like? spicy ramen")
     assert [h.key for h in hits][0] == "food"
     assert all(h.namespace == USER for h in hits)
     assert hits[0].score is not None and hits[0].score >= hits[-1].score

@@ -267,8 +267,7 @@ def import_bank(
         StorageError: The store failed (the rows then rolled back).
     """
     journalled = not engine.vectors.writes_in_transaction
-    # PostgreSQL: the empty collection's index is built once, after the rows' transaction.
-    with engine.vectors.bulk_load(collection), engine.db.write_lock:
+    with engine.db.write_lock:
         version = None
         try:
             with engine.db.transaction() as cur:
