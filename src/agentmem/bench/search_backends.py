@@ -8,8 +8,8 @@ database, with a second bank a tenth the size beside the measured one. Then:
   machine's load hits both alike), p50/p95, and how many probes got identical ids and scores;
 * **vectors**: top-10 of noisy copies of stored unit vectors through each store's ``query``,
   p50/p95 and recall@10 against an exact search, and writes of 20 vectors (a retain's) into
-  the loaded collection. pgvector is bulk-loaded before its index is built, as an import
-  would; Chroma indexes as it loads.
+  the loaded collection. pgvector is loaded before its index is built (the faster way to
+  set up the measurement); Chroma indexes as it loads.
 
 The loads are timed too (PostgreSQL's keyword write path tokenises in Python). Prints a table
 and writes a JSON report. Run ``python -m agentmem.bench.search_backends --help``; without
@@ -217,7 +217,7 @@ def vector_arms(size: int, pg_url: str, workdir: Path, queries: int, seed: int) 
         store = PostgresVectorStore(pg)
         for name in (collection, elsewhere):
             store.create_collection(name, DIMENSION)
-            pg.execute(f"DROP INDEX {_index_name(name)}")  # a bulk load builds it after
+            pg.execute(f"DROP INDEX {_index_name(name)}")  # built once after the load
         loaded = load(store)
         started = time.perf_counter()
         for name in (collection, elsewhere):

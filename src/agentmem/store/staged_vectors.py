@@ -23,8 +23,7 @@ so a recall that flushes cannot deadlock with a retain.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,13 +161,6 @@ class StagedVectorStore:
             )
 
     # Everything else is the VectorStore's, after a flush.
-
-    @contextmanager
-    def bulk_load(self, collection: str) -> Iterator[None]:
-        """Write many vectors into a new collection (Chroma indexes as it goes: nothing to
-        defer; see ``PostgresVectorStore.bulk_load``)."""
-        del collection
-        yield
 
     def upsert(
         self,

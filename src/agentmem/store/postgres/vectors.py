@@ -68,10 +68,6 @@ CREATE TABLE IF NOT EXISTS vector_collections (
 );
 """
 
-#: Memory one index build may use (``maintenance_work_mem`` of its session): an HNSW graph
-#: built within it is built in memory, several times faster than one that spills.
-BUILD_MEMORY = "1GB"
-
 _COMPARISONS = {"$eq": "=", "$ne": "<>", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
 
@@ -84,15 +80,10 @@ def _index_name(collection: str) -> str:
     return "vectors_" + hashlib.sha256(collection.encode("utf-8")).hexdigest()[:40]
 
 
-def index_ddl(collection: str, dimension: int, *, concurrently: bool = False) -> str:
-    """The statement that builds a collection's partial HNSW index (if it is missing).
-
-    Building it over rows already stored is far faster than inserting them one by one into
-    the index: a bulk load (:meth:`PostgresVectorStore.bulk_load`) drops the index, loads,
-    and runs this, ``concurrently`` so that other banks' writers are not held up meanwhile.
-    """
+def index_ddl(collection: str, dimension: int) -> str:
+    """The statement that builds a collection's partial HNSW index (if it is missing)."""
     return (
-        f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS "
+        f"CREATE INDEX IF NOT EXISTS "
         f"{_index_name(collection)} ON vectors "
         f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
         f"WITH (m = 16, ef_construction = {EF_CONSTRUCTION}) "
@@ -251,39 +242,6 @@ class PostgresVectorStore:
         except psycopg.Error as exc:
             raise StorageError(f"cannot create vector collection {collection}: {exc}") from exc
         self._dimension_of(collection)
-
-    @contextmanager
-    def bulk_load(self, collection: str) -> Iterator[None]:
-        """Write many vectors into a new collection (an import): its index is dropped for
-        the block and built once over the stored rows afterwards, even if the block fails.
-        Searches of the collection meanwhile read it exactly (no index), other collections'
-        searches and writes go on. Call it outside any transaction.
-
-        Raises:
-            StorageError: The index could not be built (no half-built index is left).
-        """
-        dimension = self._dimension_of(collection)
-        if dimension is None:
-            yield
-            return
-        name = _index_name(collection)
-        psycopg = self._db._psycopg
-        try:
-            with psycopg.connect(self._db.url, autocommit=True) as con:
-                con.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-            yield
-        finally:
-            try:
-                with psycopg.connect(self._db.url, autocommit=True) as con:
-                    con.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
-                    try:
-                        con.execute(index_ddl(collection, dimension, concurrently=True))
-                    except psycopg.Error:
-                        # A failed concurrent build leaves an invalid index behind.
-                        con.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-                        raise
-            except psycopg.Error as exc:
-                raise StorageError(f"cannot build the index of {collection}: {exc}") from exc
 
     def _checked_dimension(self, collection: str, vectors: np.ndarray) -> int:
         """The collection's dimension (creating it for these vectors if new).
