@@ -215,7 +215,12 @@ class MemoryBank:
             metadata=metadata,
             links=links,
         )
-        keep_profiles_current(self._engine, self.id, self._collection, self.config, result.memories)
+        # Facts leave a bank only by forget or a document's replacement: without profiles kept
+        # and nothing replaced, no profile can be stale, and the bank's observations go unread.
+        if self.config.profiles or result.replaced:
+            keep_profiles_current(
+                self._engine, self.id, self._collection, self.config, result.memories
+            )
         self._schedule_consolidation(result)
         return result
 
