@@ -53,6 +53,11 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Going to Lake Tahoe with Sam this weekend!", {"Lake Tahoe": "place", "Sam": "person"}),
         ("Visiting Tokyo was the best part.", {"Tokyo": "place"}),
         ("Rob Stark rode north to Winterfell.", {"Rob Stark": "person", "Winterfell": "place"}),
+        # First names the tagger reads as modal verbs at the start of a sentence.
+        ("Will Byers went to Boston yesterday.", {"Will Byers": "person", "Boston": "place"}),
+        ("Can Yilmaz moved to Berlin.", {"Can Yilmaz": "person", "Berlin": "place"}),
+        # A modal opening a question stays a verb: its subject is the only name.
+        ("Will Sam come to the party?", {"Sam": "person"}),
     ],
 )
 def test_words_opening_a_sentence_are_no_part_of_a_name(

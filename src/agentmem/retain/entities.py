@@ -276,6 +276,15 @@ def _speaker_mention(speaker: str | None) -> EntityMention | None:
 _NOT_NAME_OPENERS = frozenset({"IN", "TO", "RB", "CC", "PRP", "PRP$", "UH", "WRB", "WP"})
 
 
+def _opens_no_name(token: Token) -> bool:
+    """A word spaCy took into an entity that cannot be its first word."""
+    if _is_modal_opening_question(token):
+        return True  # "Will" in "Will Sam come?"
+    return (
+        token.tag_.startswith("VB") or token.tag_ in _NOT_NAME_OPENERS
+    ) and token.lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
+
+
 def _from_spacy_entity(
     doc: Doc, start: int, end: int, kind: str, speaker_key: str
 ) -> Iterator[tuple[int, EntityMention]]:
@@ -295,12 +304,7 @@ def _from_spacy_entity(
         end -= 1
     # "Going to Lake Tahoe": no name but a title begins with a verb, a preposition or an
     # adverb; spaCy sometimes takes the words that open a sentence into the entity.
-    while (
-        end - start > 1
-        and kind != "product"
-        and (doc[start].tag_.startswith("VB") or doc[start].tag_ in _NOT_NAME_OPENERS)
-        and doc[start].lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
-    ):
+    while end - start > 1 and kind != "product" and _opens_no_name(doc[start]):
         start += 1
     # "New Lantern launch date": an adjective opening the sentence is no part of the name,
     # unless the whole is a place ("New York").
@@ -311,6 +315,8 @@ def _from_spacy_entity(
         and kind != "place"
     ):
         start += 1
+    if start > 0 and _is_name_read_as_modal(doc[start - 1]):
+        start -= 1
     if start == end:
         return
     words = [t for t in doc[start:end] if not t.is_space]
@@ -444,7 +450,30 @@ def _is_name_word(token: Token) -> bool:
 
 
 def _can_start_name(token: Token) -> bool:
-    return _is_name_word(token)
+    return _is_name_word(token) or _is_name_read_as_modal(token)
+
+
+# Tags of a finite verb: what follows the subject of a statement.
+_FINITE_VERB_TAGS = frozenset({"VBD", "VBZ", "VBP", "MD"})
+
+
+def _is_name_read_as_modal(token: Token) -> bool:
+    """A first name the tagger read as a modal verb because it opens the sentence: "Will Byers
+    went home", "Can Yilmaz moved to Berlin". A modal opening a question is followed by its
+    subject and a bare verb ("Will Sam come?"); a name is followed by the rest of the name
+    and a finite verb."""
+    if not (token.is_sent_start and token.tag_ == "MD" and token.text[:1].isupper()):
+        return False
+    doc = token.doc
+    j = token.i + 1
+    while j < len(doc) and doc[j].tag_ in ("NNP", "NNPS") and doc[j].text[:1].isupper():
+        j += 1
+    return token.i + 1 < j < len(doc) and doc[j].tag_ in _FINITE_VERB_TAGS
+
+
+def _is_modal_opening_question(token: Token) -> bool:
+    """A modal opening a question ("Will" in "Will Sam come?"), not a first name."""
+    return token.is_sent_start and token.tag_ == "MD" and not _is_name_read_as_modal(token)
 
 
 def _from_capitalised_words(
