@@ -366,6 +366,14 @@ BY_TENSE = [
     ("Bring the signed forms on 10 March.", "2025-03-10", "2025-03-11"),
     ("I'm flying to Kyoto on Friday.", "2025-02-21", "2025-02-22"),
     ("The release is scheduled for Q2.", "2025-04-01", "2025-07-01"),
+    # A simple present that dates its event speaks of the coming one.
+    ("The wedding is in August.", "2025-08-01", "2025-09-01"),
+    ("She turns 30 on May 5.", "2025-05-05", "2025-05-06"),
+    ("The course starts in September.", "2025-09-01", "2025-10-01"),
+    ("The store opens at 9 on Monday.", "2025-02-24", "2025-02-25"),
+    # ... but not a habit, nor a date that describes a noun.
+    ("We usually go hiking in May.", "2024-05-01", "2024-06-01"),
+    ("I love the photos from June.", "2024-06-01", "2024-07-01"),
 ]
 
 

@@ -14,6 +14,8 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
   a verb that is not in the past;
 - forward too: the day something is moved to ("we moved the demo to Friday", "the launch
   was pushed back until June"), whatever the tense of the move;
+- forward as well: a simple present whose date tells when its event happens ("the wedding
+  is in August", "she turns 30 on May 5"), unless the clause tells of a habit;
 - present: the simple present of *be* or *have* ("my birthday is on May 12", "I have a
   meeting on the 28th", "the parks are lovely in spring"): timeless, so the resolver takes
   the next occurrence of a day and keeps the latest of a month or season, which such
@@ -59,6 +61,11 @@ _MOVE = (
 _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
 #: "moved from Monday to Thursday": the old day and the new, not a period.
 MOVED_FROM = re.compile(_MOVE + r"[^.;!?]{0,30}?\bfrom\s+$", re.I)
+
+# Words of a habit: a simple present with them tells what recurs, not what is planned.
+_HABIT = frozenset(
+    {"usually", "always", "often", "sometimes", "never", "every", "each", "normally", "generally"}
+)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 
@@ -124,7 +131,28 @@ def _nearest_before(tokens: list[Token]) -> Direction | None:
     ):
         return None
     chain = verbs[verbs.index(finite) :] if finite is not None else [main]
-    return _direction(chain, " ".join(t[3] for t in tokens))
+    direction = _direction(chain, " ".join(t[3] for t in tokens))
+    if direction in (None, "present") and main is finite and _dates_the_verb(tokens, main):
+        return "forward"
+    return direction
+
+
+def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
+    """Whether the date that follows ``tokens`` tells when the simple-present ``verb`` happens:
+    "the wedding is in August", "she turns 30 on May 5", "the course starts in September".
+    Such a present speaks of a scheduled event, so of the coming date. Not when the date
+    describes a noun ("I love the photos from June"), a quality sits between ("the parks are
+    lovely in spring"), or the clause tells of a habit ("we usually go hiking in May")."""
+    after = tokens[tokens.index(verb) + 1 :]
+    if not after or after[-1][3] not in ("in", "on", "at") or verb[2] not in ("VBZ", "VBP"):
+        return False
+    if any(t[3] in _HABIT for t in tokens):
+        return False
+    if verb[3] in _BE_OR_HAVE:
+        # The date is what "is" says ("is in August", "is on the 3rd"), not a quality's time.
+        return verb[3] in _BE and all(t[2] in ("IN", "DT", "RB") for t in after)
+    # An event verb and its time: at most a short complement between ("turns 30 on").
+    return len(after) <= 3 and all(t[2] in ("IN", "CD", "RP", "PRP", "RB") for t in after)
 
 
 def _first_after(tokens: list[Token]) -> Direction | None:
