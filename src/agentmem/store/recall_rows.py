@@ -88,6 +88,11 @@ class _Bank:
     counted_at: dict[str, int] = field(default_factory=dict)
     # memory id -> its stored vector, as the vector store returned it
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # memory id -> (its row, the entities read, the row's entities among them as sorted
+    # (name, kind) pairs), as :meth:`memory` last found them
+    kinds: dict[str, tuple[Row, dict[str, tuple[str, str]], EntityKinds]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -96,7 +101,12 @@ class _Bank:
 
     def memory(self, row: Row) -> tuple[Memory, EntityKinds]:
         entities = self.entities
-        return _with_kinds(row, sorted(entities[e] for e in row[7] or () if e in entities))
+        known = self.kinds.get(row[0])
+        if known is not None and known[0] is row and known[1] is entities:
+            return _with_kinds(row, known[2])
+        pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
+        self.kinds[row[0]] = (row, entities, pairs)
+        return _with_kinds(row, pairs)
 
 
 class VectorReader(Protocol):
