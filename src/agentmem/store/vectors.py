@@ -444,3 +444,5 @@ class VectorStore:
         """Release the client (Chroma persists on every write)."""
         with self._lock:
             self._collections.clear()
+        with self._metadata_lock:
+            self._metadata.clear()
