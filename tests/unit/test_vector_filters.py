@@ -164,7 +164,7 @@ def test_the_metadata_copy_filters_as_chroma_metadata_does(
             vectors = rng.normal(size=(len(ids), 3)).astype(np.float32)
             metadata = [{"dated": dated, "t_start": start + i} for i in range(len(ids))]
             store.upsert(COLLECTION, ids, vectors, metadata)
-        if step == 0:  # the copy is read in full by the first filtered query
+        if step == 0:  # the copy holds what a filtered query read before the writes
             store.query(COLLECTION, QUERY, n, where)
         for vector in (QUERY, np.array([0.0, 1.0, 0.0], dtype=np.float32)):
             assert store.query(

@@ -168,8 +168,8 @@ class VectorStore:
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
         # Embedded only, where this store makes every write: each collection's metadata by
-        # id, read in full by its first filtered query and kept by the writes below.
-        # Fetching metadata with query results costs 5-6 times the search itself.
+        # id, as filtered queries first read it and kept by the writes below. Fetching the
+        # metadata with query results costs 5-6 times the search itself.
         self._metadata: dict[str, dict[str, Mapping[str, Any] | None]] = {}
         self._writes: dict[str, int] = {}  # collection -> writes so far (see _metadata_of)
         self._metadata_lock = threading.Lock()
@@ -294,43 +294,28 @@ class VectorStore:
     def _metadata_of(
         self, collection: str, ids: Sequence[str]
     ) -> dict[str, Mapping[str, Any] | None]:
-        """The stored metadata of ``ids`` (absent: ids no longer stored).
-
-        The first call for a collection reads all of its metadata; it keeps the copy unless a
-        write came in meanwhile (the next call reads again). Ids the copy lacks, written after
-        a search returned them, are read from Chroma.
-        """
-        copy = self._metadata.get(collection)
-        if copy is None:
-            with self._metadata_lock:
-                writes = self._writes.get(collection, 0)
-            read = self._all_metadata(collection)
-            with self._metadata_lock:
-                if self._writes.get(collection, 0) == writes:
-                    self._metadata[collection] = read
-            copy = read
-        missing = [i for i in ids if i not in copy]
-        found = {i: copy[i] for i in ids if i in copy}
+        """The stored metadata of ``ids`` (absent: ids no longer stored): from the copy, and
+        for ids it lacks from Chroma, kept unless a write came in meanwhile."""
+        with self._metadata_lock:
+            copy = self._metadata.setdefault(collection, {})
+            writes = self._writes.get(collection, 0)
+            found = {i: copy[i] for i in ids if i in copy}
+        missing = [i for i in ids if i not in found]
         if missing:
             col = self._collection(collection)
+            read: dict[str, Mapping[str, Any] | None] = {}
             try:
-                result = col.get(ids=missing, include=["metadatas"])
+                for part in self._batches(len(missing)):
+                    result = col.get(ids=missing[part], include=["metadatas"])
+                    read.update(zip(result["ids"], result["metadatas"], strict=True))
             except Exception as exc:
                 raise StorageError(f"vector read failed: {exc}") from exc
-            found.update(zip(result["ids"], result["metadatas"], strict=True))
+            with self._metadata_lock:
+                current = self._metadata.get(collection) is copy
+                if current and self._writes.get(collection, 0) == writes:
+                    copy.update(read)
+            found.update(read)
         return found
-
-    def _all_metadata(self, collection: str) -> dict[str, Mapping[str, Any] | None]:
-        col = self._collection(collection)
-        read: dict[str, Mapping[str, Any] | None] = {}
-        try:
-            while True:
-                page = col.get(include=["metadatas"], limit=self._batch, offset=len(read))
-                read.update(zip(page["ids"], page["metadatas"], strict=True))
-                if len(page["ids"]) < self._batch:
-                    return read
-        except Exception as exc:
-            raise StorageError(f"vector read failed: {exc}") from exc
 
     def _wrote(
         self,
