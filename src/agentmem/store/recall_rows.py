@@ -15,9 +15,9 @@ their recalls count as well, each row remembers how often the bank's counts had 
 was read (``changes.count_accesses``); candidates read before the latest move have their
 counts read again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
-Rows are kept as the store returns them and turned into :class:`Memory` values on every read,
-as :func:`~agentmem.store.records.load_memories_with_kinds` does, so nothing a caller holds is
-shared with the copy.
+Rows are kept as the store returns them (their lists as tuples) and turned into
+:class:`Memory` values on every read, as :func:`~agentmem.store.records.load_memories_with_kinds`
+does, so nothing a caller holds is shared with the copy.
 """
 
 from __future__ import annotations
