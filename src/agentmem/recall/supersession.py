@@ -32,7 +32,7 @@ def mark_superseded(
         ids = sql_strings(by_id)
         rows = engine.db.fetchall(
             "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = $kind "
-            f"AND (dst_id IN ({ids}) OR src_id IN ({ids})) ORDER BY created_at",
+            f"AND (dst_id IN ({ids}) OR src_id IN ({ids})) ORDER BY created_at, src_id, dst_id",
             {"bank": bank_id, "kind": SUPERSEDES},
         )
     for newer, older in rows:

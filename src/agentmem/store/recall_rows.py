@@ -15,9 +15,9 @@ their recalls count as well, each row remembers how often the bank's counts had 
 was read (``changes.count_accesses``); candidates read before the latest move have their
 counts read again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
-Rows are kept as the store returns them and turned into :class:`Memory` values on every read,
-as :func:`~agentmem.store.records.load_memories_with_kinds` does, so nothing a caller holds is
-shared with the copy.
+Rows are kept as the store returns them (their lists as tuples) and turned into
+:class:`Memory` values on every read, as :func:`~agentmem.store.records.load_memories_with_kinds`
+does, so nothing a caller holds is shared with the copy.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ _ENTITIES = "SELECT id, name, kind FROM entities WHERE bank_id = $bank {ids}"
 _ACCESS_COUNT = 10
 _SUPERSEDES = (
     "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
-    "ORDER BY created_at"
+    "ORDER BY created_at, src_id, dst_id"
 )
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
@@ -68,6 +68,10 @@ VECTORS_KEPT = 100_000
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
 
 Row = tuple[Any, ...]
+
+
+def _tuple(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(values)
 
 
 def _listed(column: str, ids: list[str] | None) -> str:
@@ -88,6 +92,11 @@ class _Bank:
     counted_at: dict[str, int] = field(default_factory=dict)
     # memory id -> its stored vector, as the vector store returned it
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # Moves whenever ``entities`` is replaced by a larger one.
+    entities_read: int = 0
+    # memory id -> (its row, ``entities_read`` then, the row's entities as sorted (name, kind)
+    # pairs), as :meth:`memory` last found them
+    kinds: dict[str, tuple[Row, int, EntityKinds]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -95,8 +104,14 @@ class _Bank:
                 self.by_memory.setdefault(memory_id, []).append(index)
 
     def memory(self, row: Row) -> tuple[Memory, EntityKinds]:
+        read = self.entities_read  # before the entities: a newer read is not taken for it
         entities = self.entities
-        return _with_kinds(row, sorted(entities[e] for e in row[7] or () if e in entities))
+        known = self.kinds.get(row[0])
+        if known is not None and known[0] is row and known[1] == read:
+            return _with_kinds(row, known[2])
+        pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
+        self.kinds[row[0]] = (row, read, pairs)
+        return _with_kinds(row, pairs)
 
 
 class VectorReader(Protocol):
@@ -229,8 +244,11 @@ class RecallRows:
         return _Bank(version, rows, self._entities(bank_id, None), self._supersedes(bank_id))
 
     def _rows(self, bank_id: str, ids: list[str] | None) -> list[Row]:
+        """The rows, their entity ids and tags as tuples: a row then holds no object the
+        garbage collector tracks, so a bank's copy adds nothing to a full collection's work."""
         sql = _ROWS.replace("{me_ids}", _listed("memory_id", ids))
-        return self._db.fetchall(sql.replace("{m_ids}", _listed("m.id", ids)), {"bank": bank_id})
+        rows = self._db.fetchall(sql.replace("{m_ids}", _listed("m.id", ids)), {"bank": bank_id})
+        return [(*row[:7], _tuple(row[7]), _tuple(row[8]), *row[9:]) for row in rows]
 
     def _with_current_counts(self, bank_id: str, rows: dict[str, Row]) -> dict[str, Row]:
         """The rows with the access counts the store holds now (a row gone since keeps its
@@ -253,6 +271,7 @@ class RecallRows:
         if unknown:
             with self._lock:
                 bank.entities = {**bank.entities, **self._entities(bank_id, unknown)}
+                bank.entities_read += 1
 
     def _supersedes(self, bank_id: str) -> list[tuple[str, str]]:
         rows = self._db.fetchall(_SUPERSEDES, {"bank": bank_id})

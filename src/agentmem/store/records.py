@@ -345,7 +345,7 @@ def load_memories_with_kinds(
     }
 
 
-def _with_kinds(row: tuple, pairs: list[tuple[str, str]]) -> tuple[Memory, EntityKinds]:
+def _with_kinds(row: tuple, pairs: Sequence[tuple[str, str]]) -> tuple[Memory, EntityKinds]:
     """A loaded row (entities as ``(name, kind)`` pairs, sorted) as a memory and its kinds."""
     return memory_from_row((*row[:7], [name for name, _ in pairs], *row[8:])), tuple(pairs)
 

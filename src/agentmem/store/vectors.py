@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -167,6 +167,12 @@ class VectorStore:
             raise StorageError(f"cannot open the vector store at {where}: {exc}") from exc
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
+        # Embedded only, where this store makes every write: each collection's metadata by
+        # id, as filtered queries first read it and kept by the writes below. Fetching the
+        # metadata with query results costs 5-6 times the search itself.
+        self._metadata: dict[str, dict[str, Mapping[str, Any] | None]] = {}
+        self._writes: dict[str, int] = {}  # collection -> writes so far (see _metadata_of)
+        self._metadata_lock = threading.Lock()
 
     def _batches(self, count: int) -> Iterator[slice]:
         """Slices of ``count`` items, each small enough for one Chroma call."""
@@ -206,6 +212,7 @@ class VectorStore:
                     embeddings=embeddings[part],
                     metadatas=list(metadatas[part]),
                 )
+                self._wrote(collection, zip(ids[part], metadatas[part], strict=True))
         except Exception as exc:
             raise StorageError(f"vector write failed: {exc}") from exc
 
@@ -237,7 +244,7 @@ class VectorStore:
         where = dict(where)
         if _can_match(where):
             for factor in OVERFETCH:
-                nearest = self._nearest(collection, vector, n * factor, None, metadata=True)
+                nearest = self._nearest_with_metadata(collection, vector, n * factor)
                 matching = [(i, cosine) for i, cosine, meta in nearest if _matches(meta, where)]
                 if len(matching) >= n or len(nearest) < n * factor:
                     return matching[:n]  # a short answer means the collection held no more
@@ -272,6 +279,59 @@ class VectorStore:
             metas = result["metadatas"][0]
             return [(i, 1.0 - float(d), m) for (i, d), m in zip(pairs, metas, strict=True)]
         return [(i, 1.0 - float(d)) for i, d in pairs]
+
+    def _nearest_with_metadata(
+        self, collection: str, vector: np.ndarray, n: int
+    ) -> list[tuple[str, float, Mapping[str, Any] | None]]:
+        """The nearest ``n`` as (id, cosine, metadata), the metadata from the collection's copy
+        when there is one (see ``_metadata``)."""
+        if not self.embedded:
+            return self._nearest(collection, vector, n, None, metadata=True)
+        nearest = self._nearest(collection, vector, n, None)
+        metadata = self._metadata_of(collection, [i for i, _ in nearest])
+        return [(i, cosine, metadata.get(i)) for i, cosine in nearest]
+
+    def _metadata_of(
+        self, collection: str, ids: Sequence[str]
+    ) -> dict[str, Mapping[str, Any] | None]:
+        """The stored metadata of ``ids`` (absent: ids no longer stored): from the copy, and
+        for ids it lacks from Chroma, kept unless a write came in meanwhile."""
+        with self._metadata_lock:
+            copy = self._metadata.setdefault(collection, {})
+            writes = self._writes.get(collection, 0)
+            found = {i: copy[i] for i in ids if i in copy}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            col = self._collection(collection)
+            read: dict[str, Mapping[str, Any] | None] = {}
+            try:
+                for part in self._batches(len(missing)):
+                    result = col.get(ids=missing[part], include=["metadatas"])
+                    read.update(zip(result["ids"], result["metadatas"], strict=True))
+            except Exception as exc:
+                raise StorageError(f"vector read failed: {exc}") from exc
+            with self._metadata_lock:
+                current = self._metadata.get(collection) is copy
+                if current and self._writes.get(collection, 0) == writes:
+                    copy.update(read)
+            found.update(read)
+        return found
+
+    def _wrote(
+        self,
+        collection: str,
+        metadata: Iterable[tuple[str, Mapping[str, Any] | None]] = (),
+        *,
+        deleted: Sequence[str] = (),
+    ) -> None:
+        """Keep the collection's metadata copy (if any) at what was just written."""
+        with self._metadata_lock:
+            self._writes[collection] = self._writes.get(collection, 0) + 1
+            copy = self._metadata.get(collection)
+            if copy is not None:
+                copy.update(metadata)
+                for memory_id in deleted:
+                    copy.pop(memory_id, None)
 
     def query_many(
         self, collection: str, vectors: np.ndarray, n: int
@@ -348,6 +408,7 @@ class VectorStore:
         try:
             for part in self._batches(len(doomed)):
                 col.delete(ids=doomed[part])
+                self._wrote(collection, deleted=doomed[part])
         except Exception as exc:
             raise StorageError(f"vector delete failed: {exc}") from exc
 
@@ -355,6 +416,9 @@ class VectorStore:
         """Delete a bank's whole collection."""
         with self._lock:
             self._collections.pop(collection, None)
+            with self._metadata_lock:
+                self._metadata.pop(collection, None)
+                self._writes[collection] = self._writes.get(collection, 0) + 1
             try:
                 self._client.delete_collection(collection)
             except Exception as exc:  # already gone is fine: the goal is its absence
@@ -365,3 +429,5 @@ class VectorStore:
         """Release the client (Chroma persists on every write)."""
         with self._lock:
             self._collections.clear()
+        with self._metadata_lock:
+            self._metadata.clear()
