@@ -387,22 +387,34 @@ def keep_profiles_current(
     """After a write: rebuild the profiles of the people new facts are about, and those that
     cite a fact the bank no longer holds (forgotten, or replaced by a document's new
     version). When the bank keeps no profiles, the stale ones are deleted instead. Returns
-    the profiles created or rewritten."""
-    profiles = list_profiles(engine, bank_id)
-    cited = {i for p in profiles for i in p.metadata.get("source_memory_ids", [])}
-    held = load_memories(engine.db, bank_id, sorted(cited)) if cited else {}
-    stale = [
-        p for p in profiles if any(i not in held for i in p.metadata.get("source_memory_ids", []))
-    ]
-    if not config.profiles:
-        if stale:
-            forget_memories(engine, bank_id, collection, [p.id for p in stale], None, None)
-        return []
+    the profiles created or rewritten.
+
+    The whole refresh holds the bank against other writers (``Engine.bank_held``): it reads
+    the bank's profiles and facts and writes what they call for, so two writers of one bank
+    at once (two ``AgentMemory`` on one store, two replicas of one database) never both
+    create a profile, and a fact forgotten meanwhile is cited by none.
+    """
     new_facts = list(new_facts)
-    changed = refresh_profiles(engine, bank_id, collection, config, {_key(p)[0] for p in stale})
-    return changed + refresh_profiles(
-        engine, bank_id, collection, config, subjects_of(new_facts), new_facts
-    )
+    with engine.bank_held(bank_id):
+        profiles = list_profiles(engine, bank_id)
+        cited = {i for p in profiles for i in p.metadata.get("source_memory_ids", [])}
+        wanted = cited | {m.id for m in new_facts} if config.profiles else cited
+        held = load_memories(engine.db, bank_id, sorted(wanted)) if wanted else {}
+        stale = [
+            p
+            for p in profiles
+            if any(i not in held for i in p.metadata.get("source_memory_ids", []))
+        ]
+        if not config.profiles:
+            if stale:
+                forget_memories(engine, bank_id, collection, [p.id for p in stale], None, None)
+            return []
+        # Facts forgotten since their retain committed give no items.
+        new_facts = [m for m in new_facts if m.id in held]
+        changed = refresh_profiles(engine, bank_id, collection, config, {_key(p)[0] for p in stale})
+        return changed + refresh_profiles(
+            engine, bank_id, collection, config, subjects_of(new_facts), new_facts
+        )
 
 
 def subjects_of(memories: Iterable[Memory]) -> set[str]:
