@@ -18,6 +18,7 @@ profile never holds forgotten content, and keeps no history of earlier texts.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from agentmem.engine import Engine
 from agentmem.recall.calibrated import STOPWORDS, content_tokens
 from agentmem.retain.facts import EntityMention
 from agentmem.store.forget import forget_memories
-from agentmem.store.records import MEMORY_SELECT, load_memories, memory_from_row
+from agentmem.store.records import MEMORY_SELECT, load_memories, memories_by_id, memory_from_row
 from agentmem.types import Memory
 
 #: A profile needs this many facts: one fact is no aggregation, and recall already has it.
@@ -252,6 +253,7 @@ def refresh_profiles(
     config: BankConfig,
     subjects: Iterable[str],
     new_facts: Sequence[Memory] | None = None,
+    profiles: Sequence[Memory] | None = None,
 ) -> list[Memory]:
     """Bring the profiles of ``subjects`` up to date with their facts.
 
@@ -261,13 +263,16 @@ def refresh_profiles(
     them with the items of the facts it cites, so a retain reads no more than a profile's
     own sources; a profile that does not exist yet is planned from all the subject's facts.
     A profile whose items changed is rewritten in place (same id). Only people get profiles.
-    Returns the profiles created or rewritten.
+    ``profiles`` are the bank's profiles when the caller has just read them. Returns the
+    profiles created or rewritten.
     """
     subjects = set(subjects)
     if not subjects:
         return []
     people = _people(engine, bank_id, subjects)
-    existing = {_key(p): p for p in list_profiles(engine, bank_id) if _key(p)[0] in subjects}
+    if profiles is None:
+        profiles = list_profiles(engine, bank_id)
+    existing = {_key(p): p for p in profiles if _key(p)[0] in subjects}
     if new_facts is None:
         planned = planned_profiles(_subject_facts(engine, bank_id, people), people)
         stale = [p.id for key, p in existing.items() if key not in planned]
@@ -396,25 +401,40 @@ def keep_profiles_current(
     """
     new_facts = list(new_facts)
     with engine.bank_held(bank_id):
-        profiles = list_profiles(engine, bank_id)
-        cited = {i for p in profiles for i in p.metadata.get("source_memory_ids", [])}
+        sources = _cited_sources(engine, bank_id)
+        cited = {i for ids in sources.values() for i in ids}
         wanted = cited | {m.id for m in new_facts} if config.profiles else cited
-        held = load_memories(engine.db, bank_id, sorted(wanted)) if wanted else {}
-        stale = [
-            p
-            for p in profiles
-            if any(i not in held for i in p.metadata.get("source_memory_ids", []))
-        ]
+        held = {row[0] for row in memories_by_id(engine.db, bank_id, sorted(wanted), "m.id")}
+        stale = [p for p, ids in sources.items() if any(i not in held for i in ids)]
         if not config.profiles:
             if stale:
-                forget_memories(engine, bank_id, collection, [p.id for p in stale], None, None)
+                forget_memories(engine, bank_id, collection, stale, None, None)
             return []
+        changed = []
+        if stale:
+            found = load_memories(engine.db, bank_id, stale)
+            subjects = {_key(p)[0] for p in found.values()}
+            changed = refresh_profiles(engine, bank_id, collection, config, subjects)
         # Facts forgotten since their retain committed give no items.
-        new_facts = [m for m in new_facts if m.id in held]
-        changed = refresh_profiles(engine, bank_id, collection, config, {_key(p)[0] for p in stale})
+        new_facts = [m for m in new_facts if m.id in held and items_of(m)]
         return changed + refresh_profiles(
             engine, bank_id, collection, config, subjects_of(new_facts), new_facts
         )
+
+
+def _cited_sources(engine: Engine, bank_id: str) -> dict[str, list[str]]:
+    """The ids of the bank's profiles, each with the facts it cites: what tells a stale
+    profile, read without the profiles' texts and entities."""
+    rows = engine.db.fetchall(
+        "SELECT id, metadata FROM memories WHERE bank_id = ? AND fact_type = ?",
+        [bank_id, OBSERVATION],
+    )
+    sources = {}
+    for memory_id, metadata in rows:
+        meta = json.loads(metadata) if metadata else {}
+        if isinstance(meta.get("profile"), dict):
+            sources[memory_id] = list(meta.get("source_memory_ids", []))
+    return sources
 
 
 def subjects_of(memories: Iterable[Memory]) -> set[str]:
