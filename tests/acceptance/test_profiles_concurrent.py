@@ -1,7 +1,8 @@
 """Two writers of one bank at once keep its entity profiles sound: two ``AgentMemory`` on one
 store (threads of one process on the embedded store, replicas on PostgreSQL) retaining and
 forgetting at the same time leave one profile per person and aspect, citing only live facts,
-holding nothing forgotten, and the profile all the bank's facts call for — also reopened."""
+holding nothing forgotten, and the profile all the bank's facts call for — also reopened; and
+a memory one forgets keeps no vector the other had staged."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -145,3 +147,16 @@ def test_two_writers_keep_one_sound_profile_per_person_and_aspect(store_path: Pa
             _assert_sound(reopened.bank(f"b{n}"))
         report = reopened.check_integrity()
         assert report.ok, report.problems
+
+
+@pytest.mark.duckdb_only("vectors staged in the process before they reach Chroma")
+def test_a_memory_one_writer_forgets_keeps_no_vector_the_other_staged(store_path: Path) -> None:
+    with _writers(store_path) as (first, second):
+        stored = first.bank("v").retain("Alice ordered tea at the cafe.", mentioned_at=T0)
+        assert second.bank("v").forget([m.id for m in stored.memories]) == len(stored.memories)
+        for mem in (first, second):  # each flushes what it staged first
+            report = mem.check_integrity()
+            assert report.ok, report.problems
+    with AgentMemory(store_path, embedder=HashEmbedder()) as reopened:
+        assert reopened.bank("v").memories() == []
+        assert reopened.check_integrity().ok

@@ -253,7 +253,6 @@ def refresh_profiles(
     config: BankConfig,
     subjects: Iterable[str],
     new_facts: Sequence[Memory] | None = None,
-    profiles: Sequence[Memory] | None = None,
 ) -> list[Memory]:
     """Bring the profiles of ``subjects`` up to date with their facts.
 
@@ -263,16 +262,13 @@ def refresh_profiles(
     them with the items of the facts it cites, so a retain reads no more than a profile's
     own sources; a profile that does not exist yet is planned from all the subject's facts.
     A profile whose items changed is rewritten in place (same id). Only people get profiles.
-    ``profiles`` are the bank's profiles when the caller has just read them. Returns the
-    profiles created or rewritten.
+    Returns the profiles created or rewritten.
     """
     subjects = set(subjects)
     if not subjects:
         return []
     people = _people(engine, bank_id, subjects)
-    if profiles is None:
-        profiles = list_profiles(engine, bank_id)
-    existing = {_key(p): p for p in profiles if _key(p)[0] in subjects}
+    existing = {_key(p): p for p in list_profiles(engine, bank_id) if _key(p)[0] in subjects}
     if new_facts is None:
         planned = planned_profiles(_subject_facts(engine, bank_id, people), people)
         stale = [p.id for key, p in existing.items() if key not in planned]
