@@ -86,6 +86,7 @@ POSTGRES_BY_DEFAULT = frozenset(
         "test_causes.py",
         "test_bad_input.py",
         "test_reliability.py",
+        "test_profiles_concurrent.py",
     }
 )
 

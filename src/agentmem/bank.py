@@ -522,9 +522,12 @@ class MemoryBank:
             raise InvalidInputError("ids must be strings")
         tag_list = list(normalize_tags(tags)) if tags is not None else None
         doc = validate_optional_str(document_id, field="document_id", max_len=512)
-        gone = forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
-        if gone:  # a profile never keeps what the bank forgot
-            keep_profiles_current(self._engine, self.id, self._collection, self.config)
+        # With the profiles refreshed before another writer may read or write the bank: a
+        # profile never keeps what the bank forgot.
+        with self._engine.bank_held(self.id):
+            gone = forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
+            if gone:
+                keep_profiles_current(self._engine, self.id, self._collection, self.config)
         return gone
 
     @_bank_verb

@@ -502,6 +502,7 @@ def cmd_bench_locomo(args: argparse.Namespace, console: Console) -> int:
             ablations=args.ablate or (),
             reranker=_bench_reranker(args),
             embedder=args.embedder,
+            profiles=None if args.profiles is None else args.profiles == "on",
         )
     print(format_report(report))
     print(f"report: {args.out}")
@@ -773,6 +774,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra row without part of the graph: graph (the arm), entity-links, "
         "semantic-links, caused-by-links, followed-by-links, temporal-links, related-links, "
         "or all (repeatable)",
+    )
+    locomo.add_argument(
+        "--profiles",
+        choices=("on", "off"),
+        default=None,
+        help="whether the banks keep entity profiles (default: the banks' default)",
     )
     locomo.set_defaults(func=cmd_bench_locomo)
     scale = benchmark("scale", "throughput, latency, RSS and disk at 10k/100k synthetic memories")

@@ -230,8 +230,7 @@ class BankConfig:
         profiles: Keep entity profiles: offline observations that gather what each person
             said about one side of their life (activities, places, likes, family, pets, plans,
             work, works read or watched), rebuilt as facts arrive or are forgotten (see
-            docs/observations.md). Off by default: two writers of one bank at once can still
-            build a profile twice.
+            docs/observations.md). On by default; ``False`` stops building them.
         rerank: The bank's default for ``recall(rerank=None)``: None uses the reranker the
             ``AgentMemory`` was given, False the offline default, True requires a configured
             reranker.
@@ -249,7 +248,7 @@ class BankConfig:
     entities_allow_free_form: bool = True
     llm_chunk_chars: int = 3000
     consolidate: bool = True
-    profiles: bool = False
+    profiles: bool = True
     rerank: bool | None = None
     date_order: str = "MDY"
 

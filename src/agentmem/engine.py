@@ -206,6 +206,30 @@ class Engine:
                 self.mirror(name, bank_id, cur)
         return version
 
+    @contextmanager
+    def bank_held(self, bank_id: str) -> Iterator[None]:
+        """Hold the bank against every other writer for a block that reads the bank, decides
+        and writes (rebuilding a profile from the facts): a second writer waits, then reads
+        what the first one wrote.
+
+        The block's writes run as usual (each its own transaction, or a savepoint of this
+        one). In one process the write lock already excludes every writer of the store file;
+        on a shared store the block is one transaction that first locks the bank
+        (:meth:`begin_write`), so its reads and writes commit together or not at all.
+        """
+        with self.db.write_lock:
+            if changes.is_local(self.db):
+                yield
+                return
+            try:
+                with self.db.transaction() as cur:
+                    self.begin_write(cur, bank_id)
+                    yield
+            except BaseException:
+                # The block's writes told the mirrors versions that rolled back with it.
+                self.drop_mirrors(bank_id)
+                raise
+
     def bank_changed(self, bank_id: str, version: int | None) -> None:
         """After a write to a bank: ``version`` is what its committed change got
         (``record_change``), None if it rolled back or wrote nothing.

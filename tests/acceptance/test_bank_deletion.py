@@ -206,6 +206,7 @@ def test_an_interrupted_drop_is_finished_on_the_next_open(tmp_path):
         bank.retain(CONVERSATION, mentioned_at=T0)
         collection = bank._collection
         engine = mem._engine
+        engine.vectors.flush()  # the vectors are in Chroma (staged ones of deleted rows never are)
         real_drop = engine.vectors.drop
         engine.vectors.drop = lambda name: (_ for _ in ()).throw(agentmem.StorageError("crash"))
         with pytest.raises(agentmem.StorageError):

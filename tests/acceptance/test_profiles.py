@@ -22,7 +22,7 @@ SESSION_2 = [
 
 
 def _on(bank: MemoryBank) -> MemoryBank:
-    """The bank with profiles kept (they are opt-in)."""
+    """The bank with profiles kept (the default, said explicitly)."""
     bank.configure(profiles=True)
     return bank
 
@@ -186,9 +186,13 @@ def test_a_bank_can_keep_no_profiles(store_path: Path) -> None:
         (pottery,) = _facts(bank, "pottery")
         bank.forget([pottery.id])
         assert _profile(bank, "Bob", "activities") is None  # never kept past a forget
-        fresh = mem.bank("quiet")  # profiles are opt-in
+        quiet = mem.bank("quiet")
+        quiet.configure(profiles=False)
+        quiet.retain(_messages(SESSION_1), mentioned_at=T0)
+        assert quiet.observations() == []
+        fresh = mem.bank("fresh")  # profiles are kept by default
         fresh.retain(_messages(SESSION_1), mentioned_at=T0)
-        assert fresh.observations() == []
+        assert _profile(fresh, "Bob", "activities") is not None
 
 
 def test_a_profile_built_retain_by_retain_is_the_one_built_at_once(store_path: Path) -> None:

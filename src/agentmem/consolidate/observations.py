@@ -76,10 +76,30 @@ def consolidate(
     reply = engine.llm.structured(
         ConsolidationOut, consolidation_messages(facts, related), purpose="consolidate"
     )
+    # The LLM ran without the bank held (it may take seconds); what it decided is written
+    # with the bank held, and only if none of its facts was forgotten meanwhile.
+    with engine.bank_held(bank_id):
+        live = set(load_memories(engine.db, bank_id, [f.id for f in facts]))
+        if len(live) == len(facts):
+            return _apply(engine, bank_id, collection, config, reply.value, facts, related)
+    # The reply may restate what was forgotten: consolidate what is left instead.
+    return consolidate(engine, bank_id, collection, config, [f.id for f in facts if f.id in live])
+
+
+def _apply(
+    engine: Engine,
+    bank_id: str,
+    collection: str,
+    config: BankConfig,
+    reply: ConsolidationOut,
+    facts: Sequence[Memory],
+    related: Sequence[Memory],
+) -> list[Memory]:
+    """Carry out the LLM's actions: create, refine, flag contradicted facts."""
     fact_ids = {f.id for f in facts}
     by_id = {o.id: o for o in related}
     changed: list[Memory] = []
-    for action in reply.value.actions:
+    for action in reply.actions:
         supporting = [i for i in dict.fromkeys(action.supporting_fact_ids) if i in fact_ids]
         text = " ".join(action.text.split())
         if not text:
@@ -227,10 +247,16 @@ def rewrite_observation(
 def mark_contradicted(
     engine: Engine, bank_id: str, fact_ids: Iterable[str], observation_id: str
 ) -> None:
-    """Flag facts as contradicted by an observation (``metadata["contradicted_by"]``)."""
-    found = load_memories(engine.db, bank_id, list(fact_ids))
+    """Flag facts as contradicted by an observation (``metadata["contradicted_by"]``).
+
+    Reads the facts inside the write: a concurrent flag or forget is never overwritten."""
+    ids = list(fact_ids)
+    if not ids:
+        return
+    version = None
     with engine.db.transaction() as cur:
         engine.begin_write(cur, bank_id)
+        found = load_memories(engine.db, bank_id, ids)
         for memory in found.values():
             metadata = dict(memory.metadata)
             metadata["contradicted_by"] = list(
@@ -240,7 +266,8 @@ def mark_contradicted(
                 "UPDATE memories SET metadata = ? WHERE id = ?",
                 [json.dumps(metadata, ensure_ascii=False), memory.id],
             )
-        version = record_change(engine.db, cur, bank_id, "observe", list(found))
+        if found:
+            version = record_change(engine.db, cur, bank_id, "observe", list(found))
     engine.bank_changed(bank_id, version)
 
 

@@ -18,6 +18,7 @@ profile never holds forgotten content, and keeps no history of earlier texts.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from agentmem.engine import Engine
 from agentmem.recall.calibrated import STOPWORDS, content_tokens
 from agentmem.retain.facts import EntityMention
 from agentmem.store.forget import forget_memories
-from agentmem.store.records import MEMORY_SELECT, load_memories, memory_from_row
+from agentmem.store.records import MEMORY_SELECT, load_memories, memories_by_id, memory_from_row
 from agentmem.types import Memory
 
 #: A profile needs this many facts: one fact is no aggregation, and recall already has it.
@@ -387,22 +388,49 @@ def keep_profiles_current(
     """After a write: rebuild the profiles of the people new facts are about, and those that
     cite a fact the bank no longer holds (forgotten, or replaced by a document's new
     version). When the bank keeps no profiles, the stale ones are deleted instead. Returns
-    the profiles created or rewritten."""
-    profiles = list_profiles(engine, bank_id)
-    cited = {i for p in profiles for i in p.metadata.get("source_memory_ids", [])}
-    held = load_memories(engine.db, bank_id, sorted(cited)) if cited else {}
-    stale = [
-        p for p in profiles if any(i not in held for i in p.metadata.get("source_memory_ids", []))
-    ]
-    if not config.profiles:
-        if stale:
-            forget_memories(engine, bank_id, collection, [p.id for p in stale], None, None)
-        return []
+    the profiles created or rewritten.
+
+    The whole refresh holds the bank against other writers (``Engine.bank_held``): it reads
+    the bank's profiles and facts and writes what they call for, so two writers of one bank
+    at once (two ``AgentMemory`` on one store, two replicas of one database) never both
+    create a profile, and a fact forgotten meanwhile is cited by none.
+    """
     new_facts = list(new_facts)
-    changed = refresh_profiles(engine, bank_id, collection, config, {_key(p)[0] for p in stale})
-    return changed + refresh_profiles(
-        engine, bank_id, collection, config, subjects_of(new_facts), new_facts
+    with engine.bank_held(bank_id):
+        sources = _cited_sources(engine, bank_id)
+        cited = {i for ids in sources.values() for i in ids}
+        wanted = cited | {m.id for m in new_facts} if config.profiles else cited
+        held = {row[0] for row in memories_by_id(engine.db, bank_id, sorted(wanted), "m.id")}
+        stale = [p for p, ids in sources.items() if any(i not in held for i in ids)]
+        if not config.profiles:
+            if stale:
+                forget_memories(engine, bank_id, collection, stale, None, None)
+            return []
+        changed = []
+        if stale:
+            found = load_memories(engine.db, bank_id, stale)
+            subjects = {_key(p)[0] for p in found.values()}
+            changed = refresh_profiles(engine, bank_id, collection, config, subjects)
+        # Facts forgotten since their retain committed give no items.
+        new_facts = [m for m in new_facts if m.id in held and items_of(m)]
+        return changed + refresh_profiles(
+            engine, bank_id, collection, config, subjects_of(new_facts), new_facts
+        )
+
+
+def _cited_sources(engine: Engine, bank_id: str) -> dict[str, list[str]]:
+    """The ids of the bank's profiles, each with the facts it cites: what tells a stale
+    profile, read without the profiles' texts and entities."""
+    rows = engine.db.fetchall(
+        "SELECT id, metadata FROM memories WHERE bank_id = ? AND fact_type = ?",
+        [bank_id, OBSERVATION],
     )
+    sources = {}
+    for memory_id, metadata in rows:
+        meta = json.loads(metadata) if metadata else {}
+        if isinstance(meta.get("profile"), dict):
+            sources[memory_id] = list(meta.get("source_memory_ids", []))
+    return sources
 
 
 def subjects_of(memories: Iterable[Memory]) -> set[str]:

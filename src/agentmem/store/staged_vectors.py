@@ -31,7 +31,7 @@ import numpy as np
 
 from agentmem.models.embedder import unit_rows
 from agentmem.store.database import Database
-from agentmem.store.records import insert_rows, json_list, sql_list
+from agentmem.store.records import insert_rows, json_list, memories_by_id, sql_list
 from agentmem.store.vectors import VectorStore
 
 DEFAULT_BATCH_SIZE = 256
@@ -147,8 +147,16 @@ class StagedVectorStore:
         with self._db.write_lock, self._lock:
             staged, self._staged, self._count = self._staged, [], 0
             try:
+                live = self._held(staged)
                 for collection in dict.fromkeys(s.collection for s in staged):
-                    self._store.upsert(collection, *_newest(staged, collection))
+                    ids, vectors, metadatas = _newest(staged, collection)
+                    keep = [k for k, memory_id in enumerate(ids) if memory_id in live]
+                    self._store.upsert(
+                        collection,
+                        [ids[k] for k in keep],
+                        vectors[keep],
+                        [metadatas[k] for k in keep],
+                    )
             except BaseException:
                 # Keep them staged: the next flush retries (upserts are idempotent), and the
                 # journal still holds them should the process die first.
@@ -159,6 +167,19 @@ class StagedVectorStore:
                 f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
                 {"ids": json_list(i for s in staged for i in s.ids)},
             )
+
+    def _held(self, staged: Sequence[_Staged]) -> set[str]:
+        """The staged ids whose memory the store holds. Another ``AgentMemory`` of this
+        process on the same file may have deleted a memory whose vector is staged here (its
+        delete flushes only its own stage): that vector must not reach Chroma."""
+        by_bank: dict[str, list[str]] = {}
+        for s in staged:
+            by_bank.setdefault(s.bank_id, []).extend(s.ids)
+        return {
+            row[0]
+            for bank_id, ids in by_bank.items()
+            for row in memories_by_id(self._db, bank_id, ids, "m.id")
+        }
 
     # Everything else is the VectorStore's, after a flush.
 
