@@ -171,9 +171,9 @@ def split_speaker(text: str) -> tuple[str | None, str]:
     return (found["speaker"], found["said"]) if found else (None, text)
 
 
-#: The slots of texts parsed before, by text. Every retain reads again the stored facts it may
+#: The slots of texts read before, by text. Every retain reads again the stored facts it may
 #: supersede (those naming its subjects with a word of the family), and a recurring subject
-#: is named by a share of the whole bank: parsed anew each time, they made each retain cost
+#: is named by a share of the whole bank: read anew each time, they made each retain cost
 #: more as the bank grew. Cleared when it holds :data:`_PARSED_KEPT` texts.
 _PARSED: dict[str, tuple[Slot, ...]] = {}
 _PARSED_KEPT = 200_000
@@ -181,20 +181,20 @@ _PARSED_KEPT = 200_000
 
 def slots_of(texts: Sequence[str]) -> list[list[Slot]]:
     """The slots each stored fact text fills (most fill none; those are not parsed)."""
-    split = [split_speaker(t) for t in texts]
-    wanted = [
-        i for i, (_, said) in enumerate(split) if texts[i] not in _PARSED and _may_fill_a_slot(said)
-    ]
-    if wanted:
-        if len(_PARSED) + len(wanted) > _PARSED_KEPT:
-            _PARSED.clear()
-        docs = load_nlp().pipe(split[i][1] for i in wanted)
-        for i, doc in zip(wanted, docs, strict=True):
-            speaker = split[i][0]
-            _PARSED[texts[i]] = tuple(
-                slot for sentence in doc.sents for slot in _sentence_slots(sentence, speaker, doc)
-            )
-    return [list(_PARSED.get(text, ())) for text in texts]
+    found = {text: _PARSED.get(text) for text in texts}
+    split = {text: split_speaker(text) for text, slots in found.items() if slots is None}
+    wanted = [text for text, (_, said) in split.items() if _may_fill_a_slot(said)]
+    found.update(dict.fromkeys(split, ()))
+    docs = load_nlp().pipe(split[text][1] for text in wanted) if wanted else ()
+    for text, doc in zip(wanted, docs, strict=True):
+        speaker = split[text][0]
+        found[text] = tuple(
+            slot for sentence in doc.sents for slot in _sentence_slots(sentence, speaker, doc)
+        )
+    if len(_PARSED) + len(split) > _PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED.update((text, found[text]) for text in split)
+    return [list(found[text] or ()) for text in texts]
 
 
 def _may_fill_a_slot(text: str) -> bool:
