@@ -155,6 +155,12 @@ class Cursor:
     def fetchnumpy(self) -> dict[str, Any]:
         return self._last.fetchnumpy() if self._last is not None else {}
 
+    def fetch_arrays(
+        self, sql: str, params: Sequence[Any] | dict[str, Any] | None, types: dict[str, str]
+    ) -> dict[str, np.ndarray]:
+        """See :meth:`PostgresDatabase.fetch_arrays`."""
+        return self._db.fetch_arrays(sql, params, types)
+
     @property
     def description(self) -> Any:  # noqa: ANN401
         return self._last.description if self._last is not None else None
@@ -351,6 +357,52 @@ class PostgresDatabase:
         """Run a query and return all rows."""
         return self.execute(sql, params).fetchall()
 
+    def fetch_arrays(
+        self, sql: str, params: Sequence[Any] | dict[str, Any] | None, types: dict[str, str]
+    ) -> dict[str, np.ndarray]:
+        """The rows of a query of numbers as one numpy array per column, read from a binary
+        ``COPY ... TO STDOUT`` in place: no Python object per value, which is what a bulk
+        read (a mirror's load) spends its time on otherwise.
+
+        Args:
+            sql: The query; its columns are, in order, those of ``types``, each of exactly
+                that type (cast them) and never NULL.
+            params: Its parameters.
+            types: Column name → ``int4``, ``int8``, ``float8`` or ``bool``.
+
+        Raises:
+            StorageError: The query fails, or its rows are not of ``types``.
+        """
+        row = np.dtype(
+            [("fields", ">i2")]
+            + [part for name, kind in types.items() for part in _binary_field(name, kind)]
+        )
+        statement = f"COPY ({to_psycopg(sql)}) TO STDOUT (FORMAT binary)"
+        try:
+            with (
+                self._connection() as con,
+                con.cursor() as cur,
+                cur.copy(statement, _bindable(params)) as copy,
+            ):
+                data = b"".join(copy)
+        except self._psycopg.Error as exc:
+            raise self._error("query failed on", exc) from exc
+        # The header: a signature of 11 bytes, 4 of flags, 4 giving the length of an extension
+        # that follows; the trailer: a field count of -1 (2 bytes).
+        start = 19 + int.from_bytes(data[15:19], "big")
+        size = len(data) - start - 2
+        rows = np.frombuffer(data, dtype=row, offset=start, count=size // row.itemsize)
+        lengths = [
+            (f"{name}_length", np.dtype(_BINARY[kind]).itemsize) for name, kind in types.items()
+        ]
+        if (
+            size % row.itemsize
+            or np.any(rows["fields"] != len(types))
+            or any(np.any(rows[column] != length) for column, length in lengths)
+        ):
+            raise StorageError(f"a query of {self.path} did not return columns {types}")
+        return {name: rows[name].astype(_BINARY[kind].lstrip(">")) for name, kind in types.items()}
+
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
         """Hold the write lock and run the block in one transaction on one connection
@@ -401,6 +453,16 @@ class PostgresDatabase:
             self._closed = True
             with suppress(Exception):
                 self._pool.close()
+
+
+#: numpy's type of each PostgreSQL type :meth:`PostgresDatabase.fetch_arrays` reads (binary
+#: COPY sends numbers big-endian).
+_BINARY = {"int4": ">i4", "int8": ">i8", "float8": ">f8", "bool": "?"}
+
+
+def _binary_field(name: str, kind: str) -> list[tuple[str, str]]:
+    """A column's field in a row of binary COPY: its length in bytes, then its value."""
+    return [(f"{name}_length", ">i4"), (name, _BINARY[kind])]
 
 
 def _configure(con: Any) -> None:  # noqa: ANN401
