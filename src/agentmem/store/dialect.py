@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
-
 DUCKDB = "duckdb"
 POSTGRESQL = "postgresql"
 
@@ -45,32 +43,6 @@ def share_lock(conn: Any) -> str:  # noqa: ANN401
     it commits ("" on DuckDB, whose single writer holds every row)."""
     return " FOR SHARE" if dialect_of(conn) == POSTGRESQL else ""
 
-
-def fetch_arrays(
-    conn: Any, sql: str, params: dict[str, Any], types: dict[str, str]
-) -> dict[str, np.ndarray]:  # noqa: ANN401
-    """The rows of a query of numbers, one numpy array per column, without a Python object
-    per value: DuckDB's ``fetchnumpy``, PostgreSQL's binary COPY
-    (``PostgresDatabase.fetch_arrays``).
-
-    ``types`` maps each column, in order, to ``int4``, ``int8``, ``float8`` or ``bool``; the
-    query casts its columns to those types (both dialects spell them so) and returns no NULL.
-    """
-    if dialect_of(conn) == POSTGRESQL:
-        return conn.fetch_arrays(sql, params, types)
-    found = conn.execute(sql, params).fetchnumpy()
-    return {name: np.asarray(found[name], dtype=_NUMPY[kind]) for name, kind in types.items()}
-
-
-def bulk_read(cur: Any) -> None:  # noqa: ANN401
-    """Prepare a snapshot's transaction for reading a bank whole (a mirror's load): on
-    PostgreSQL, memory enough for its joins and sorts to stay in memory (the default spills
-    those of a 100k bank to disk). Nothing on DuckDB."""
-    if dialect_of(cur) == POSTGRESQL:
-        cur.execute("SET LOCAL work_mem = '256MB'")
-
-
-_NUMPY = {"int4": np.int32, "int8": np.int64, "float8": np.float64, "bool": np.bool_}
 
 _column_types: dict[tuple[str, str], dict[str, str]] = {}
 

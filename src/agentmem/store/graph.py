@@ -24,7 +24,6 @@ neighbours only; freed slots are reused.
 
 from __future__ import annotations
 
-import gc
 import math
 import threading
 from array import array
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import networkx as nx
 import numpy as np
 
-from agentmem.store.dialect import bulk_read, fetch_arrays
+from agentmem.store.bulk import bulk_read, collection_paused, fetch_arrays
 from agentmem.store.records import from_db_time, json_list, sql_list
 
 if TYPE_CHECKING:
@@ -521,22 +520,6 @@ class MemoryGraph:
                         dst = label[code >> _SLOT_SHIFT]
                         out.add_edge(label[slot], dst, key=kind, kind=kind, weight=weight)
             return out
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector for a bulk load. A mirror's load creates
-    hundreds of thousands of small containers the collector tracks (an ``array`` per slot, a
-    tuple per row), and every few thousand of them it would traverse the whole heap, models
-    included: most of a load's CPU. Other threads' collections wait for the block too; if
-    two blocks overlap, the first to end turns collection back on."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str]) -> Iterator[Any]:
