@@ -264,7 +264,9 @@ def _rss_mib() -> float:
 
 
 def _cold_start(mem: AgentMemory) -> dict[str, Any]:
-    """Seconds and resident MiB each per-bank in-process copy takes to load (first use)."""
+    """Seconds (wall and this process's CPU: a loaded machine stretches the first, on
+    PostgreSQL the server's share is in the first only) and resident MiB each per-bank
+    in-process copy takes to load (first use)."""
     engine = mem._engine
     loads: dict[str, Callable[[], object]] = {"graph": lambda: bank_graph(engine, BANK)}
     if engine.keyword_mirrors is not None:
@@ -273,10 +275,11 @@ def _cold_start(mem: AgentMemory) -> dict[str, Any]:
         loads["rows"] = lambda: engine.recall_rows.memories(BANK, [])
     figures: dict[str, Any] = {}
     for name, load in loads.items():
-        before, started = _rss_mib(), time.perf_counter()
+        before, started, cpu = _rss_mib(), time.perf_counter(), time.process_time()
         load()
         figures[name] = {
             "seconds": round(time.perf_counter() - started, 3),
+            "cpu_seconds": round(time.process_time() - cpu, 3),
             "rss_mib": round(_rss_mib() - before, 1),
         }
     return figures
