@@ -18,7 +18,7 @@ def fetch_arrays(
     conn: Any, sql: str, params: dict[str, Any], types: dict[str, str]
 ) -> dict[str, np.ndarray]:  # noqa: ANN401
     """The rows of a query of numbers, one numpy array per column, without a Python object
-    per value: DuckDB's ``fetchnumpy``, PostgreSQL's binary COPY
+    per value: DuckDB's ``fetchnumpy``, on PostgreSQL the rows packed in binary into one value
     (``PostgresDatabase.fetch_arrays``).
 
     ``types`` maps each column, in order, to ``int4``, ``int8``, ``float8`` or ``bool``; the
