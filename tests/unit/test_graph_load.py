@@ -3,6 +3,7 @@ adding the bank's rows one at a time (the path every write takes) gives, through
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -80,10 +81,8 @@ def apply(mem: agentmem.AgentMemory, op: tuple[Any, ...]) -> None:
     elif name == "forget" and ids:
         bank.forget(ids[args[0] % len(ids)])
     elif name == "alias":
-        try:
+        with suppress(agentmem.AgentMemError):  # not an entity of the bank, or the same one
             bank.add_alias(args[0], args[1])
-        except agentmem.AgentMemError:
-            pass  # not an entity of the bank, or the same one
     elif name == "duplicate_link":
         db = mem._engine.db
         links = db.fetchall(
