@@ -416,8 +416,12 @@ class AgentMemory:
     def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:
         """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of
         no memory. Opening a store already does this for banks whose vector count is off;
-        this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding."""
+        this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
+        On PostgreSQL it also builds a bank's vector index if it is missing."""
         self._check_open()
+        build_indexes = getattr(self._engine.vectors, "build_missing_indexes", None)
+        if build_indexes is not None:
+            build_indexes()
         with self._engine.db.write_lock:
             return repair_vectors(
                 self._engine.db,

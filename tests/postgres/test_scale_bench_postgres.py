@@ -25,6 +25,7 @@ def test_a_small_run_measures_a_postgresql_copy_of_the_bank(tmp_path, pg_url):
     paired = copy["interleaved_with_embedded"]
     assert set(paired) == {"semantic", "keyword", "tempr"}
     assert all(p["second_over_first"] > 0 for p in paired.values())
+    assert all(p["second_p95_ms"] >= p["second_p50_ms"] > 0 for p in paired.values())
     served = copy["replicas"]["by_replicas"]
     assert list(served) == ["2"] and len(served["2"]["cold_start_s"]) == 2
     assert served["2"]["recalls_per_s"] > 0 and served["2"]["replica_cpu_ms_per_recall"] > 0
@@ -34,4 +35,5 @@ def test_a_small_run_measures_a_postgresql_copy_of_the_bank(tmp_path, pg_url):
         assert mem.check_integrity().ok
     table = format_report(report)
     assert "PostgreSQL: TEMPR p50 / embedded" in table
+    assert "interleaved tempr p50 / p95, embedded | PostgreSQL (ms)" in table
     assert "-" not in table.splitlines()[-1].split()[-1]

@@ -6,12 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 
+import agentmem
 from agentmem.errors import InvalidInputError
 from agentmem.store.postgres.database import PostgresDatabase
 from agentmem.store.postgres.vectors import PostgresVectorStore, _index_name, _Vector
 from agentmem.store.vectors import VectorStore, _matches
+from agentmem.testing import HashEmbedder
 
 
 def _unit(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
@@ -246,3 +249,26 @@ def test_a_collections_first_write_inside_a_transaction_creates_it(
     # The collection stays registered (empty); its vectors went with the transaction.
     assert store.count("bank-newer") == 0
     assert store._checked_dimension("bank-newer", vectors) == 4
+
+
+def test_a_missing_vector_index_is_reported_and_repair_builds_it(pg_url):
+    with agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ana moved to Lisbon in March.", mentioned_at="2025-03-04T09:00:00Z")
+        other = mem.bank("c")
+        other.retain("Kenji booked the flights.", mentioned_at="2025-03-04T09:00:00Z")
+        assert mem.check_integrity().ok
+        index = _index_name(bank._collection)
+        mem._engine.db.execute(f"DROP INDEX {index}")
+        report = mem.check_integrity()
+        assert len(report.problems) == 1 and "'b'" in report.problems[0]
+        assert "no index" in report.problems[0]
+        assert not other.check_integrity().problems  # the other bank's index is there
+        before = [m.text for m in bank.recall("Where does Ana live?", top_k=3)]
+        mem.repair()
+        assert mem.check_integrity().ok
+        assert [m.text for m in bank.recall("Where does Ana live?", top_k=3)] == before
+    with psycopg.connect(pg_url) as con:
+        assert con.execute(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = %s", [index]
+        ).fetchone() == (1,)

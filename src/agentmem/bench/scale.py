@@ -233,9 +233,9 @@ def _recall_latencies(
 def _paired_recall_latencies(
     first: AgentMemory, second: AgentMemory, probes: Sequence[Probe], now: Any
 ) -> dict[str, dict[str, float]]:
-    """Recall latency of two stores holding the same bank, each probe asked of one then the
-    other (in turn which first), per strategy: both see the same load, so their ratio holds
-    on a busy machine where two separate runs do not."""
+    """Recall latency (p50, p95) of two stores holding the same bank, each probe asked of one
+    then the other (in turn which first), per strategy: both see the same load, so their
+    ratio holds on a busy machine where two separate runs do not."""
     banks = (first.bank(BANK), second.bank(BANK))
     results: dict[str, dict[str, float]] = {}
     for name, strategies in RECALL_RUNS.items():
@@ -251,6 +251,8 @@ def _paired_recall_latencies(
         results[name] = {
             "first_p50_ms": _ms(first_p50),
             "second_p50_ms": _ms(second_p50),
+            "first_p95_ms": _ms(percentile(samples[0], 95)),
+            "second_p95_ms": _ms(percentile(samples[1], 95)),
             "second_over_first": round(second_p50 / first_p50, 2),
         }
     return results
@@ -264,7 +266,9 @@ def _rss_mib() -> float:
 
 
 def _cold_start(mem: AgentMemory) -> dict[str, Any]:
-    """Seconds and resident MiB each per-bank in-process copy takes to load (first use)."""
+    """Seconds (wall and this process's CPU: a loaded machine stretches the first, on
+    PostgreSQL the server's share is in the first only) and resident MiB each per-bank
+    in-process copy takes to load (first use)."""
     engine = mem._engine
     loads: dict[str, Callable[[], object]] = {"graph": lambda: bank_graph(engine, BANK)}
     if engine.keyword_mirrors is not None:
@@ -273,10 +277,11 @@ def _cold_start(mem: AgentMemory) -> dict[str, Any]:
         loads["rows"] = lambda: engine.recall_rows.memories(BANK, [])
     figures: dict[str, Any] = {}
     for name, load in loads.items():
-        before, started = _rss_mib(), time.perf_counter()
+        before, started, cpu = _rss_mib(), time.perf_counter(), time.process_time()
         load()
         figures[name] = {
             "seconds": round(time.perf_counter() - started, 3),
+            "cpu_seconds": round(time.process_time() - cpu, 3),
             "rss_mib": round(_rss_mib() - before, 1),
         }
     return figures
@@ -675,6 +680,13 @@ def format_report(report: dict[str, Any]) -> str:
                     )
                 ),
             ),
+            *(
+                (
+                    f"interleaved {name} p50 / p95, embedded | PostgreSQL (ms)",
+                    _postgres(_interleaved(name)),
+                )
+                for name in ("semantic", "keyword", "tempr")
+            ),
             (
                 "vector top-10 p50, pgvector / Chroma (ms)",
                 _postgres(
@@ -710,6 +722,17 @@ def format_report(report: dict[str, Any]) -> str:
 def _postgres(cell: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, Any]], object]:
     """A cell of the PostgreSQL copy's figures ("-" for a size measured without one)."""
     return lambda size: cell(size["postgresql"]) if size.get("postgresql") else "-"
+
+
+def _interleaved(name: str) -> Callable[[dict[str, Any]], str]:
+    def cell(copy: dict[str, Any]) -> str:
+        paired = copy["interleaved_with_embedded"][name]
+        return (
+            f"{paired['first_p50_ms']} / {paired['first_p95_ms']} | "
+            f"{paired['second_p50_ms']} / {paired['second_p95_ms']}"
+        )
+
+    return cell
 
 
 def _cold_start_seconds(size: dict[str, Any]) -> str:

@@ -171,19 +171,30 @@ def split_speaker(text: str) -> tuple[str | None, str]:
     return (found["speaker"], found["said"]) if found else (None, text)
 
 
+#: The slots of texts read before, by text. Every retain reads again the stored facts it may
+#: supersede (those naming its subjects with a word of the family), and a recurring subject
+#: is named by a share of the whole bank: read anew each time, they made each retain cost
+#: more as the bank grew. Cleared when it holds :data:`_PARSED_KEPT` texts.
+_PARSED: dict[str, tuple[Slot, ...]] = {}
+_PARSED_KEPT = 200_000
+
+
 def slots_of(texts: Sequence[str]) -> list[list[Slot]]:
     """The slots each stored fact text fills (most fill none; those are not parsed)."""
-    split = [split_speaker(t) for t in texts]
-    wanted = [i for i, (_, said) in enumerate(split) if _may_fill_a_slot(said)]
-    result: list[list[Slot]] = [[] for _ in texts]
-    if not wanted:
-        return result
-    docs = load_nlp().pipe(split[i][1] for i in wanted)
-    for i, doc in zip(wanted, docs, strict=True):
-        speaker = split[i][0]
-        for sentence in doc.sents:
-            result[i] += _sentence_slots(sentence, speaker, doc)
-    return result
+    found = {text: _PARSED.get(text) for text in texts}
+    split = {text: split_speaker(text) for text, slots in found.items() if slots is None}
+    wanted = [text for text, (_, said) in split.items() if _may_fill_a_slot(said)]
+    found.update(dict.fromkeys(split, ()))
+    docs = load_nlp().pipe(split[text][1] for text in wanted) if wanted else ()
+    for text, doc in zip(wanted, docs, strict=True):
+        speaker = split[text][0]
+        found[text] = tuple(
+            slot for sentence in doc.sents for slot in _sentence_slots(sentence, speaker, doc)
+        )
+    if len(_PARSED) + len(split) > _PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED.update((text, found[text]) for text in split)
+    return [list(found[text] or ()) for text in texts]
 
 
 def _may_fill_a_slot(text: str) -> bool:
@@ -332,12 +343,15 @@ def supersession_links(
     links: list[tuple[str, str, str, float]] = []
     everyone = sorted([*older, *statements], key=lambda s: (s.mentioned_at, s.seq))
     new_ids = {s.id for s in statements}
+    new_before: list[Statement] = []  # the new statements met so far, in order
     for later_index, later in enumerate(everyone):
-        for earlier in everyone[:later_index]:
-            if later.id not in new_ids and earlier.id not in new_ids:
-                continue  # both stored: linked (or not) when they were retained
+        # Two stored statements were linked (or not) when the later one was retained.
+        earlier_ones = everyone[:later_index] if later.id in new_ids else new_before
+        for earlier in earlier_ones:
             if any(supersedes(n, o) for n in later.slots for o in earlier.slots):
                 links.append((later.id, earlier.id, SUPERSEDES, 1.0))
+        if later.id in new_ids:
+            new_before.append(later)
     return links
 
 

@@ -32,7 +32,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import networkx as nx
+import numpy as np
 
+from agentmem.store.bulk import bulk_read, collection_paused, fetch_arrays
 from agentmem.store.records import from_db_time, json_list, sql_list
 
 if TYPE_CHECKING:
@@ -65,6 +67,47 @@ _SLOT_SHIFT = 4
 SLOT_SHIFT, KIND_MASK = _SLOT_SHIFT, _KIND_MASK
 _IDS = sql_list("ids")  # lists are bound as JSON text (see store/records.py)
 _BATCH_ROWS = 10_000
+
+# What a load reads (in one snapshot). The bank's nodes numbered as the mirror's slots: its
+# memories in the order of their ids, then the entities they mention in the order of theirs.
+_MEMORY_NODES = (
+    "SELECT id, CAST(epoch_us(mentioned_at) AS int8) FROM memories WHERE bank_id = $bank "
+    "ORDER BY id"
+)
+_NODES = """
+WITH memory_slots AS (
+    SELECT id, row_number() OVER (ORDER BY id) - 1 AS slot FROM memories WHERE bank_id = $bank
+), mentioned AS (
+    SELECT DISTINCT me.entity_id AS id FROM memory_entities AS me
+    JOIN memories AS m ON m.id = me.memory_id
+    JOIN entities AS e ON e.id = me.entity_id
+    WHERE me.bank_id = $bank AND m.bank_id = $bank
+), entity_slots AS (
+    SELECT id, (SELECT count(*) FROM memory_slots) + row_number() OVER (ORDER BY id) - 1 AS slot
+    FROM mentioned
+), nodes AS (SELECT * FROM memory_slots UNION ALL SELECT * FROM entity_slots)
+"""
+_ENTITY_NODES = """
+SELECT e.id, e.name, e.kind, e.aliases FROM entities AS e JOIN entity_slots AS s ON s.id = e.id
+ORDER BY s.slot
+"""
+# Every edge as slots: the memories' mentions of entities (part 0), then the links (part 1).
+_EDGES = f"""
+SELECT CAST(m.slot AS int8) AS src, CAST(e.slot AS int8) AS dst, CAST(0 AS int8) AS kind,
+       CAST(1.0 AS float8) AS weight, CAST(0 AS int8) AS part
+FROM memory_entities AS me
+JOIN memory_slots AS m ON m.id = me.memory_id
+JOIN entity_slots AS e ON e.id = me.entity_id
+WHERE me.bank_id = $bank
+UNION ALL
+SELECT CAST(s.slot AS int8), CAST(d.slot AS int8),
+       CAST(CASE l.kind {" ".join(f"WHEN '{k}' THEN {c}" for c, k in enumerate(EDGE_KINDS))} END
+            AS int8),
+       CAST(l.weight AS float8), CAST(1 AS int8)
+FROM links AS l JOIN nodes AS s ON s.id = l.src_id JOIN nodes AS d ON d.id = l.dst_id
+WHERE l.bank_id = $bank AND l.kind IN ({", ".join(f"'{k}'" for k in EDGE_KINDS)})
+"""
+_EDGE_COLUMNS = {"src": "int8", "dst": "int8", "kind": "int8", "weight": "float8", "part": "int8"}
 
 
 class _Entity(NamedTuple):
@@ -103,14 +146,68 @@ class MemoryGraph:
 
     @classmethod
     def load(cls, cur: Any, bank_id: str) -> MemoryGraph:
-        """Build the mirror of a bank from the store."""
-        graph = cls()
-        graph._add_memories(
-            _batched(cur, "SELECT id, mentioned_at FROM memories WHERE bank_id = $bank", bank_id)
-        )
-        graph._add_entity_rows(_entity_rows(cur, bank_id, None))
-        graph._add_link_rows(_link_rows(cur, bank_id, None))
+        """Build the mirror of a bank from the store (``cur``: one snapshot of it).
+
+        Four bulk reads: the memories (slots by id), the entities they mention (slots by id,
+        after them), and every edge as a pair of slots, which SQL computes and which arrive
+        as numpy arrays (no Python object per edge: a 100k bank has about a million). Edges
+        are laid out in the order of (source, target, kind), so both backends build the same
+        mirror of the same bank.
+        """
+        params = {"bank": bank_id}
+        with collection_paused():
+            bulk_read(cur)
+            memories = cur.execute(_MEMORY_NODES, params).fetchall()
+            entities = cur.execute(_NODES + _ENTITY_NODES, params).fetchall()
+            edges = fetch_arrays(cur, _NODES + _EDGES, params, _EDGE_COLUMNS)
+            times = np.fromiter((at for _, at in memories), dtype=np.float64, count=len(memories))
+            graph = cls()
+            graph._fill([memory_id for memory_id, _ in memories], times / 1e6, entities, edges)
         return graph
+
+    def _fill(
+        self,
+        memory_ids: list[str],
+        times: np.ndarray,
+        entities: Sequence[tuple[str, str, str, Any]],
+        edges: dict[str, np.ndarray],
+    ) -> None:
+        """Lay out an empty graph: memories in slots from 0 with their times (seconds),
+        entities (id, name, kind, aliases) in the slots after them, and the edges between
+        slots (``src``, ``dst``, ``kind`` code, ``weight``, in ``part`` order). Of edges of one
+        source, target and kind, the first is kept with the last one's weight (as
+        :meth:`_set_edge` replaces a weight)."""
+        node_ids = [*memory_ids, *(row[0] for row in entities)]
+        count = len(node_ids)
+        src, dst, kinds = edges["src"], edges["dst"], edges["kind"]
+        key = (src * count + dst) * len(EDGE_KINDS) + kinds
+        order = np.argsort(key * 2 + edges["part"], kind="stable")
+        key, src, dst, kinds, weights = (a[order] for a in (key, src, dst, kinds, edges["weight"]))
+        first, last = np.ones(len(key), dtype=bool), np.ones(len(key), dtype=bool)
+        first[1:] = last[:-1] = key[1:] != key[:-1]
+        src, dst, kinds, weights = src[first], dst[first], kinds[first], weights[last]
+        # Each edge twice, in the arrays of both its ends; a stable sort by the holding slot
+        # keeps each slot's outgoing edges (the first half) before its incoming ones.
+        holder = np.concatenate([src, dst])
+        codes = np.concatenate(
+            [dst << _SLOT_SHIFT | _OUTGOING | kinds, src << _SLOT_SHIFT | kinds]
+        ).astype(np.int64)
+        order = np.argsort(holder, kind="stable")
+        code_bytes = codes[order].tobytes()
+        weight_bytes = np.concatenate([weights, weights])[order].astype(np.float64).tobytes()
+        ends = (np.cumsum(np.bincount(holder, minlength=count)) * 8).tolist()
+        starts = [0, *ends][:-1]
+        self._node_ids = node_ids
+        self._slots = dict(zip(node_ids, range(count), strict=True))
+        self._codes = [array("q", code_bytes[a:b]) for a, b in zip(starts, ends, strict=True)]
+        self._weights = [array("d", weight_bytes[a:b]) for a, b in zip(starts, ends, strict=True)]
+        self._out_degree = array("q", np.bincount(src, minlength=count).astype(np.int64).tobytes())
+        all_times = np.zeros(count, dtype=np.float64)
+        all_times[: len(memory_ids)] = times
+        self._times = array("d", all_times.tobytes())
+        self._entity_flags = bytearray(len(memory_ids)) + bytearray(b"\x01") * len(entities)
+        for entity_id, name, kind, aliases in entities:
+            self._set_entity(entity_id, _Entity(name, kind, tuple(aliases or ())))
 
     def sync_memories(self, cur: Any, bank_id: str, memory_ids: list[str]) -> None:
         """Add these memories as the store (``cur``, maybe mid-transaction) has them.
@@ -425,42 +522,31 @@ class MemoryGraph:
             return out
 
 
-def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> Iterator[Any]:
-    where = "" if memory_ids is None else f"AND list_contains({_IDS}, me.memory_id)"
+def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str]) -> Iterator[Any]:
     return _batched(
         cur,
         "SELECT me.memory_id, e.id, e.name, e.kind, e.aliases FROM memory_entities AS me "
-        f"JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = $bank {where}",
+        f"JOIN entities AS e ON e.id = me.entity_id WHERE me.bank_id = $bank "
+        f"AND list_contains({_IDS}, me.memory_id)",
         bank_id,
         memory_ids,
     )
 
 
-def _link_rows(cur: Any, bank_id: str, memory_ids: list[str] | None) -> Iterator[Any]:
-    where = (
-        ""
-        if memory_ids is None
-        else f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))"
-    )
+def _link_rows(cur: Any, bank_id: str, memory_ids: list[str]) -> Iterator[Any]:
     return _batched(
         cur,
-        f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank {where}",
+        f"SELECT src_id, dst_id, kind, weight FROM links WHERE bank_id = $bank "
+        f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))",
         bank_id,
         memory_ids,
     )
 
 
-def _batched(
-    cur: Any, sql: str, bank_id: str, memory_ids: list[str] | None = None
-) -> Iterator[Any]:
-    """The rows of a query on ``$bank`` (and ``$ids`` when given), fetched a batch at a time.
-
-    A 100k bank has about a million links: as one list of row tuples they would take 300 MiB
-    for a moment, more than the whole mirror, and the process would keep that peak.
-    """
-    params: dict[str, Any] = {"bank": bank_id}
-    if memory_ids is not None:
-        params["ids"] = json_list(memory_ids)
+def _batched(cur: Any, sql: str, bank_id: str, memory_ids: list[str]) -> Iterator[Any]:
+    """The rows of a query on ``$bank`` and ``$ids``, fetched a batch at a time (a write may
+    touch many memories, and rows as tuples are large)."""
+    params: dict[str, Any] = {"bank": bank_id, "ids": json_list(memory_ids)}
     cur.execute(sql, params)
     while batch := cur.fetchmany(_BATCH_ROWS):
         yield from batch
@@ -492,12 +578,13 @@ def bank_graph(engine: GraphOwner, bank_id: str) -> MemoryGraph:
             graph = engine.mirror("graphs", bank_id)
             if graph is None:
                 version = engine.bank_version(bank_id)
-                cur = engine.db.cursor()
-                with engine.db.storage_errors():
+                with engine.db.snapshot() as cur:  # slots numbered in SQL: one snapshot
                     graph = MemoryGraph.load(cur, bank_id)
-                # A read racing delete_bank must not leave a mirror behind for a re-created bank.
-                if cur.execute("SELECT 1 FROM banks WHERE bank_id = ?", [bank_id]).fetchall():
-                    engine.keep_mirror("graphs", bank_id, graph, version)
+                    # A read racing delete_bank must not leave a mirror behind for a
+                    # re-created bank.
+                    exists = cur.execute("SELECT 1 FROM banks WHERE bank_id = ?", [bank_id])
+                    if exists.fetchall():
+                        engine.keep_mirror("graphs", bank_id, graph, version)
     return graph
 
 

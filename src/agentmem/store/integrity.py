@@ -146,6 +146,9 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
                 if offenders:
                     problems.append(_problem(label, offenders))
         pending = engine.keyword.pending_memories(list(collections))
+        # PostgreSQL keeps a partial index per bank's collection (Chroma one per collection).
+        find_unindexed = getattr(engine.vectors, "unindexed", None)
+        unindexed = set(find_unindexed(list(collections.values()))) if find_unindexed else set()
         vectors = 0
         for bank_id, collection in collections.items():
             stored = engine.vectors.ids(collection)
@@ -157,6 +160,11 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
             if orphans:
                 problems.append(f"bank {bank_id!r}: {_problem('vector of no memory', orphans)}")
             dimension = engine.vectors.dimension(collection) if stored else None
+            if collection in unindexed:
+                problems.append(
+                    f"bank {bank_id!r}: its vectors have no index (every semantic search "
+                    "scans them all; repair() builds it)"
+                )
             if dimension not in (None, dimensions[bank_id]):
                 problems.append(
                     f"bank {bank_id!r}: its vectors have {dimension} dimensions, not the "

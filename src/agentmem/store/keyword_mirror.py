@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from agentmem.store.bulk import bulk_read, collection_paused, fetch_arrays
 from agentmem.store.database import Database
 from agentmem.store.dialect import POSTGRESQL, dialect_of
 from agentmem.store.keyword import _FIXED_POINT, BM25_B, BM25_K1
@@ -72,9 +73,16 @@ WITH postings AS (
 )
 """
 _TERM_COUNTS = "SELECT term, count(*) FROM postings GROUP BY term ORDER BY term"
-_POSTING_ROWS = "SELECT seq, len, wtf, in_fact FROM postings ORDER BY term, seq"
+_POSTING_ROWS = (
+    "SELECT CAST(seq AS int8) AS seq, CAST(len AS float8) AS len, CAST(wtf AS float8) AS wtf, "
+    "CAST(in_fact AS bool) AS in_fact FROM postings ORDER BY term, seq"
+)
+_POSTING_COLUMNS = {"seq": "int8", "len": "float8", "wtf": "float8", "in_fact": "bool"}
 _NEW_ROWS = "seq > $after"
-_STORED_SEQS = "SELECT seq FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
+_STORED_SEQS = (
+    "SELECT CAST(seq AS int8) AS seq FROM memories WHERE bank_id = $bank_id AND seq > $after "
+    "ORDER BY seq"
+)
 _ROW_IDS = "SELECT seq, id FROM memories WHERE bank_id = $bank_id AND seq > $after ORDER BY seq"
 _STATS = "SELECT num_docs, total_len FROM keyword_bank_stats WHERE bank_id = $bank_id"
 
@@ -124,16 +132,19 @@ class BankPostings:
         """Add the rows the store holds beyond the mirror's, drop those it no longer holds
         and take the bank's statistics, all from ``cur``'s snapshot."""
         params = {"bank_id": bank_id, "after": self.max_seq}
+        if not params["after"]:  # the first load reads the whole bank
+            bulk_read(cur)
         stats = cur.execute(_STATS, {"bank_id": bank_id}).fetchall()
         self._has_stats = bool(stats)
         self.num_docs, self.total_len = stats[0] if stats else (0, 0)
-        rows = cur.execute(_ROW_IDS, params).fetchall()
-        if rows:
-            weighted = {**params, "context_weight": context_weight}
-            self._add_rows(rows, *_postings(cur, _NEW_ROWS, weighted))
+        with collection_paused():
+            rows = cur.execute(_ROW_IDS, params).fetchall()
+            if rows:
+                weighted = {**params, "context_weight": context_weight}
+                self._add_rows(rows, *_postings(cur, _NEW_ROWS, weighted))
         if self._rows != self.num_docs:  # some rows went (forget, rewrite, delete_bank)
-            stored = cur.execute(_STORED_SEQS, {**params, "after": 0}).fetchnumpy()["seq"]
-            self._keep_only(np.asarray(stored, dtype=np.int64))
+            stored = fetch_arrays(cur, _STORED_SEQS, {**params, "after": 0}, {"seq": "int8"})
+            self._keep_only(stored["seq"])
 
     def _add_rows(
         self,
@@ -282,8 +293,7 @@ def _postings(
     source = _POSTGRES_POSTINGS if dialect_of(cur) == POSTGRESQL else _DUCKDB_POSTINGS
     source = source.replace("{rows}", rows)
     counts = cur.execute(source + _TERM_COUNTS, params).fetchall()
-    postings = cur.execute(source + _POSTING_ROWS, params).fetchnumpy()
-    return counts, postings
+    return counts, fetch_arrays(cur, source + _POSTING_ROWS, params, _POSTING_COLUMNS)
 
 
 class KeywordMirrors:

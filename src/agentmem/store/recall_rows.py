@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agentmem.store import changes
+from agentmem.store.bulk import collection_paused
 from agentmem.store.database import Database
 from agentmem.store.records import (
     EntityKinds,
@@ -240,8 +241,9 @@ class RecallRows:
             return fresh
 
     def _load(self, bank_id: str, version: int) -> _Bank:
-        rows = {row[0]: row for row in self._rows(bank_id, None)}
-        return _Bank(version, rows, self._entities(bank_id, None), self._supersedes(bank_id))
+        with collection_paused():  # a tuple and lists per row
+            rows = {row[0]: row for row in self._rows(bank_id, None)}
+            return _Bank(version, rows, self._entities(bank_id, None), self._supersedes(bank_id))
 
     def _rows(self, bank_id: str, ids: list[str] | None) -> list[Row]:
         """The rows, their entity ids and tags as tuples: a row then holds no object the

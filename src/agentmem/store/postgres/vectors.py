@@ -351,6 +351,37 @@ class PostgresVectorStore:
         with self._lock:
             self._dimensions.pop(collection, None)
 
+    def unindexed(self, collections: Sequence[str]) -> list[str]:
+        """Those of ``collections`` whose partial HNSW index is gone (dropped by hand, or
+        never built): searches of them stay right but scan every vector of the table."""
+        with self._connection() as con:
+            present = {
+                row[0]
+                for row in con.execute(
+                    "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' "
+                    "AND schemaname = current_schema()"
+                ).fetchall()
+            }
+        return [c for c in collections if _index_name(c) not in present]
+
+    def build_missing_indexes(self) -> list[str]:
+        """Build the index of every collection that lacks it (each in a transaction of its
+        own, as :meth:`create_collection` does); the collections built."""
+        with self._connection() as con:
+            dimensions = dict(
+                con.execute("SELECT collection, dimension FROM vector_collections").fetchall()
+            )
+        built = self.unindexed(sorted(dimensions))
+        psycopg = self._db._psycopg
+        for collection in built:
+            try:
+                with psycopg.connect(self._db.url, autocommit=True) as con, con.transaction():
+                    con.execute("SELECT pg_advisory_xact_lock(%s)", [VECTOR_SCHEMA_LOCK])
+                    con.execute(index_ddl(collection, dimensions[collection]))
+            except psycopg.Error as exc:
+                raise StorageError(f"cannot build the index of {collection}: {exc}") from exc
+        return built
+
     # -- reads ------------------------------------------------------------------------------
 
     @staticmethod
