@@ -181,7 +181,7 @@ def retain(
             links=explicit_links,
             early=early,
             check=check,
-            hashes=[_source_hash(extraction.source, f) for f in facts],
+            hashes=_source_hashes(extraction.source, facts),
         )
     except BaseException:
         if early is not None:
@@ -214,11 +214,11 @@ def _already_stored(held: list[Memory], warnings: list[str]) -> RetainResult:
     )
 
 
-def _source_hash(source: tuple[Message, ...], fact: ExtractedFact) -> str | None:
-    """The hash of the message a fact came from (None if the extractor named no message)."""
-    if 0 <= fact.message_index < len(source):
-        return message_hash(source[fact.message_index])
-    return None
+def _source_hashes(source: tuple[Message, ...], facts: list[ExtractedFact]) -> list[str | None]:
+    """The hash of the message each fact came from (None if the extractor named no message).
+    Each message is hashed once: a long message gives thousands of facts."""
+    hashes = [message_hash(message) for message in source]
+    return [hashes[f.message_index] if 0 <= f.message_index < len(source) else None for f in facts]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 
 from agentmem.errors import ModelError, StorageError, StoreLockedError
-from agentmem.store import changes
+from agentmem.store import absent_modules, changes
 
 SCHEMA_VERSION = "2"
 # DuckDB's message when another process holds the file ("Could not set lock on file ...:
@@ -194,6 +194,7 @@ class Database:
         self.path = path
         self.write_lock = threading.RLock()
         self._local = threading.local()
+        absent_modules.install()  # DuckDB looks for pandas at every parameter
         try:
             self._con = duckdb.connect(
                 str(path),
