@@ -278,8 +278,8 @@ _NOT_NAME_OPENERS = frozenset({"IN", "TO", "RB", "CC", "PRP", "PRP$", "UH", "WRB
 
 def _opens_no_name(token: Token) -> bool:
     """A word spaCy took into an entity that cannot be its first word."""
-    if _is_modal_opening_question(token):
-        return True  # "Will" in "Will Sam come?"
+    if token.is_sent_start and token.tag_ == "MD" and not _is_name_read_as_modal(token):
+        return True  # a modal opening a question: "Will" in "Will Sam come?"
     return (
         token.tag_.startswith("VB") or token.tag_ in _NOT_NAME_OPENERS
     ) and token.lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
@@ -469,11 +469,6 @@ def _is_name_read_as_modal(token: Token) -> bool:
     while j < len(doc) and doc[j].tag_ in ("NNP", "NNPS") and doc[j].text[:1].isupper():
         j += 1
     return token.i + 1 < j < len(doc) and doc[j].tag_ in _FINITE_VERB_TAGS
-
-
-def _is_modal_opening_question(token: Token) -> bool:
-    """A modal opening a question ("Will" in "Will Sam come?"), not a first name."""
-    return token.is_sent_start and token.tag_ == "MD" and not _is_name_read_as_modal(token)
 
 
 def _from_capitalised_words(
