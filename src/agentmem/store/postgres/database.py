@@ -120,12 +120,6 @@ class Result:
         self._position += len(rows)
         return rows
 
-    def fetchnumpy(self) -> dict[str, Any]:
-        """The remaining rows by column, each a numpy array (as DuckDB's ``fetchnumpy``)."""
-        rows = self.fetchall()
-        names = [column.name for column in self.description or ()]
-        return {name: np.array([row[i] for row in rows]) for i, name in enumerate(names)}
-
 
 class Cursor:
     """What ``Database.cursor()`` and ``transaction()`` hand out: ``execute`` returns the
@@ -151,9 +145,6 @@ class Cursor:
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
         return self._last.fetchmany(size) if self._last is not None else []
-
-    def fetchnumpy(self) -> dict[str, Any]:
-        return self._last.fetchnumpy() if self._last is not None else {}
 
     def fetch_arrays(
         self, sql: str, params: Sequence[Any] | dict[str, Any] | None, types: dict[str, str]
