@@ -419,9 +419,7 @@ class AgentMemory:
         this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
         On PostgreSQL it also builds a bank's vector index if it is missing."""
         self._check_open()
-        build_indexes = getattr(self._engine.vectors, "build_missing_indexes", None)
-        if build_indexes is not None:
-            build_indexes()
+        self._engine.vectors.build_missing_indexes()
         with self._engine.db.write_lock:
             return repair_vectors(
                 self._engine.db,

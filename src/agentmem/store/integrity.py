@@ -147,8 +147,7 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
                     problems.append(_problem(label, offenders))
         pending = engine.keyword.pending_memories(list(collections))
         # PostgreSQL keeps a partial index per bank's collection (Chroma one per collection).
-        find_unindexed = getattr(engine.vectors, "unindexed", None)
-        unindexed = set(find_unindexed(list(collections.values()))) if find_unindexed else set()
+        unindexed = set(engine.vectors.unindexed(list(collections.values())))
         vectors = 0
         for bank_id, collection in collections.items():
             stored = engine.vectors.ids(collection)

@@ -265,6 +265,15 @@ class StagedVectorStore:
         self.flush()
         self._store.drop(collection)
 
+    def unindexed(self, collections: Sequence[str]) -> list[str]:
+        """None: Chroma keeps an index per collection, built with it (PostgreSQL keeps a
+        partial index per bank's collection that can go missing)."""
+        return []
+
+    def build_missing_indexes(self) -> list[str]:
+        """Nothing to build (see :meth:`unindexed`)."""
+        return []
+
     def collection(self, name: str) -> Any:
         """The Chroma collection itself, with nothing staged (benchmarks query it bare)."""
         self.flush()
