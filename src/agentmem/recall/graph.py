@@ -131,12 +131,13 @@ def spreading_activation(
     hop = [causal_boost if kind == "caused_by" else 1.0 for kind in EDGE_KINDS]
     extra = [weights.get(kind, 1.0) for kind in EDGE_KINDS]
     best: dict[int, float] = {}
-    heap: list[tuple[float, str, int]] = []
     for node, a in seeds.items():
         slot = graph.slot(node)
         if slot is not None and a > 0:
             best[slot] = min(1.0, a)
-    heap = [(-a, graph.node_at(slot), slot) for slot, a in best.items()]
+    heap: list[tuple[float, str, int]] = [
+        (-a, graph.node_at(slot), slot) for slot, a in best.items()
+    ]
     heapq.heapify(heap)
     came_from: dict[int, int] = {}
     expanded: set[int] = set()
