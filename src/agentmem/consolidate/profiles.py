@@ -237,11 +237,11 @@ def _subject_facts(engine: Engine, bank_id: str, subjects: Iterable[str]) -> lis
     if not names:
         return []
     rows = engine.db.fetchall(
-        MEMORY_SELECT + "WHERE m.bank_id = $bank AND m.fact_type IN ('world', 'experience') "
+        MEMORY_SELECT + "WHERE m.bank_id = $bank AND list_contains($types, m.fact_type) "
         "AND m.id IN (SELECT me.memory_id FROM memory_entities AS me "
         "JOIN entities AS e ON e.id = me.entity_id "
         "WHERE e.bank_id = $bank AND list_contains($names, e.name)) ORDER BY m.seq",
-        {"bank": bank_id, "names": names},
+        {"bank": bank_id, "names": names, "types": list(_EVIDENCE_TYPES)},
     )
     return [memory_from_row(row) for row in rows]
 
