@@ -87,6 +87,7 @@ POSTGRES_BY_DEFAULT = frozenset(
         "test_bad_input.py",
         "test_reliability.py",
         "test_profiles_concurrent.py",
+        "test_pieces.py",
     }
 )
 

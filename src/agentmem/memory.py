@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,7 +38,13 @@ from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.postgres.database import is_postgres_url
-from agentmem.store.reconcile import VectorRepair, begin_session, end_session, repair_vectors
+from agentmem.store.reconcile import (
+    VectorRepair,
+    begin_session,
+    end_session,
+    repair_pieces,
+    repair_vectors,
+)
 from agentmem.store.records import insert_bank
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank
@@ -417,17 +424,21 @@ class AgentMemory:
         """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of
         no memory. Opening a store already does this for banks whose vector count is off;
         this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
-        On PostgreSQL it also builds a bank's vector index if it is missing."""
+        It also embeds the sentences of facts stored without piece vectors (a store upgraded
+        from an agentmem before them) or with unreadable ones, and on PostgreSQL builds a
+        bank's vector index if it is missing."""
         self._check_open()
         self._engine.vectors.build_missing_indexes()
         with self._engine.db.write_lock:
-            return repair_vectors(
+            repaired = repair_vectors(
                 self._engine.db,
                 self._engine.vectors,
                 self._engine.embedder,
                 thorough=True,
                 progress=progress,
             )
+            pieces = repair_pieces(self._engine)
+        return replace(repaired, pieces=pieces)
 
     def check_integrity(self) -> IntegrityReport:
         """Check that DuckDB, Chroma and the keyword index agree on every bank.

@@ -59,6 +59,7 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
+from agentmem.retain.pieces import PIECE_FACT_TYPES, Embedded, embedded_with_pieces
 from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.repeats import (
     RepeatCheck,
@@ -87,6 +88,7 @@ from agentmem.store.records import (
     sql_list,
     sql_strings,
     to_db_time,
+    write_pieces,
 )
 from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
@@ -185,7 +187,7 @@ def retain(
         )
     except BaseException:
         if early is not None:
-            wait([early.vectors])  # as in store_facts: never leave the model running
+            wait([early.embedding])  # as in store_facts: never leave the model running
         raise
     if stored.resolution is not None and stored.resolution.unchanged:
         return _already_stored(stored.resolution.held, warnings)
@@ -260,7 +262,7 @@ class EarlyEmbedding:
     """Vectors started before extraction, for the texts the extractor was expected to give."""
 
     texts: list[str]
-    vectors: Future[np.ndarray]
+    embedding: Future[Embedded]
 
 
 def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
@@ -272,7 +274,7 @@ def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
     texts = engine.extractor.texts_without_parsing(request)
     if not texts:
         return None
-    return EarlyEmbedding(texts, engine.embed_executor.submit(embed_texts, engine, texts))
+    return EarlyEmbedding(texts, engine.embed_executor.submit(embed_with_pieces, engine, texts))
 
 
 def store_facts(
@@ -298,9 +300,9 @@ def store_facts(
     """
     texts = [_embedding_text(f) for f in facts]
     if early is not None and early.texts == texts:
-        embedding = early.vectors
+        embedding = early.embedding
     else:
-        embedding = engine.embed_executor.submit(embed_texts, engine, texts)
+        embedding = engine.embed_executor.submit(embed_with_pieces, engine, texts)
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
@@ -324,14 +326,14 @@ def store_facts(
             keep = with_wholes(facts, resolution.keep)
             facts, hashes = subset(facts, keep), [hashes[i] for i in keep]
 
-        def kept_vectors() -> np.ndarray:
-            return embedding.result()[keep]
+        def kept() -> Embedded:
+            return embedding.result().subset(keep)
 
         # The link plan (the neighbour searches of semantic and causal links) reads only the
         # vectors, so it runs on the model's thread beside the inserts below (bulk retain at
         # 100k: 71 -> 68 ms a call); under the write lock no other writer changes them.
         planned = engine.embed_executor.submit(
-            lambda: plan_links(engine, collection, facts, kept_vectors(), links or [])
+            lambda: plan_links(engine, collection, facts, kept().vectors, links or [])
         )
         doomed: list[str] = []
         version = None
@@ -399,7 +401,9 @@ def store_facts(
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
                 # Everything above runs while the model embeds and the plan searches.
-                vectors = kept_vectors()  # before COMMIT: a model error writes nothing
+                embedded = kept()  # before COMMIT: a model error writes nothing
+                vectors = embedded.vectors
+                write_pieces(cur, _pieces_of(rows, facts, embedded.pieces))
                 write_vectors_in(engine, cur, bank_id, collection, rows, vectors)
                 plan = planned.result()
                 targets = plan.existing_targets()
@@ -608,6 +612,23 @@ def _offline(engine: Engine, request: RetainInput) -> list[ExtractedFact]:
         raise
     except Exception as exc:  # a user-supplied extractor may raise anything
         raise ExtractionError(f"the extractor failed: {exc}") from exc
+
+
+def _pieces_of(
+    rows: list[MemoryRow], facts: list[ExtractedFact], pieces: list[str | None]
+) -> dict[str, str]:
+    """Memory id -> its stored pieces, for the facts that get pieces: whole facts (not a
+    turn's clause parts) of a kind that has them (see ``retain/pieces.py``)."""
+    return {
+        row.memory.id: stored
+        for row, fact, stored in zip(rows, facts, pieces, strict=True)
+        if stored is not None and fact.part_of is None and fact.fact_type in PIECE_FACT_TYPES
+    }
+
+
+def embed_with_pieces(engine: Engine, texts: list[str]) -> Embedded:
+    """The texts' vectors and their pieces' (see ``retain/pieces.py``)."""
+    return embedded_with_pieces(lambda batch: embed_texts(engine, batch), texts)
 
 
 def embed_texts(engine: Engine, texts: list[str]) -> np.ndarray:

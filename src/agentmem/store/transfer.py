@@ -35,11 +35,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem.errors import InvalidInputError, StorageError
+from agentmem.retain.pieces import PIECE_FACT_TYPES, stored_pieces
 from agentmem.store.changes import record_change
 from agentmem.store.import_check import (
     FORMAT,
     HEADER_TYPE,
     CheckedExport,
+    ImportedMemory,
     decode_vector,
     read_lines,
 )
@@ -344,8 +346,9 @@ def _insert_rows(
                     bank_id,
                     None if m.episode_id is None else new_id(m.episode_id),
                     *m[2:-1],
+                    pieces,
                 )
-                for m, seq in zip(chunk, seqs, strict=True)
+                for m, seq, pieces in zip(chunk, seqs, _pieces(engine, chunk), strict=True)
             ],
         )
         # t: the memory's time, as retain sets it (occurrence start, else mention).
@@ -367,6 +370,13 @@ def _insert_rows(
         )
     for rows in chunks(checked.corrections):
         insert_rows(cur, "entity_corrections", [(bank_id, *c) for c in rows])
+
+
+def _pieces(engine: Engine, memories: list[ImportedMemory]) -> list[str | None]:
+    """The memories' piece vectors (``retain/pieces.py``), embedded from their text again:
+    an export holds no pieces."""
+    wanted = [m.text if m.fact_type in PIECE_FACT_TYPES else "" for m in memories]
+    return stored_pieces(lambda texts: np.asarray(engine.embedder.embed(texts), np.float32), wanted)
 
 
 def _write_vectors(
