@@ -9,6 +9,8 @@ stored value. Runs on both backends.
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 from datetime import UTC, datetime
 
@@ -149,15 +151,20 @@ def test_pieces_survive_reopening_and_go_with_their_memory(store_path):
         assert mem.check_integrity().ok
 
 
-def test_export_and_import_give_the_same_pieces(mem, tmp_path):
+@pytest.mark.parametrize("vectors", [True, False])
+def test_export_and_import_give_the_same_pieces(mem, tmp_path, vectors):
     bank = mem.bank("b")
     bank.retain(TURNS, mentioned_at=T0)
     path = tmp_path / "b.jsonl"
-    bank.export(path)
+    bank.export(path, vectors=vectors)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    in_file = {o["text"]: o.get("pieces") for o in lines if o["type"] == "memory"}
     copy = mem.import_(path, bank_id="copy")
     original, imported = _stored(mem, "b"), _stored(mem, "copy")
     assert original.keys() == imported.keys()
     for text, stored in original.items():
+        # With vectors the file carries the pieces as stored; without, import embeds them.
+        assert in_file[text] == (stored if vectors else None)
         assert (stored is None) == (imported[text] is None)
         if stored is not None:
             assert np.allclose(
@@ -165,6 +172,30 @@ def test_export_and_import_give_the_same_pieces(mem, tmp_path):
             )
     news = f"Tim: {NEWS}"
     assert _piece_cosine(copy, news) == pytest.approx(_piece_cosine(bank, news), abs=2e-3)
+    assert mem.check_integrity().ok
+
+
+@pytest.mark.parametrize(
+    ("pieces", "message"),
+    [
+        (7, "must be base64 text"),
+        ("%%%", "not base64"),
+        (encode_pieces(np.ones((2, 8), np.float32)), "not 1 to 16 vectors of 384"),
+        (base64.b64encode(np.full(384, np.inf, "<f2").tobytes()).decode(), "not finite"),
+    ],
+)
+def test_an_import_with_bad_pieces_is_refused_and_writes_nothing(mem, tmp_path, pieces, message):
+    bank = mem.bank("b")
+    bank.retain(TURNS, mentioned_at=T0)
+    path = tmp_path / "b.jsonl"
+    bank.export(path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    (line,) = [o for o in lines if o["type"] == "memory" and o["text"] == f"Tim: {NEWS}"]
+    line["pieces"] = pieces
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    with pytest.raises(agentmem.InvalidInputError, match=f"field 'pieces'.*{message}"):
+        mem.import_(path, bank_id="copy")
+    assert "copy" not in mem.banks()
     assert mem.check_integrity().ok
 
 
