@@ -18,12 +18,16 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agentmem.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from agentmem.protocols import Embedder
 
 #: Words a piece needs ("I love it!" says nothing alone worth a vector of its own).
 MIN_WORDS = 3
@@ -97,18 +101,21 @@ class Embedded:
         return Embedded(self.vectors[keep], [self.pieces[i] for i in keep])
 
 
-def embedded_with_pieces(embed: Callable[[list[str]], np.ndarray], texts: list[str]) -> Embedded:
-    """The texts' vectors and their pieces', embedded in one call of ``embed``."""
-    cut = [piece_texts(text) for text in texts]
+def embed_with_pieces(
+    embed: Callable[[list[str]], np.ndarray], texts: list[str], wanted: Sequence[bool]
+) -> Embedded:
+    """The texts' vectors and the pieces' of the ``wanted`` ones, in one call of ``embed``."""
+    cut = [piece_texts(text) if want else [] for text, want in zip(texts, wanted, strict=True)]
     vectors = embed([*texts, *(piece for pieces in cut for piece in pieces)])
     return Embedded(vectors[: len(texts)], _stored(cut, vectors[len(texts) :]))
 
 
-def stored_pieces(embed: Callable[[list[str]], np.ndarray], texts: list[str]) -> list[str | None]:
+def stored_pieces(embedder: Embedder, texts: list[str]) -> list[str | None]:
     """The texts' pieces' vectors as stored (None for a text without pieces)."""
     cut = [piece_texts(text) for text in texts]
     flat = [piece for pieces in cut for piece in pieces]
-    return _stored(cut, embed(flat) if flat else np.zeros((0, 0), np.float32))
+    vectors = np.asarray(embedder.embed(flat), np.float32) if flat else np.zeros((0, 0))
+    return _stored(cut, vectors)
 
 
 def _stored(cut: list[list[str]], vectors: np.ndarray) -> list[str | None]:

@@ -31,6 +31,7 @@ import uuid
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,7 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
-from agentmem.retain.pieces import PIECE_FACT_TYPES, Embedded, embedded_with_pieces
+from agentmem.retain.pieces import PIECE_FACT_TYPES, Embedded, embed_with_pieces
 from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.repeats import (
     RepeatCheck,
@@ -274,7 +275,11 @@ def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
     texts = engine.extractor.texts_without_parsing(request)
     if not texts:
         return None
-    return EarlyEmbedding(texts, engine.embed_executor.submit(embed_with_pieces, engine, texts))
+    # Chat turns all get pieces; a turn's clause parts have none kept (see _pieces_of).
+    embedding = engine.embed_executor.submit(
+        embed_with_pieces, partial(embed_texts, engine), texts, [True] * len(texts)
+    )
+    return EarlyEmbedding(texts, embedding)
 
 
 def store_facts(
@@ -302,7 +307,9 @@ def store_facts(
     if early is not None and early.texts == texts:
         embedding = early.embedding
     else:
-        embedding = engine.embed_executor.submit(embed_with_pieces, engine, texts)
+        embedding = engine.embed_executor.submit(
+            embed_with_pieces, partial(embed_texts, engine), texts, [_has_pieces(f) for f in facts]
+        )
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
@@ -614,21 +621,21 @@ def _offline(engine: Engine, request: RetainInput) -> list[ExtractedFact]:
         raise ExtractionError(f"the extractor failed: {exc}") from exc
 
 
+def _has_pieces(fact: ExtractedFact) -> bool:
+    """Whether a fact keeps pieces: a whole fact (not a turn's clause part) of a kind that has
+    them (see ``retain/pieces.py``)."""
+    return fact.part_of is None and fact.fact_type in PIECE_FACT_TYPES
+
+
 def _pieces_of(
     rows: list[MemoryRow], facts: list[ExtractedFact], pieces: list[str | None]
 ) -> dict[str, str]:
-    """Memory id -> its stored pieces, for the facts that get pieces: whole facts (not a
-    turn's clause parts) of a kind that has them (see ``retain/pieces.py``)."""
+    """Memory id -> its stored pieces, for the facts that keep them."""
     return {
         row.memory.id: stored
         for row, fact, stored in zip(rows, facts, pieces, strict=True)
-        if stored is not None and fact.part_of is None and fact.fact_type in PIECE_FACT_TYPES
+        if stored is not None and _has_pieces(fact)
     }
-
-
-def embed_with_pieces(engine: Engine, texts: list[str]) -> Embedded:
-    """The texts' vectors and their pieces' (see ``retain/pieces.py``)."""
-    return embedded_with_pieces(lambda batch: embed_texts(engine, batch), texts)
 
 
 def embed_texts(engine: Engine, texts: list[str]) -> np.ndarray:

@@ -236,10 +236,7 @@ def repair_pieces(engine: Engine) -> int:
         ]
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
-            pieces = stored_pieces(
-                lambda texts: np.asarray(embedder.embed(texts), np.float32),
-                [text for _, text in chunk],
-            )
+            pieces = stored_pieces(embedder, [text for _, text in chunk])
             with db.transaction() as cur:
                 engine.begin_write(cur, bank_id)
                 write_pieces(cur, {i: p for (i, _), p in zip(chunk, pieces, strict=True)})

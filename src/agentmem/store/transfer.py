@@ -395,7 +395,7 @@ def _pieces(
     if checked.reuse_vectors:
         return stored
     wanted = [m.text if m.fact_type in PIECE_FACT_TYPES else "" for m in memories]
-    return stored_pieces(lambda texts: np.asarray(engine.embedder.embed(texts), np.float32), wanted)
+    return stored_pieces(engine.embedder, wanted)
 
 
 def _write_vectors(
