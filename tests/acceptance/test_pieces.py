@@ -130,6 +130,22 @@ def test_retain_stores_pieces_for_the_turns_that_say_several_things(mem):
     assert bank.check_integrity().ok
 
 
+def test_a_bank_set_to_keep_no_pieces_embeds_none(mem):
+    with pytest.raises(agentmem.InvalidInputError, match="pieces must be booleans"):
+        mem.bank("b").configure(pieces="no")
+    bank = mem.bank("b")
+    bank.configure(pieces=False)
+    bank.retain(TURNS, mentioned_at=T0)
+    assert set(_stored(mem, "b").values()) == {None}
+    assert mem.repair().pieces == 0
+    bank.configure(pieces=True)
+    bank.retain("Giulia is a marine biologist. She lives in Naples.", mentioned_at=T0)
+    stored = _stored(mem, "b")  # plain text: a fact per sentence, so no pieces
+    assert stored["Giulia is a marine biologist."] is stored["She lives in Naples."] is None
+    assert mem.repair().pieces == 2  # the turns retained while the bank kept none
+    assert mem.check_integrity().ok
+
+
 def test_pieces_survive_reopening_and_go_with_their_memory(store_path):
     news = f"Tim: {NEWS}"
     with agentmem.AgentMemory(store_path) as mem:

@@ -160,7 +160,7 @@ def retain(
             ),
         )
 
-    early = _embed_early(engine, request)
+    early = _embed_early(engine, request, bank_config)
     try:
         extraction = _extract(engine, bank_id, bank_config, request)
         facts = [
@@ -266,7 +266,9 @@ class EarlyEmbedding:
     embedding: Future[Embedded]
 
 
-def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
+def _embed_early(
+    engine: Engine, request: RetainInput, bank_config: BankConfig
+) -> EarlyEmbedding | None:
     """Start embedding while spaCy reads the messages, when the offline extractor's texts are
     known without it (chat turns that stay whole): on two cores the model and spaCy then run
     side by side instead of one after the other."""
@@ -275,9 +277,9 @@ def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
     texts = engine.extractor.texts_without_parsing(request)
     if not texts:
         return None
-    # Chat turns all get pieces; a turn's clause parts have none kept (see _pieces_of).
+    # Chat turns all keep their pieces; a turn's clause parts none (see _pieces_of).
     embedding = engine.embed_executor.submit(
-        embed_with_pieces, partial(embed_texts, engine), texts, [True] * len(texts)
+        embed_with_pieces, partial(embed_texts, engine), texts, [bank_config.pieces] * len(texts)
     )
     return EarlyEmbedding(texts, embedding)
 
@@ -308,7 +310,10 @@ def store_facts(
         embedding = early.embedding
     else:
         embedding = engine.embed_executor.submit(
-            embed_with_pieces, partial(embed_texts, engine), texts, [_has_pieces(f) for f in facts]
+            embed_with_pieces,
+            partial(embed_texts, engine),
+            texts,
+            [bank_config.pieces and _has_pieces(f) for f in facts],
         )
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None

@@ -25,6 +25,7 @@ memory count; a bank that differs has its missing vectors re-embedded from the s
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentmem.config import BankConfig
 from agentmem.protocols import Embedder
 from agentmem.retain.pieces import PIECE_FACT_TYPES, piece_texts, readable, stored_pieces
 from agentmem.store.changes import record_change
@@ -215,12 +217,18 @@ def _reembed(
 def repair_pieces(engine: Engine) -> int:
     """Give every fact whose text has pieces (``retain/pieces.py``) its piece vectors: facts
     stored before pieces were (an upgraded store), and those whose stored value does not
-    decode. Banks made with another embedder are left alone. Returns how many were written."""
+    decode. Banks made with another embedder, or set to keep no pieces, are left alone.
+    Returns how many were written."""
     db, embedder = engine.db, engine.embedder
-    banks = db.fetchall(
-        "SELECT bank_id FROM banks WHERE embedder = ? AND dimension = ? ORDER BY bank_id",
-        [embedder.name, embedder.dimension],
-    )
+    banks = [
+        (bank_id,)
+        for bank_id, config in db.fetchall(
+            "SELECT bank_id, config FROM banks WHERE embedder = ? AND dimension = ? "
+            "ORDER BY bank_id",
+            [embedder.name, embedder.dimension],
+        )
+        if BankConfig.from_mapping(json.loads(config) if config else {}).pieces
+    ]
     kinds = ", ".join(f"'{kind}'" for kind in sorted(PIECE_FACT_TYPES))
     written = 0
     for (bank_id,) in banks:

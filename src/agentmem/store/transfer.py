@@ -390,10 +390,10 @@ def _pieces(
     lines: Iterator[dict[str, Any]],
 ) -> list[str | None]:
     """The memories' piece vectors (``retain/pieces.py``): the file's, when its vectors are
-    reused, else embedded again from the texts."""
+    reused, else embedded again from the texts (none for a bank set to keep none)."""
     stored = [obj.get("pieces") for obj in islice(lines, len(memories))]
-    if checked.reuse_vectors:
-        return stored
+    if checked.reuse_vectors or not checked.config.pieces:
+        return stored if checked.reuse_vectors else [None] * len(memories)
     wanted = [m.text if m.fact_type in PIECE_FACT_TYPES else "" for m in memories]
     return stored_pieces(engine.embedder, wanted)
 
