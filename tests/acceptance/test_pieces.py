@@ -14,7 +14,6 @@ import json
 import math
 from datetime import UTC, datetime
 
-import duckdb
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -31,7 +30,7 @@ from agentmem.retain.pieces import (
     piece_texts,
 )
 from agentmem.types import Memory
-from tests.conftest import T0
+from tests.conftest import T0, downgrade_store
 
 NEWS = (
     "Hey Ada! Good to see you again. So much has happened since we talked. "
@@ -57,6 +56,14 @@ def _piece_cosine(bank: agentmem.MemoryBank, text: str) -> float | None:
     hits = bank.recall(QUERY, top_k=10, reinforce=False).hits
     (hit,) = [h for h in hits if h.memory.text == text]
     return hit.strategy_details["rerank"].get("piece_cosine")
+
+
+def _retained(store_path) -> float:  # noqa: ANN001
+    """Retain the turns into bank "b" of a store, closed again; the news turn's piece cosine."""
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("b")
+        bank.retain(TURNS, mentioned_at=T0)
+        return _piece_cosine(bank, f"Tim: {NEWS}")
 
 
 def test_pieces_are_the_sentences_with_the_speaker():
@@ -148,10 +155,7 @@ def test_a_bank_set_to_keep_no_pieces_embeds_none(mem):
 
 def test_pieces_survive_reopening_and_go_with_their_memory(store_path):
     news = f"Tim: {NEWS}"
-    with agentmem.AgentMemory(store_path) as mem:
-        bank = mem.bank("b")
-        bank.retain(TURNS, mentioned_at=T0)
-        before = _piece_cosine(bank, news)
+    before = _retained(store_path)
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("b")
         assert _piece_cosine(bank, news) == pytest.approx(before)
@@ -217,10 +221,8 @@ def test_an_import_with_bad_pieces_is_refused_and_writes_nothing(mem, tmp_path, 
 
 def test_damaged_pieces_are_reported_and_repaired_while_recall_goes_on(store_path):
     news = f"Tim: {NEWS}"
+    good = _retained(store_path)
     with agentmem.AgentMemory(store_path) as mem:
-        bank = mem.bank("b")
-        bank.retain(TURNS, mentioned_at=T0)
-        good = _piece_cosine(bank, news)
         mem._engine.db.execute(
             "UPDATE memories SET piece_vectors = 'bad' WHERE bank_id = 'b' AND text = ?", [news]
         )
@@ -239,19 +241,8 @@ def test_damaged_pieces_are_reported_and_repaired_while_recall_goes_on(store_pat
 @pytest.mark.duckdb_only("the upgrade of an embedded store file")
 def test_a_store_without_pieces_is_upgraded_and_repair_fills_them(store_path):
     news = f"Tim: {NEWS}"
-    with agentmem.AgentMemory(store_path) as mem:
-        bank = mem.bank("b")
-        bank.retain(TURNS, mentioned_at=T0)
-        good = _piece_cosine(bank, news)
-    con = duckdb.connect(str(store_path / "agentmem.duckdb"))
-    indexes = con.execute(
-        "SELECT index_name FROM duckdb_indexes() WHERE table_name = 'memories'"
-    ).fetchall()
-    for (name,) in indexes:  # DuckDB alters no table that has an index
-        con.execute(f"DROP INDEX {name}")
-    con.execute("ALTER TABLE memories DROP COLUMN piece_vectors")
-    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-    con.close()
+    good = _retained(store_path)
+    downgrade_store(store_path, "2", [("memories", "piece_vectors")])
     with agentmem.AgentMemory(store_path) as mem:
         assert mem._engine.db.get_meta("schema_version") == "3"
         bank = mem.bank("b")
