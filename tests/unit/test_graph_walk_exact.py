@@ -1,14 +1,17 @@
-"""The graph walk weighs a node's edges all at once: it must reach exactly what a walk edge by
-edge reaches, the same activations to the bit, the same paths and the same expansion order."""
+"""The graph walk weighs a node's edges in slot arrays, with numpy for a node with many: it must
+reach exactly what a walk edge by edge reaches, the same activations to the bit, the same paths
+and the same expansion order."""
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentmem.recall import graph as graph_walk
 from agentmem.recall.graph import spreading_activation
 from agentmem.store.graph import MemoryGraph
 
@@ -94,11 +97,14 @@ def test_the_walk_reaches_what_an_edge_by_edge_walk_reaches(
         "kind_weights": kind_weights,
     }
     with graph.lock:
-        reached = spreading_activation(graph, seeds, **params)
         level, came_from = edge_by_edge(graph, seeds, **params)
-        assert reached.level == level  # exact floats
-        for node in level:
-            path = [node]
-            while path[-1] in came_from:
-                path.append(came_from[path[-1]])
-            assert reached.path(node) == path[::-1]
+        # Every node's edges one at a time, then all at once (numpy), as a node with many has.
+        for vector_edges in (10**9, 0):
+            with patch.object(graph_walk, "VECTOR_EDGES", vector_edges):
+                reached = spreading_activation(graph, seeds, **params)
+            assert reached.level == level  # exact floats
+            for node in level:
+                path = [node]
+                while path[-1] in came_from:
+                    path.append(came_from[path[-1]])
+                assert reached.path(node) == path[::-1]

@@ -28,9 +28,11 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from agentmem.recall.candidates import StrategyHit
 from agentmem.recall.people import entities_named_in
@@ -86,15 +88,87 @@ class Activation:
         (a session's turns share their mention time) newest first, then by id, so every run
         gives the same order."""
         graph = self.graph
-        memories = [(s, a) for s, a in self.best.items() if not graph.is_entity_slot(s)]
-        # The most activated first; only those kept are ordered by time and id.
-        best = heapq.nlargest(n, memories, key=lambda pair: pair[1])
-        floor = best[-1][1] if len(best) == n else -1.0
-        tied = [pair for pair in memories if pair[1] >= floor]
+        slots = np.fromiter(self.best, dtype=np.int64, count=len(self.best))
+        levels = np.fromiter(self.best.values(), dtype=np.float64, count=len(self.best))
+        memories = ~graph.entity_slot_flags()[slots]
+        slots, levels = slots[memories], levels[memories]
+        # The n-th best activation; only the memories at or above it are ordered by time and id.
+        cut = len(levels) - n
+        floor = float(np.partition(levels, cut)[cut]) if cut >= 0 else -1.0
+        above = np.flatnonzero(levels >= floor)
+        tied = list(zip(slots[above].tolist(), levels[above].tolist(), strict=True))
         tied.sort(
             key=lambda pair: (-pair[1], -graph.mentioned_at_slot(pair[0]), graph.node_at(pair[0]))
         )
         return [(graph.node_at(slot), a) for slot, a in tied[:n]]
+
+
+#: Edges of one node from which the walk weighs them with numpy, all at once, rather than one
+#: at a time: below it, numpy's cost per call exceeds the loop's (a session's turn has 10-40
+#: edges, a turn with many semantic links or a specific entity's hundreds).
+VECTOR_EDGES = 48
+
+
+class _EdgeArrays:
+    """One walk's weighing of a node's edges with numpy: the same products, in the same order,
+    as the loop in :func:`spreading_activation`, so the same activations to the bit.
+
+    ``level`` is the best activation by slot (0 for a node not reached), kept equal to the
+    walk's ``best`` so that a whole node's edges are compared at once.
+    """
+
+    def __init__(
+        self,
+        graph: MemoryGraph,
+        decay: float,
+        allowed: list[bool],
+        hop: list[float],
+        extra: list[float],
+        specificity: dict[int, float],
+    ) -> None:
+        self.graph = graph
+        self.level = np.zeros(graph.slot_count, dtype=np.float64)
+        self._decay = decay
+        self._allowed = np.array(allowed, dtype=bool)
+        self._every_kind = all(allowed)
+        self._hop = np.array(hop, dtype=np.float64)
+        self._extra = np.array(extra, dtype=np.float64)
+        self._specificity = specificity
+        self._entity_flags: np.ndarray | None = None
+
+    def improved(
+        self, codes: Sequence[int], weights: Sequence[float], activation: float
+    ) -> list[tuple[int, float]]:
+        """The neighbours this node's activation reaches more strongly than any path before,
+        each once with the best activation its edges give it, in the order the loop would
+        first raise them; ``level`` is raised to match."""
+        graph = self.graph
+        code = np.array(codes, dtype=np.int64)  # copies: the graph's arrays stay resizable
+        weight = np.array(weights, dtype=np.float64)
+        kinds = code & KIND_MASK
+        others = code >> SLOT_SHIFT
+        factor = weight * self._decay * self._hop[kinds]
+        if self._entity_flags is None:
+            self._entity_flags = graph.entity_slot_flags()
+        to_entity = np.flatnonzero((kinds == _ENTITY) & self._entity_flags[others])
+        if len(to_entity):
+            specificity = self._specificity
+            for entity in others[to_entity].tolist():
+                if entity not in specificity:
+                    specificity[entity] = graph.specificity_at(entity)
+            specific = [specificity[entity] for entity in others[to_entity].tolist()]
+            factor[to_entity] = weight[to_entity] * np.array(specific, dtype=np.float64)
+        factor *= self._extra[kinds]
+        reached = np.minimum(1.0, activation * factor)
+        if not self._every_kind:
+            reached[~self._allowed[kinds]] = 0.0  # never above a reached node's activation
+        raised = np.flatnonzero(reached > self.level[others])
+        if not len(raised):
+            return []
+        # A node two edges reach keeps the stronger one, whichever comes first.
+        np.maximum.at(self.level, others[raised], reached[raised])
+        nodes = list(dict.fromkeys(others[raised].tolist()))
+        return list(zip(nodes, self.level[nodes].tolist(), strict=True))
 
 
 def spreading_activation(
@@ -109,8 +183,9 @@ def spreading_activation(
 ) -> Activation:
     """Activation of every node reached from ``seeds`` (see the module docstring).
 
-    Call with ``graph.lock`` held. The walk runs on the graph's slots and edge codes, one edge
-    at a time; the most activated unexplored node is expanded next, ties by id.
+    Call with ``graph.lock`` held. The walk runs on the graph's slots and edge codes, a node's
+    edges one at a time or, for a node with many (:data:`VECTOR_EDGES`), all at once; the most
+    activated unexplored node is expanded next, ties by id.
 
     Args:
         graph: The bank's graph.
@@ -130,18 +205,19 @@ def spreading_activation(
     allowed = [wanted is None or kind in wanted for kind in EDGE_KINDS]
     hop = [causal_boost if kind == "caused_by" else 1.0 for kind in EDGE_KINDS]
     extra = [weights.get(kind, 1.0) for kind in EDGE_KINDS]
+    specificity: dict[int, float] = {}  # per entity, once per walk
+    weigh = _EdgeArrays(graph, decay, allowed, hop, extra, specificity)
     best: dict[int, float] = {}
     for node, a in seeds.items():
         slot = graph.slot(node)
         if slot is not None and a > 0:
-            best[slot] = min(1.0, a)
+            best[slot] = weigh.level[slot] = min(1.0, a)
     heap: list[tuple[float, str, int]] = [
         (-a, graph.node_at(slot), slot) for slot, a in best.items()
     ]
     heapq.heapify(heap)
     came_from: dict[int, int] = {}
     expanded: set[int] = set()
-    specificity: dict[int, float] = {}  # per entity, once per walk
     while heap and len(expanded) < budget:
         negative, _, slot = heapq.heappop(heap)
         if slot in expanded or -negative < best[slot]:
@@ -149,24 +225,32 @@ def spreading_activation(
         expanded.add(slot)
         activation = best[slot]
         codes, edge_weights = graph.edge_codes(slot)
-        for code, weight in zip(codes, edge_weights, strict=True):
-            kind = code & KIND_MASK
-            if not allowed[kind]:
-                continue
-            other = code >> SLOT_SHIFT
-            if kind == _ENTITY and graph.is_entity_slot(other):
-                if other not in specificity:
-                    specificity[other] = graph.specificity_at(other)
-                factor = weight * specificity[other]
-            else:
-                factor = weight * decay * hop[kind]
-            factor *= extra[kind]
-            reached = min(1.0, activation * factor)
-            if reached > best.get(other, 0.0):
-                best[other] = reached
-                if other not in expanded:  # an expanded node keeps its path: no cycles
-                    came_from[other] = slot
-                    heapq.heappush(heap, (-reached, graph.node_at(other), other))
+        if len(codes) >= VECTOR_EDGES:
+            reached_at = weigh.improved(codes, edge_weights, activation)
+        else:
+            reached_at = []
+            for code, weight in zip(codes, edge_weights, strict=True):
+                kind = code & KIND_MASK
+                if not allowed[kind]:
+                    continue
+                other = code >> SLOT_SHIFT
+                if kind == _ENTITY and graph.is_entity_slot(other):
+                    if other not in specificity:
+                        specificity[other] = graph.specificity_at(other)
+                    factor = weight * specificity[other]
+                else:
+                    factor = weight * decay * hop[kind]
+                factor *= extra[kind]
+                reached = min(1.0, activation * factor)
+                if reached > best.get(other, 0.0):
+                    best[other] = reached
+                    weigh.level[other] = reached
+                    reached_at.append((other, reached))
+        for other, reached in reached_at:
+            best[other] = reached
+            if other not in expanded:  # an expanded node keeps its path: no cycles
+                came_from[other] = slot
+                heapq.heappush(heap, (-reached, graph.node_at(other), other))
     return Activation(graph, best, came_from)
 
 

@@ -469,6 +469,10 @@ class MemoryGraph:
         """Whether ``slot`` holds an entity."""
         return self._entity_flags[slot] == 1
 
+    def entity_slot_flags(self) -> np.ndarray:
+        """:meth:`is_entity_slot` of every slot, as a boolean array (a copy)."""
+        return np.frombuffer(bytes(self._entity_flags), dtype=np.bool_)
+
     def edge_codes(self, slot: int) -> tuple[Sequence[int], Sequence[float]]:
         """The edges touching ``slot``, in the order :meth:`edges_of` gives them: a code per
         edge (``code >> SLOT_SHIFT`` the neighbour's slot, ``code & KIND_MASK`` the index of
