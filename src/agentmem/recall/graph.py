@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -111,11 +112,7 @@ VECTOR_EDGES = 48
 
 class _EdgeArrays:
     """One walk's weighing of a node's edges with numpy: the same products, in the same order,
-    as the loop in :func:`spreading_activation`, so the same activations to the bit.
-
-    ``level`` is the best activation by slot (0 for a node not reached), kept equal to the
-    walk's ``best`` so that a whole node's edges are compared at once.
-    """
+    as the loop in :func:`spreading_activation`, so the same activations to the bit."""
 
     def __init__(
         self,
@@ -127,7 +124,6 @@ class _EdgeArrays:
         specificity: dict[int, float],
     ) -> None:
         self.graph = graph
-        self.level = np.zeros(graph.slot_count, dtype=np.float64)
         self._decay = decay
         self._allowed = np.array(allowed, dtype=bool)
         self._every_kind = all(allowed)
@@ -136,12 +132,15 @@ class _EdgeArrays:
         self._specificity = specificity
         self._entity_flags: np.ndarray | None = None
 
-    def improved(
-        self, codes: Sequence[int], weights: Sequence[float], activation: float
+    def stronger(
+        self,
+        codes: Sequence[int],
+        weights: Sequence[float],
+        activation: float,
+        best: Mapping[int, float],
     ) -> list[tuple[int, float]]:
-        """The neighbours this node's activation reaches more strongly than any path before,
-        each once with the best activation its edges give it, in the order the loop would
-        first raise them; ``level`` is raised to match."""
+        """(neighbour, activation) of the edges that reach a neighbour more strongly than
+        ``best`` has it, in edge order (the others cannot raise it: ``best`` only grows)."""
         graph = self.graph
         code = np.array(codes, dtype=np.int64)  # copies: the graph's arrays stay resizable
         weight = np.array(weights, dtype=np.float64)
@@ -153,22 +152,21 @@ class _EdgeArrays:
         to_entity = np.flatnonzero((kinds == _ENTITY) & self._entity_flags[others])
         if len(to_entity):
             specificity = self._specificity
-            for entity in others[to_entity].tolist():
+            entities = others[to_entity].tolist()
+            for entity in entities:
                 if entity not in specificity:
                     specificity[entity] = graph.specificity_at(entity)
-            specific = [specificity[entity] for entity in others[to_entity].tolist()]
-            factor[to_entity] = weight[to_entity] * np.array(specific, dtype=np.float64)
+            specific = np.array([specificity[entity] for entity in entities], dtype=np.float64)
+            factor[to_entity] = weight[to_entity] * specific
         factor *= self._extra[kinds]
         reached = np.minimum(1.0, activation * factor)
+        neighbours = others.tolist()
+        before = np.fromiter(map(best.get, neighbours, repeat(0.0)), np.float64, len(neighbours))
+        stronger = reached > before
         if not self._every_kind:
-            reached[~self._allowed[kinds]] = 0.0  # never above a reached node's activation
-        raised = np.flatnonzero(reached > self.level[others])
-        if not len(raised):
-            return []
-        # A node two edges reach keeps the stronger one, whichever comes first.
-        np.maximum.at(self.level, others[raised], reached[raised])
-        nodes = list(dict.fromkeys(others[raised].tolist()))
-        return list(zip(nodes, self.level[nodes].tolist(), strict=True))
+            stronger &= self._allowed[kinds]
+        raised = np.flatnonzero(stronger)
+        return list(zip(others[raised].tolist(), reached[raised].tolist(), strict=True))
 
 
 def spreading_activation(
@@ -211,7 +209,7 @@ def spreading_activation(
     for node, a in seeds.items():
         slot = graph.slot(node)
         if slot is not None and a > 0:
-            best[slot] = weigh.level[slot] = min(1.0, a)
+            best[slot] = min(1.0, a)
     heap: list[tuple[float, str, int]] = [
         (-a, graph.node_at(slot), slot) for slot, a in best.items()
     ]
@@ -226,9 +224,9 @@ def spreading_activation(
         activation = best[slot]
         codes, edge_weights = graph.edge_codes(slot)
         if len(codes) >= VECTOR_EDGES:
-            reached_at = weigh.improved(codes, edge_weights, activation)
+            stronger = weigh.stronger(codes, edge_weights, activation, best)
         else:
-            reached_at = []
+            stronger = []
             for code, weight in zip(codes, edge_weights, strict=True):
                 kind = code & KIND_MASK
                 if not allowed[kind]:
@@ -243,14 +241,14 @@ def spreading_activation(
                 factor *= extra[kind]
                 reached = min(1.0, activation * factor)
                 if reached > best.get(other, 0.0):
-                    best[other] = reached
-                    weigh.level[other] = reached
-                    reached_at.append((other, reached))
-        for other, reached in reached_at:
-            best[other] = reached
-            if other not in expanded:  # an expanded node keeps its path: no cycles
-                came_from[other] = slot
-                heapq.heappush(heap, (-reached, graph.node_at(other), other))
+                    stronger.append((other, reached))
+        # In edge order: of two edges to one node, the later raises it only if stronger.
+        for other, reached in stronger:
+            if reached > best.get(other, 0.0):
+                best[other] = reached
+                if other not in expanded:  # an expanded node keeps its path: no cycles
+                    came_from[other] = slot
+                    heapq.heappush(heap, (-reached, graph.node_at(other), other))
     return Activation(graph, best, came_from)
 
 

@@ -74,22 +74,26 @@ _MEMORY_NODES = (
     "SELECT id, CAST(epoch_us(mentioned_at) AS int8) FROM memories WHERE bank_id = $bank "
     "ORDER BY id"
 )
-_NODES = """
-WITH memory_slots AS (
-    SELECT id, row_number() OVER (ORDER BY id) - 1 AS slot FROM memories WHERE bank_id = $bank
-), mentioned AS (
+# The entities the bank's memories mention.
+_MENTIONED = """mentioned AS (
     SELECT DISTINCT me.entity_id AS id FROM memory_entities AS me
     JOIN memories AS m ON m.id = me.memory_id
     JOIN entities AS e ON e.id = me.entity_id
     WHERE me.bank_id = $bank AND m.bank_id = $bank
-), entity_slots AS (
+)"""
+_NODES = f"""
+WITH memory_slots AS (
+    SELECT id, row_number() OVER (ORDER BY id) - 1 AS slot FROM memories WHERE bank_id = $bank
+), {_MENTIONED}, entity_slots AS (
     SELECT id, (SELECT count(*) FROM memory_slots) + row_number() OVER (ORDER BY id) - 1 AS slot
     FROM mentioned
 ), nodes AS (SELECT * FROM memory_slots UNION ALL SELECT * FROM entity_slots)
 """
-_ENTITY_NODES = """
-SELECT e.id, e.name, e.kind, e.aliases FROM entities AS e JOIN entity_slots AS s ON s.id = e.id
-ORDER BY s.slot
+# The entities in the order of their slots (their ids): no memory's slot is needed for it.
+_ENTITY_NODES = f"""
+WITH {_MENTIONED}
+SELECT e.id, e.name, e.kind, e.aliases FROM entities AS e JOIN mentioned ON mentioned.id = e.id
+ORDER BY e.id
 """
 # Every edge as slots: the memories' mentions of entities (part 0), then the links (part 1).
 _EDGES = f"""
@@ -158,7 +162,7 @@ class MemoryGraph:
         with collection_paused():
             bulk_read(cur)
             memories = cur.execute(_MEMORY_NODES, params).fetchall()
-            entities = cur.execute(_NODES + _ENTITY_NODES, params).fetchall()
+            entities = cur.execute(_ENTITY_NODES, params).fetchall()
             edges = fetch_arrays(cur, _NODES + _EDGES, params, _EDGE_COLUMNS)
             times = np.fromiter((at for _, at in memories), dtype=np.float64, count=len(memories))
             graph = cls()
@@ -205,7 +209,7 @@ class MemoryGraph:
         all_times = np.zeros(count, dtype=np.float64)
         all_times[: len(memory_ids)] = times
         self._times = array("d", all_times.tobytes())
-        self._entity_flags = bytearray(len(memory_ids)) + bytearray(b"\x01") * len(entities)
+        self._entity_flags = bytearray(count)  # each entity's set by _set_entity
         for entity_id, name, kind, aliases in entities:
             self._set_entity(entity_id, _Entity(name, kind, tuple(aliases or ())))
 
