@@ -17,7 +17,8 @@ counts read again (one lookup by primary key), so a bank nobody reinforces costs
 
 Rows are kept as the store returns them (their lists as tuples) and turned into
 :class:`Memory` values on every read, as :func:`~agentmem.store.records.load_memories_with_kinds`
-does, so nothing a caller holds is shared with the copy.
+does, so nothing a caller holds is shared with the copy: a row's values are converted once
+(``memory_parts``: times, tuples, numbers, all immutable), its metadata parsed anew each time.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ from agentmem.store.database import Database
 from agentmem.store.records import (
     EntityKinds,
     Memory,
-    _with_kinds,
+    MemoryParts,
     load_memories_with_kinds,
     load_pieces,
     memories_by_id,
+    memory_from_parts,
+    memory_parts,
     split_plain_ids,
     sql_strings,
 )
@@ -99,8 +102,8 @@ class _Bank:
     # Moves whenever ``entities`` is replaced by a larger one.
     entities_read: int = 0
     # memory id -> (its row, ``entities_read`` then, the row's entities as sorted (name, kind)
-    # pairs), as :meth:`memory` last found them
-    kinds: dict[str, tuple[Row, int, EntityKinds]] = field(default_factory=dict)
+    # pairs, the row's memory_parts), as :meth:`memory` last found them
+    kinds: dict[str, tuple[Row, int, EntityKinds, MemoryParts]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -111,11 +114,11 @@ class _Bank:
         read = self.entities_read  # before the entities: a newer read is not taken for it
         entities = self.entities
         known = self.kinds.get(row[0])
-        if known is not None and known[0] is row and known[1] == read:
-            return _with_kinds(row, known[2])
-        pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
-        self.kinds[row[0]] = (row, read, pairs)
-        return _with_kinds(row, pairs)
+        if known is None or known[0] is not row or known[1] != read:
+            pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
+            parts = memory_parts((*row[:7], [name for name, _ in pairs], *row[8:]))
+            known = self.kinds[row[0]] = (row, read, pairs, parts)
+        return memory_from_parts(known[3]), known[2]
 
 
 class VectorReader(Protocol):

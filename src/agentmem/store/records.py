@@ -115,23 +115,34 @@ def memory_selector(
 
 def memory_from_row(row: Sequence[Any]) -> Memory:
     """Build a :class:`Memory` from a row of :data:`MEMORY_SELECT`."""
-    return Memory(
-        id=row[0],
-        bank_id=row[1],
-        text=row[2],
-        fact_type=row[3],
-        occurred_start=from_db_time(row[4]),
-        occurred_end=from_db_time(row[5]),
-        mentioned_at=from_db_time(row[6]),  # type: ignore[arg-type]
-        entities=tuple(row[7] or ()),
-        tags=tuple(row[8] or ()),
-        importance=float(row[9]),
-        access_count=int(row[10]),
-        document_id=row[11],
-        context=row[12],
-        metadata=json.loads(row[13]) if row[13] else {},
-        episode_id=row[14],
+    return memory_from_parts(memory_parts(row))
+
+
+#: A memory's fields as :class:`Memory` holds them, in its order, but the metadata as the JSON
+#: text stored (see :func:`memory_parts`).
+MemoryParts = tuple[Any, ...]
+
+
+def memory_parts(row: Sequence[Any]) -> MemoryParts:
+    """A row of :data:`MEMORY_SELECT` converted once for many :class:`Memory` values: all but
+    the metadata, which every memory built gets a dict of its own from
+    (:func:`memory_from_parts`)."""
+    return (
+        *row[:4],
+        from_db_time(row[4]),
+        from_db_time(row[5]),
+        from_db_time(row[6]),
+        tuple(row[7] or ()),
+        tuple(row[8] or ()),
+        float(row[9]),
+        int(row[10]),
+        *row[11:15],
     )
+
+
+def memory_from_parts(parts: MemoryParts) -> Memory:
+    """The :class:`Memory` of :func:`memory_parts`, with its metadata parsed anew."""
+    return Memory(*parts[:13], json.loads(parts[13]) if parts[13] else {}, parts[14])
 
 
 # DuckDB's Python binding tries ``import pandas`` twice for every value it converts (1.5.5);
