@@ -216,6 +216,7 @@ def spreading_activation(
     heapq.heapify(heap)
     came_from: dict[int, int] = {}
     expanded: set[int] = set()
+    kind_mask, slot_shift, entity_kind = KIND_MASK, SLOT_SHIFT, _ENTITY  # locals: read per edge
     while heap and len(expanded) < budget:
         negative, _, slot = heapq.heappop(heap)
         if slot in expanded or -negative < best[slot]:
@@ -228,11 +229,11 @@ def spreading_activation(
         else:
             stronger = []
             for code, weight in zip(codes, edge_weights, strict=True):
-                kind = code & KIND_MASK
+                kind = code & kind_mask
                 if not allowed[kind]:
                     continue
-                other = code >> SLOT_SHIFT
-                if kind == _ENTITY and graph.is_entity_slot(other):
+                other = code >> slot_shift
+                if kind == entity_kind and graph.is_entity_slot(other):
                     if other not in specificity:
                         specificity[other] = graph.specificity_at(other)
                     factor = weight * specificity[other]
