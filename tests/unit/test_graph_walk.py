@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentmem
+from agentmem.recall import graph as graph_walk
 from agentmem.recall.graph import spreading_activation
 from agentmem.recall.people import entities_named_in
 from agentmem.store.graph import MemoryGraph, bank_graph
@@ -124,3 +127,26 @@ def test_every_path_starts_at_a_seed_and_follows_edges(links, seeds):
             assert 0 < level <= 1
             for here, there in zip(path, path[1:], strict=False):
                 assert there in {other for other, *_ in graph.edges_of(here)}
+
+
+def test_recall_is_the_same_whether_edges_are_weighed_at_once_or_one_by_one(tmp_path):
+    """The graph arm through ``recall``: a hub entity (Alice, on every turn), turns linked to
+    one another and a specific entity; weighing every node's edges with numpy, or none, gives
+    the same hits, scores and details (paths, carried activation) as the default threshold."""
+    turns = [
+        {"role": "user", "name": "Alice", "content": f"Day {i}: I walked Rex to the park."}
+        for i in range(40)
+    ]
+    turns[7]["content"] = "My dog Rex has a vet appointment on Friday."
+    turns[23]["content"] = "Rex hates the vet but loves the park."
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        memories = bank.retain(turns, mentioned_at=T0).memories
+        bank.link(memories[7].id, memories[23].id, "caused_by", 0.7)
+        results = []
+        for vector_edges in (graph_walk.VECTOR_EDGES, 0, 10**9):
+            with patch.object(graph_walk, "VECTOR_EDGES", vector_edges):
+                result = bank.recall("When does Alice take Rex to the vet?", reinforce=False)
+            results.append([(h.memory.id, h.score, h.strategy_details) for h in result])
+    assert results[0] and any("graph" in details for _, _, details in results[0])
+    assert results[0] == results[1] == results[2]
