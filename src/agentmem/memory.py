@@ -37,7 +37,13 @@ from agentmem.store.import_check import check_export
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.postgres.database import is_postgres_url
-from agentmem.store.reconcile import VectorRepair, begin_session, end_session, repair_vectors
+from agentmem.store.reconcile import (
+    SESSION_KEY,
+    VectorRepair,
+    begin_session,
+    end_session,
+    repair_vectors,
+)
 from agentmem.store.records import insert_bank
 from agentmem.store.staged_vectors import StagedVectorStore
 from agentmem.store.transfer import import_bank
@@ -242,8 +248,11 @@ class AgentMemory:
                 else SharedConsolidationWorker(db, self._consolidate_job)
             )
         self._closed = False
+        interrupted = is_local(db) and db.get_meta(SESSION_KEY) == "1"
         try:
             begin_session(db, vectors, self._engine.embedder, progress=repair_progress)
+            if interrupted:  # the embedded store commits a forget apart from its profiles
+                self._repair_profiles()
         except BaseException:
             self._engine.close()
             raise
@@ -417,17 +426,27 @@ class AgentMemory:
         """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of
         no memory. Opening a store already does this for banks whose vector count is off;
         this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
-        On PostgreSQL it also builds a bank's vector index if it is missing."""
+        On PostgreSQL it also builds a bank's vector index if it is missing. Then every
+        entity profile citing a fact its bank no longer holds is rebuilt (or deleted)."""
         self._check_open()
         self._engine.vectors.build_missing_indexes()
         with self._engine.db.write_lock:
-            return repair_vectors(
+            repaired = repair_vectors(
                 self._engine.db,
                 self._engine.vectors,
                 self._engine.embedder,
                 thorough=True,
                 progress=progress,
             )
+        self._repair_profiles()
+        return repaired
+
+    def _repair_profiles(self) -> None:
+        """Rebuild every bank's profiles that cite a fact it no longer holds: what a process
+        killed between a forget's commit and the refresh of its profiles leaves."""
+        for bank_id in self.banks():
+            with suppress(InvalidInputError):  # a bank of another embedder: not ours to embed
+                self.bank(bank_id)._rebuild_stale_profiles()
 
     def check_integrity(self) -> IntegrityReport:
         """Check that DuckDB, Chroma and the keyword index agree on every bank.

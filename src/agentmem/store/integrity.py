@@ -8,7 +8,9 @@ What "whole" means, per bank:
 * every memory is keyword-searchable: in the built full-text index or in the pending postings,
   and the bank's keyword statistics (rows, total length) are those of its rows;
 * every memory's episode exists; every memory–entity row names an existing memory and entity
-  of the same bank; every link joins two memories of the bank; no entity is left without facts.
+  of the same bank; every link joins two memories of the bank; no entity is left without facts;
+* no entity profile cites a fact the bank does not hold (a process killed between a forget's
+  commit and the refresh of the profiles it touched leaves one; ``repair`` rebuilds it).
 
 Store-wide: no row belongs to a bank the store does not know, and no pending posting belongs to
 a deleted memory. The check holds the write lock while it reads DuckDB, so it sees no write
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from agentmem.consolidate.profiles import profile_sources
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -140,6 +144,14 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
                 offenders = [str(r[0]) for r in db.fetchall(sql, {"bank": bank_id})]
                 if offenders:
                     problems.append(f"bank {bank_id!r}: {_problem(label, offenders)}")
+            stale = [
+                profile_id
+                for profile_id, (_, cited) in profile_sources(db, bank_id).items()
+                if not memory_ids[bank_id].issuperset(cited)
+            ]
+            if stale:
+                label = "profile citing a missing fact"
+                problems.append(f"bank {bank_id!r}: {_problem(label, stale)}")
         if bank_ids is None:
             for label, sql in _STORE_CHECKS + engine.keyword.store_checks:
                 offenders = [str(r[0]) for r in db.fetchall(sql)]
