@@ -18,6 +18,7 @@ profile never holds forgotten content, and keeps no history of earlier texts.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -25,7 +26,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentmem.config import BankConfig
-from agentmem.consolidate.observations import OBSERVATION, create_observation, rewrite_observation
+from agentmem.consolidate.observations import (
+    OBSERVATION,
+    Rewrite,
+    create_observation,
+    rewrite_observations,
+)
 from agentmem.engine import Engine
 from agentmem.recall.calibrated import STOPWORDS, content_tokens
 from agentmem.retain.facts import EntityMention
@@ -143,25 +149,38 @@ def statement_of(memory: Memory) -> tuple[str, str, bool] | None:
     A chat turn ("Melanie: I ...") is its speaker's statement; a plain sentence opening with
     the name of an entity it mentions ("Alice visited Lisbon.") is about that entity.
     """
-    match = _SPEAKER.match(memory.text)
-    if match and match.group("name") in memory.entities:
+    return _statement(memory.text, tuple(memory.entities))
+
+
+def _statement(text: str, entities: tuple[str, ...]) -> tuple[str, str, bool] | None:
+    match = _SPEAKER.match(text)
+    if match and match.group("name") in entities:
         return match.group("name"), match.group("said"), True
-    for name in memory.entities:
-        if memory.text.startswith(name + " "):
-            return name, memory.text[len(name) + 1 :], False
+    for name in entities:
+        if text.startswith(name + " "):
+            return name, text[len(name) + 1 :], False
     return None
 
 
 def items_of(memory: Memory) -> list[tuple[str, str, str]]:
     """The ``(subject, aspect key, item text)`` a fact contributes, one per aspect at most."""
-    statement = statement_of(memory)
-    if statement is None or memory.fact_type not in _EVIDENCE_TYPES:
+    if memory.fact_type not in _EVIDENCE_TYPES:
         return []
+    return list(_items(memory.text, tuple(memory.entities)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _items(text: str, entities: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """:func:`items_of` a fact's text and entities; kept, as every retain that adds to a
+    profile reads its sources again."""
+    statement = _statement(text, entities)
+    if statement is None:
+        return ()
     subject, said, spoken = statement
-    said = _SHARED_IMAGE.sub("", said)
+    clauses = _CLAUSES.findall(_SHARED_IMAGE.sub("", said))
     found: list[tuple[str, str, str]] = []
     for aspect in ASPECTS:
-        for clause in _CLAUSES.findall(said):
+        for clause in clauses:
             cue = aspect.cue.search(clause)
             if cue is None or (spoken and not _FIRST_PERSON.search(clause)):
                 continue
@@ -169,7 +188,7 @@ def items_of(memory: Memory) -> list[tuple[str, str, str]]:
             if item:
                 found.append((subject, aspect.key, item))
                 break
-    return found
+    return tuple(found)
 
 
 def _item_text(clause: str, cue_at: int, cue_end: int) -> str:
@@ -293,20 +312,23 @@ def refresh_profiles(
             forget_memories(engine, bank_id, collection, stale, None, None)
     else:
         planned = _merged_profiles(engine, bank_id, existing, new_facts, people)
-    changed = []
+    changed: list[Memory] = []
+    rewrites: list[Rewrite] = []
     for (subject, key), items in planned.items():
         text = profile_text(subject, key, [item.text for item in items])
         sources = [item.memory_id for item in items]
         current = existing.get((subject, key))
         if current is None:
+            # The rewrites planned before it are written first: each profile gets the seq
+            # it had if written one by one.
+            changed += _rewritten(engine, bank_id, collection, rewrites)
+            rewrites = []
             changed.append(
                 _create(engine, bank_id, collection, config, subject, key, items, text, sources)
             )
         elif current.text != text or current.metadata.get("source_memory_ids") != sources:
-            rewritten = _rewrite(engine, bank_id, collection, current, items, text, sources)
-            if rewritten is not None:
-                changed.append(rewritten)
-    return changed
+            rewrites.append(_rewrite(current, items, text, sources))
+    return changed + _rewritten(engine, bank_id, collection, rewrites)
 
 
 def _people(engine: Engine, bank_id: str, names: Iterable[str]) -> set[str]:
@@ -377,14 +399,8 @@ def _create(
 
 
 def _rewrite(
-    engine: Engine,
-    bank_id: str,
-    collection: str,
-    profile: Memory,
-    items: Sequence[ProfileItem],
-    text: str,
-    sources: list[str],
-) -> Memory | None:
+    profile: Memory, items: Sequence[ProfileItem], text: str, sources: list[str]
+) -> Rewrite:
     """A profile's new text and sources (those of ``items``), in place; no history (it would
     keep what the bank has forgotten)."""
     subject, key = _key(profile)
@@ -395,9 +411,16 @@ def _rewrite(
         "history": [],
     }
     newest = max(item.mentioned_at for item in items)
-    return rewrite_observation(
-        engine, bank_id, collection, profile.id, text, lambda current, now: metadata, newest
-    )
+    return Rewrite(profile.id, text, lambda current, now: metadata, newest)
+
+
+def _rewritten(
+    engine: Engine, bank_id: str, collection: str, rewrites: Sequence[Rewrite]
+) -> list[Memory]:
+    """The profiles rewritten, all in one write (one forgotten meanwhile is left out)."""
+    if not rewrites:
+        return []
+    return list(rewrite_observations(engine, bank_id, collection, rewrites).values())
 
 
 def keep_profiles_current(
