@@ -302,3 +302,32 @@ def test_a_store_killed_inside_a_forget_repairs_its_profiles_on_open(store_path:
         bank = mem.bank("friends")
         assert pottery not in {m.id for m in bank.memories()}
         _current(bank, pottery)
+
+
+def test_profiles_sharing_a_fact_are_updated_as_if_built_at_once(store_path: Path) -> None:
+    """A retain that adds to two profiles citing one fact merges each with its own sources:
+    among facts of one time, the later stored comes first, whatever the other profile holds."""
+    first = [
+        ("Bob", "I love the old wooden boards at the club."),
+        ("Bob", "I joined the chess club, and I love the friendly people there."),
+        ("Bob", "I joined a choir at church."),
+    ]
+    later = [("Bob", "I joined a pottery class, and I love the soft wet clay.")]
+    with AgentMemory(store_path) as mem:
+        stepwise = _on(mem.bank("stepwise"))
+        stepwise.retain(_messages(first), mentioned_at=T0)
+        stepwise.retain(_messages(later), mentioned_at=T0 + timedelta(days=1))
+        at_once = _on(mem.bank("at-once"))
+        timed = [
+            {**message, "timestamp": (T0 + timedelta(days=n // 3)).isoformat()}
+            for n, message in enumerate(_messages(first + later))
+        ]
+        at_once.retain(timed, mentioned_at=T0 + timedelta(days=1))
+        for aspect in ("likes", "activities"):
+            one, other = _profile(stepwise, "Bob", aspect), _profile(at_once, "Bob", aspect)
+            assert one is not None and other is not None
+            assert one.text == other.text
+        assert _profile(stepwise, "Bob", "likes").text == (
+            "What Bob loves and enjoys: love the soft wet clay; love the friendly people; "
+            "love the old wooden boards at the club."
+        )

@@ -354,7 +354,7 @@ def _merged_profiles(
 ) -> dict[tuple[str, str], list[ProfileItem]]:
     """The profiles new facts change: existing ones merged with the new items, new ones
     planned from all the subject's facts."""
-    touched = set(planned_profiles(new_facts, subjects, min_items=1))
+    touched = list(planned_profiles(new_facts, subjects, min_items=1))  # in the facts' order
     unknown = {subject for subject, key in touched if (subject, key) not in existing}
     planned = {}
     if unknown:
@@ -363,13 +363,14 @@ def _merged_profiles(
     known = [key for key in touched if key[0] not in unknown]
     # A profile cites newest first, later-stored first among equals: reversed, its sources
     # come in the order they were stored, as the new facts after them (ties keep that order).
-    cited = [
-        i for key in known for i in reversed(existing[key].metadata.get("source_memory_ids", []))
-    ]
-    found = load_memories(engine.db, bank_id, cited) if cited else {}
-    sources = [found[i] for i in dict.fromkeys(cited) if i in found]
-    merged = planned_profiles([*sources, *new_facts], subjects)
-    planned.update({key: merged[key] for key in known if key in merged})
+    cited = {key: existing[key].metadata.get("source_memory_ids", [])[::-1] for key in known}
+    wanted = [i for ids in cited.values() for i in ids]
+    found = load_memories(engine.db, bank_id, wanted) if wanted else {}
+    for key, ids in cited.items():
+        sources = [found[i] for i in ids if i in found]
+        merged = planned_profiles([*sources, *new_facts], {key[0]})
+        if key in merged:
+            planned[key] = merged[key]
     return planned
 
 
