@@ -440,8 +440,8 @@ def keep_profiles_current(
     Facts leave a bank only by a forget or a document's replacement, so only those writes pass
     ``check_stale``: a retain that removed nothing reads no other profile. A process killed
     between a forget's commit and this refresh (the embedded store commits them apart) leaves
-    stale profiles that the next such write finds; until then ``check_integrity`` reports
-    them and ``repair`` rebuilds them.
+    stale profiles: ``check_integrity`` reports them; the next open of the store (its session
+    did not close), ``repair`` and the bank's next forget or replaced document rebuild them.
 
     The whole refresh holds the bank against other writers (``Engine.bank_held``): it reads
     the bank's profiles and facts and writes what they call for, so two writers of one bank
@@ -450,7 +450,7 @@ def keep_profiles_current(
     """
     new_facts = list(new_facts)
     with engine.bank_held(bank_id):
-        stale = stale_profiles(engine.db, bank_id) if check_stale else {}
+        stale = _stale_profiles(engine.db, bank_id) if check_stale else {}
         if not config.profiles:
             if stale:
                 forget_memories(engine, bank_id, collection, list(stale), None, None)
@@ -468,7 +468,7 @@ def keep_profiles_current(
         )
 
 
-def stale_profiles(db: Database, bank_id: str) -> dict[str, str]:
+def _stale_profiles(db: Database, bank_id: str) -> dict[str, str]:
     """The bank's profiles that cite a fact it no longer holds, each with its subject."""
     sources = profile_sources(db, bank_id)
     cited = sorted({i for _, ids in sources.values() for i in ids})
