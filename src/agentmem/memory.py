@@ -420,7 +420,10 @@ class AgentMemory:
             raise
         with self._lock:
             self._engine.drop_mirror("handles", target)  # its settings came with the file
-        return self.bank(target)
+        bank = self.bank(target)
+        # Renewed ids leave its profiles citing the exported facts' ids: rebuilt from its own.
+        bank._rebuild_stale_profiles()
+        return bank
 
     def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:
         """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of

@@ -331,3 +331,18 @@ def test_profiles_sharing_a_fact_are_updated_as_if_built_at_once(store_path: Pat
             "What Bob loves and enjoys: love the soft wet clay; love the friendly people; "
             "love the old wooden boards at the club."
         )
+
+
+def test_a_bank_imported_under_new_ids_has_its_profiles_cite_its_own_facts(
+    store_path: Path, tmp_path: Path
+) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = _on(mem.bank("friends"))
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        bank.export(tmp_path / "friends.jsonl")
+        copy = mem.import_(tmp_path / "friends.jsonl", bank_id="copy")  # its ids are taken
+        profile = _profile(copy, "Bob", "activities")
+        assert profile is not None and profile.text == _profile(bank, "Bob", "activities").text
+        held = {m.id for m in copy.memories()}
+        assert set(profile.metadata["source_memory_ids"]) <= held
+        assert mem.check_integrity().ok
