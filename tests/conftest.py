@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import agentmem
@@ -54,6 +55,22 @@ CONVERSATION = [
 ]
 
 
+def downgrade_store(path: Path, version: str, columns: list[tuple[str, str]]) -> None:
+    """Make an embedded store look as agentmem's schema ``version`` left it: the ``(table,
+    column)`` pairs added since dropped, the version recorded."""
+    con = duckdb.connect(str(path / "agentmem.duckdb"))
+    tables = ", ".join(f"'{table}'" for table in sorted({table for table, _ in columns}))
+    indexes = con.execute(
+        f"SELECT index_name FROM duckdb_indexes() WHERE table_name IN ({tables})"
+    ).fetchall()
+    for (name,) in indexes:  # DuckDB alters no table that has an index
+        con.execute(f"DROP INDEX {name}")
+    for table, column in columns:
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version])
+    con.close()
+
+
 BACKENDS = ("duckdb", "postgresql")
 ACCEPTANCE = Path(__file__).parent / "acceptance"
 
@@ -87,6 +104,7 @@ POSTGRES_BY_DEFAULT = frozenset(
         "test_bad_input.py",
         "test_reliability.py",
         "test_profiles_concurrent.py",
+        "test_pieces.py",
     }
 )
 

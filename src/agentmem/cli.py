@@ -322,8 +322,8 @@ def cmd_repair(args: argparse.Namespace, console: Console) -> int:
             report = mem.check_integrity()
     console.print(
         f"re-embedded {rebuilt['on open'] + repair.reembedded} vectors from DuckDB, "
-        f"removed {repair.removed} vectors of no memory; {report.memories} memories in "
-        f"{len(report.banks)} banks"
+        f"removed {repair.removed} vectors of no memory, embedded the sentences of "
+        f"{repair.pieces} memories; {report.memories} memories in {len(report.banks)} banks"
     )
     for problem in report.problems:
         console.print(f"[red]problem:[/red] {escape(problem)}")
@@ -663,7 +663,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("file", help="the .jsonl file to write")
     export.set_defaults(func=cmd_export)
 
-    repair = command("repair", "re-embed vectors missing from Chroma (e.g. a deleted chroma/)")
+    repair = command(
+        "repair",
+        "re-embed vectors missing from Chroma (e.g. a deleted chroma/) and sentence vectors "
+        "missing from an upgraded store",
+    )
     repair.add_argument("store", help=STORE_HELP)
     repair.set_defaults(func=cmd_repair)
 

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,6 +43,7 @@ from agentmem.store.reconcile import (
     VectorRepair,
     begin_session,
     end_session,
+    repair_pieces,
     repair_vectors,
 )
 from agentmem.store.records import insert_bank
@@ -429,8 +431,10 @@ class AgentMemory:
         """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of
         no memory. Opening a store already does this for banks whose vector count is off;
         this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
-        On PostgreSQL it also builds a bank's vector index if it is missing. Then every
-        entity profile citing a fact its bank no longer holds is rebuilt (or deleted)."""
+        It also embeds the sentences of facts stored without piece vectors (a store upgraded
+        from an agentmem before them) or with unreadable ones, and on PostgreSQL builds a
+        bank's vector index if it is missing. Then every entity profile citing a fact its
+        bank no longer holds is rebuilt (or deleted)."""
         self._check_open()
         self._engine.vectors.build_missing_indexes()
         with self._engine.db.write_lock:
@@ -441,8 +445,9 @@ class AgentMemory:
                 thorough=True,
                 progress=progress,
             )
+            pieces = repair_pieces(self._engine)
         self._repair_profiles()
-        return repaired
+        return replace(repaired, pieces=pieces)
 
     def _repair_profiles(self) -> None:
         """Rebuild every bank's profiles that cite a fact it no longer holds: what a process

@@ -20,6 +20,7 @@ import agentmem
 from agentmem.cli import main
 from agentmem.errors import StorageError
 from agentmem.testing import HashEmbedder
+from tests.conftest import downgrade_store
 
 T0 = datetime(2025, 1, 10, 9, tzinfo=UTC)
 SESSION = [
@@ -169,17 +170,13 @@ def test_repeats_survive_export_and_import(tmp_path):
 
 
 def _downgrade_to_v1(path) -> None:
-    """Make a store look as agentmem's schema version 1 left it (no content hashes)."""
-    con = duckdb.connect(str(path / "agentmem.duckdb"))
-    indexes = con.execute(
-        "SELECT index_name FROM duckdb_indexes() WHERE table_name IN ('memories', 'episodes')"
-    ).fetchall()
-    for (name,) in indexes:  # DuckDB alters no table that has an index
-        con.execute(f"DROP INDEX {name}")
-    con.execute("ALTER TABLE memories DROP COLUMN content_hash")
-    con.execute("ALTER TABLE episodes DROP COLUMN content_hash")
-    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    con.close()
+    """Make a store look as agentmem's schema version 1 left it (no content hashes, no
+    piece vectors)."""
+    downgrade_store(
+        path,
+        "1",
+        [("memories", "piece_vectors"), ("memories", "content_hash"), ("episodes", "content_hash")],
+    )
 
 
 def test_a_store_of_schema_1_is_upgraded_and_its_documents_deduplicated(tmp_path):
@@ -189,7 +186,7 @@ def test_a_store_of_schema_1_is_upgraded_and_its_documents_deduplicated(tmp_path
         loose = bank.retain("Carla likes tea.", mentioned_at=T0)
     _downgrade_to_v1(tmp_path / "s")
     with _open(tmp_path / "s") as mem:
-        assert mem._engine.db.get_meta("schema_version") == "2"
+        assert mem._engine.db.get_meta("schema_version") == "3"
         bank = mem.bank("b")
         assert _ids(bank.memories()) == [*_ids(first), *_ids(loose)]
         # No hash stored yet: the document is replaced once, its unchanged facts keep their ids.

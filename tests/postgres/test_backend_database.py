@@ -7,6 +7,7 @@ import threading
 import psycopg
 import pytest
 
+import agentmem
 from agentmem.errors import InvalidInputError, StorageError
 from agentmem.store.postgres.database import PostgresDatabase, redacted, to_psycopg
 from agentmem.store.postgres.schema import SCHEMA_VERSION
@@ -100,3 +101,23 @@ def test_unreachable_servers_and_bad_urls_are_clear_errors(pg_url: str, tmp_path
         PostgresDatabase(pg_url.replace("postgres@", "nobody_here@"))
     with pytest.raises(InvalidInputError, match="not a PostgreSQL URL"):
         PostgresDatabase("postgresql://a@b/c?nonsense_option=1")
+
+
+def test_a_store_of_schema_3_gains_the_piece_vectors_column(pg_url: str) -> None:
+    with agentmem.AgentMemory(pg_url) as mem:
+        mem.bank("b").retain("Giulia is a marine biologist in Naples.", mentioned_at="2025-03-04")
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute("ALTER TABLE memories DROP COLUMN piece_vectors")
+        con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    with agentmem.AgentMemory(pg_url) as mem:
+        assert mem._engine.db.get_meta("schema_version") == SCHEMA_VERSION == "4"
+        bank = mem.bank("b")
+        bank.retain(
+            [{"role": "user", "name": "Tim", "content": "Hi there Ada. I went to a conference."}],
+            mentioned_at="2025-03-05",
+        )
+        assert mem.repair().pieces == 0  # the old fact is one sentence; the new has its pieces
+        stored = dict(mem._engine.db.fetchall("SELECT text, piece_vectors FROM memories"))
+        assert stored["Giulia is a marine biologist in Naples."] is None
+        assert stored["Tim: Hi there Ada. I went to a conference."] is not None
+        assert mem.check_integrity().ok

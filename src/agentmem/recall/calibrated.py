@@ -10,6 +10,10 @@ for the query, with a logistic model over signals that mean the same in every qu
   with relative BM25 (the best match *and* most of the query),
 * the raw cosine similarity (MiniLM: unrelated text sits near 0.1), of every candidate: one
   only another arm returned has it measured on its stored vector (``Candidate.cosine``),
+* how much closer the query is to the memory's closest piece than to the whole memory (a
+  turn that carries several pieces of news has one vector that blurs them; its sentences are
+  embedded alone at retain, ``retain/pieces.py``): the gain, never a loss, so a memory of one
+  piece is not penalised,
 * the temporal arm's closeness (inside the period the query names), and whether the
   memory's own words date it inside that period ("I finished the project last week" for
   "What was Jolene working on in early January 2023?"),
@@ -79,6 +83,9 @@ W_KEYWORD_RELATIVE = 1.14
 W_KEYWORD_RAW = 0.35  # times log(1 + bm25)
 #: For cosines of the query without the people it names (the semantic arm's query).
 W_COSINE = 4.15
+#: Per unit of the best piece's cosine above the whole memory's (chosen on conversations 1-5,
+#: one store: fit R@10 .8222 without, .8246 at 1.5 and 2, .8238 at 3; see docs/benchmarks.md).
+W_BEST_PIECE = 2.0
 W_TEMPORAL = 3.50
 #: For a fact dated inside the period the query names, times the signal's selectivity.
 W_IN_PERIOD = 0.53
@@ -418,11 +425,15 @@ class CalibratedReranker:
         )
         graph = hits.get("graph")
         activation = graph.normalized if graph else 0.0
+        piece_gain = (
+            max(0.0, candidate.piece_cosine - cosine) if candidate.piece_cosine is not None else 0.0
+        )
         logit = (
             INTERCEPT
             + W_KEYWORD_RELATIVE * relative
             + W_KEYWORD_RAW * math.log1p(raw)
             + W_COSINE * cosine
+            + W_BEST_PIECE * piece_gain
             + W_TEMPORAL * temporal
             + W_COVERAGE * coverage
             + W_KEYWORD_X_COVERAGE * relative * coverage

@@ -38,6 +38,8 @@ class Candidate:
 
     ``cosine`` is the query's cosine similarity with the memory's stored vector, also for a
     candidate that only another arm returned (None when the semantic arm did not run).
+    ``piece_cosine`` is the query's cosine with the closest of the memory's pieces, its
+    sentences embedded alone (``retain/pieces.py``; None for a memory without pieces).
     ``informative_coverage`` is the share of the query's information the memory's own text
     holds: its content words weighted by their idf in the bank's keyword statistics, so a
     word most memories hold counts little (None when the keyword arm did not run).
@@ -51,6 +53,7 @@ class Candidate:
     hits: dict[str, StrategyHit] = field(default_factory=dict)
     rrf: float = 0.0
     cosine: float | None = None
+    piece_cosine: float | None = None
     informative_coverage: float | None = None
     entity_kinds: tuple[tuple[str, str], ...] = ()
     relevance: float = 0.0

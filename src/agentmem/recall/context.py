@@ -22,7 +22,7 @@ from agentmem.recall.people import without_people
 from agentmem.recall.query_time import QueryTime, parse_query_time
 from agentmem.store.dialect import any_lowered_equals
 from agentmem.store.graph import bank_graph
-from agentmem.store.records import from_db_time
+from agentmem.store.records import from_db_time, load_pieces
 
 
 @dataclass
@@ -69,6 +69,19 @@ class StrategyContext:
             memory_id: scale(float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12))
             for memory_id, vector in vectors.items()
         }
+
+    def piece_cosines(self, memory_ids: list[str]) -> dict[str, float]:
+        """The query's cosine with the closest piece of each of these memories, on MiniLM's
+        scale (``retain/pieces.py``; memories without pieces are absent)."""
+        dimension = self.engine.embedder.dimension
+        rows = self.engine.recall_rows
+        if rows is None:
+            pieces = load_pieces(self.engine.db, self.bank_id, memory_ids, dimension)
+        else:
+            pieces = rows.pieces(self.bank_id, memory_ids, dimension)
+        query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
+        scale = self.engine.cosine_scale
+        return {memory_id: scale(float((p @ query).max())) for memory_id, p in pieces.items()}
 
     @cached_property
     def query_time(self) -> QueryTime:

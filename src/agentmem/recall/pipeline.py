@@ -34,6 +34,7 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     ranked = _without_parts(bank_graph(engine, bank_id), _run_strategies(ctx))
     candidates = _fuse(engine, bank_id, config, ranked)
     _measure_cosines(ctx, candidates)
+    _measure_piece_cosines(ctx, candidates)
     _measure_informative_coverage(ctx, candidates)
     reranker = choose_reranker(engine, config.rerank)
     _rerank(reranker, config, candidates)
@@ -176,6 +177,16 @@ def _measure_cosines(ctx: StrategyContext, candidates: list[Candidate]) -> None:
                 candidate.cosine = measured.get(candidate.memory.id)
 
 
+def _measure_piece_cosines(ctx: StrategyContext, candidates: list[Candidate]) -> None:
+    """Give every candidate with pieces the cosine of its closest piece, when the semantic
+    arm ran (see ``Candidate.piece_cosine``)."""
+    if "semantic" not in ctx.config.strategies or not candidates:
+        return
+    measured = ctx.piece_cosines([candidate.memory.id for candidate in candidates])
+    for candidate in candidates:
+        candidate.piece_cosine = measured.get(candidate.memory.id)
+
+
 def _measure_informative_coverage(ctx: StrategyContext, candidates: list[Candidate]) -> None:
     """Give every candidate the share of the query's information its text holds, when the
     keyword arm ran (see ``Candidate.informative_coverage``)."""
@@ -265,6 +276,8 @@ def _details(
     details["rerank"] = {"score": s.relevance, "reranker": reranker.name}
     if candidate.cosine is not None:
         details["rerank"]["cosine"] = candidate.cosine
+    if candidate.piece_cosine is not None:
+        details["rerank"]["piece_cosine"] = candidate.piece_cosine
     if candidate.reasons:
         details["rerank"]["reasons"] = list(candidate.reasons)
     if candidate.superseded_by:

@@ -31,6 +31,7 @@ import uuid
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
+from agentmem.retain.pieces import PIECE_FACT_TYPES, Embedded, embed_with_pieces
 from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.repeats import (
     RepeatCheck,
@@ -87,6 +89,7 @@ from agentmem.store.records import (
     sql_list,
     sql_strings,
     to_db_time,
+    write_pieces,
 )
 from agentmem.store.vectors import vector_metadata
 from agentmem.types import Memory, RetainResult
@@ -157,7 +160,7 @@ def retain(
             ),
         )
 
-    early = _embed_early(engine, request)
+    early = _embed_early(engine, request, bank_config)
     try:
         extraction = _extract(engine, bank_id, bank_config, request)
         facts = [
@@ -185,7 +188,7 @@ def retain(
         )
     except BaseException:
         if early is not None:
-            wait([early.vectors])  # as in store_facts: never leave the model running
+            wait([early.embedding])  # as in store_facts: never leave the model running
         raise
     if stored.resolution is not None and stored.resolution.unchanged:
         return _already_stored(stored.resolution.held, warnings)
@@ -260,10 +263,12 @@ class EarlyEmbedding:
     """Vectors started before extraction, for the texts the extractor was expected to give."""
 
     texts: list[str]
-    vectors: Future[np.ndarray]
+    embedding: Future[Embedded]
 
 
-def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
+def _embed_early(
+    engine: Engine, request: RetainInput, bank_config: BankConfig
+) -> EarlyEmbedding | None:
     """Start embedding while spaCy reads the messages, when the offline extractor's texts are
     known without it (chat turns that stay whole): on two cores the model and spaCy then run
     side by side instead of one after the other."""
@@ -272,7 +277,11 @@ def _embed_early(engine: Engine, request: RetainInput) -> EarlyEmbedding | None:
     texts = engine.extractor.texts_without_parsing(request)
     if not texts:
         return None
-    return EarlyEmbedding(texts, engine.embed_executor.submit(embed_texts, engine, texts))
+    # Chat turns all keep their pieces; a turn's clause parts none (see _pieces_of).
+    embedding = engine.embed_executor.submit(
+        embed_with_pieces, partial(embed_texts, engine), texts, [bank_config.pieces] * len(texts)
+    )
+    return EarlyEmbedding(texts, embedding)
 
 
 def store_facts(
@@ -298,9 +307,14 @@ def store_facts(
     """
     texts = [_embedding_text(f) for f in facts]
     if early is not None and early.texts == texts:
-        embedding = early.vectors
+        embedding = early.embedding
     else:
-        embedding = engine.embed_executor.submit(embed_texts, engine, texts)
+        embedding = engine.embed_executor.submit(
+            embed_with_pieces,
+            partial(embed_texts, engine),
+            texts,
+            [bank_config.pieces and _has_pieces(f) for f in facts],
+        )
     episode_id = uuid.uuid4().hex if episode is not None else None
     doc_id = episode.document_id if episode is not None else None
     context = episode.context if episode is not None else None
@@ -324,14 +338,14 @@ def store_facts(
             keep = with_wholes(facts, resolution.keep)
             facts, hashes = subset(facts, keep), [hashes[i] for i in keep]
 
-        def kept_vectors() -> np.ndarray:
-            return embedding.result()[keep]
+        def kept() -> Embedded:
+            return embedding.result().subset(keep)
 
         # The link plan (the neighbour searches of semantic and causal links) reads only the
         # vectors, so it runs on the model's thread beside the inserts below (bulk retain at
         # 100k: 71 -> 68 ms a call); under the write lock no other writer changes them.
         planned = engine.embed_executor.submit(
-            lambda: plan_links(engine, collection, facts, kept_vectors(), links or [])
+            lambda: plan_links(engine, collection, facts, kept().vectors, links or [])
         )
         doomed: list[str] = []
         version = None
@@ -399,7 +413,9 @@ def store_facts(
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
                 # Everything above runs while the model embeds and the plan searches.
-                vectors = kept_vectors()  # before COMMIT: a model error writes nothing
+                embedded = kept()  # before COMMIT: a model error writes nothing
+                vectors = embedded.vectors
+                write_pieces(cur, _pieces_of(rows, facts, embedded.pieces))
                 write_vectors_in(engine, cur, bank_id, collection, rows, vectors)
                 plan = planned.result()
                 targets = plan.existing_targets()
@@ -608,6 +624,23 @@ def _offline(engine: Engine, request: RetainInput) -> list[ExtractedFact]:
         raise
     except Exception as exc:  # a user-supplied extractor may raise anything
         raise ExtractionError(f"the extractor failed: {exc}") from exc
+
+
+def _has_pieces(fact: ExtractedFact) -> bool:
+    """Whether a fact keeps pieces: a whole fact (not a turn's clause part) of a kind that has
+    them (see ``retain/pieces.py``)."""
+    return fact.part_of is None and fact.fact_type in PIECE_FACT_TYPES
+
+
+def _pieces_of(
+    rows: list[MemoryRow], facts: list[ExtractedFact], pieces: list[str | None]
+) -> dict[str, str]:
+    """Memory id -> its stored pieces, for the facts that keep them."""
+    return {
+        row.memory.id: stored
+        for row, fact, stored in zip(rows, facts, pieces, strict=True)
+        if stored is not None and _has_pieces(fact)
+    }
 
 
 def embed_texts(engine: Engine, texts: list[str]) -> np.ndarray:

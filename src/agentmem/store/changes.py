@@ -69,6 +69,7 @@ KINDS = frozenset(
         "configure",  # the bank's settings
         "correct",  # entity corrections (alias, merge, split, rename): the entity_ids
         "observe",  # consolidation rewrote observations (memory_ids)
+        "repair",  # repair() rewrote what memories' texts give (their piece vectors)
         "import",  # the bank was loaded from an export: reload
         "delete_bank",  # the bank is gone: drop
     }

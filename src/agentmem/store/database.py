@@ -21,7 +21,7 @@ import duckdb
 from agentmem.errors import ModelError, StorageError, StoreLockedError
 from agentmem.store import absent_modules, changes
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 # DuckDB's message when another process holds the file ("Could not set lock on file ...:
 # Conflicting lock is held in ..."); other messages holding "lock" (a corrupt "block") are not.
 _LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
@@ -72,7 +72,9 @@ CREATE TABLE IF NOT EXISTS memories (
     context VARCHAR,
     metadata JSON,
     created_at TIMESTAMP NOT NULL,
-    content_hash VARCHAR
+    content_hash VARCHAR,
+    -- base64 float16 unit vectors of the memory's sentences (retain/pieces.py), or NULL
+    piece_vectors VARCHAR
 );
 CREATE TABLE IF NOT EXISTS entities (
     id VARCHAR PRIMARY KEY,
@@ -149,6 +151,9 @@ _MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE memories ADD COLUMN IF NOT EXISTS content_hash VARCHAR;
         """,
     ),
+    # 3: the vectors of a memory's sentences (retain/pieces.py). Memories stored before have
+    # none: the reranker reads them as a text of one piece.
+    ("3", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS piece_vectors VARCHAR;"),
 )
 # After the migrations: indexes on columns that an older store gets from them.
 _INDEXES = """

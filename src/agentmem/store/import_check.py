@@ -18,7 +18,7 @@ The file's lines, by type, and their fields (unknown fields are refused too):
 * ``entity``: id, name, kind, aliases, created_at, kind_votes (kind -> positive weight);
 * ``memory``: id, episode_id, text, search_text, context_text, fact_type, occurred_start,
   occurred_end, mentioned_at, tags, importance, access_count, document_id, context, metadata,
-  created_at, entity_ids, vector;
+  created_at, entity_ids, vector, pieces (the piece vectors as stored, with the vector);
 * ``link``: src_id, dst_id, kind, weight, created_at;
 * ``entity_correction``: op, name, target, created_at.
 """
@@ -52,6 +52,7 @@ from agentmem.retain.messages import (
     validate_json,
     validate_optional_str,
 )
+from agentmem.retain.pieces import decode_pieces
 from agentmem.store.records import to_db_time
 from agentmem.types import FACT_TYPES
 
@@ -104,6 +105,7 @@ _FIELDS: dict[str, frozenset[str]] = {
             "content_hash",
             "entity_ids",
             "vector",
+            "pieces",
         }
     ),
     "link": frozenset({"src_id", "dst_id", "kind", "weight", "created_at"}),
@@ -122,6 +124,7 @@ _OPTIONAL = frozenset(
         "aliases",
         "entity_ids",
         "vector",
+        "pieces",
         "access_count",
         "kind_votes",
         "content_hash",
@@ -346,6 +349,14 @@ def _episode_content(limits: Limits) -> Callable[[Any], str]:
         return text
 
     return check
+
+
+def _pieces(text: object, dimension: int) -> str:
+    """Piece vectors as export writes them (``retain/pieces.py``): checked, kept as text."""
+    if not isinstance(text, str):
+        raise InvalidInputError("must be base64 text")
+    decode_pieces(text, dimension)
+    return text
 
 
 def decode_vector(text: object, dimension: int) -> np.ndarray:
@@ -605,6 +616,7 @@ def _memory(line: _Line, refs: _References, dimension: int, limits: Limits) -> I
     if (start is None) != (end is None) or (start is not None and end < start):  # type: ignore[operator]
         raise line.error("occurred_end", "must be null with occurred_start, else not before it")
     get("vector", lambda v: v if v is None else decode_vector(v, dimension))
+    get("pieces", lambda v: v if v is None else _pieces(v, dimension))
     return ImportedMemory(
         id=identifier,
         episode_id=episode,

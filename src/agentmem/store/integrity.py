@@ -7,6 +7,7 @@ What "whole" means, per bank:
   written by a call that has not finished, are in flight and not counted);
 * every memory is keyword-searchable: in the built full-text index or in the pending postings,
   and the bank's keyword statistics (rows, total length) are those of its rows;
+* every memory's piece vectors, where it has them, decode as vectors of the bank's dimension;
 * every memory's episode exists; every memory–entity row names an existing memory and entity
   of the same bank; every link joins two memories of the bank; no entity is left without facts;
 * no entity profile cites a fact the bank does not hold (a process killed between a forget's
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentmem.consolidate.profiles import profile_sources
+from agentmem.retain.pieces import readable
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -118,6 +120,17 @@ def _problem(label: str, offenders: list[str]) -> str:
     return f"{len(offenders)} × {label}: {shown}"
 
 
+def _unreadable_pieces(engine: Engine, bank_id: str, dimension: int) -> list[str]:
+    """Ids of the bank's memories whose stored piece vectors (``retain/pieces.py``) are no
+    vectors of the bank's dimension."""
+    rows = engine.db.fetchall(
+        "SELECT id, piece_vectors FROM memories WHERE bank_id = ? AND piece_vectors IS NOT NULL "
+        "ORDER BY seq",
+        [bank_id],
+    )
+    return [memory_id for memory_id, stored in rows if not readable(stored, dimension)]
+
+
 def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> IntegrityReport:
     """Check the given banks (every bank when None) and, for the whole store, the shared rows."""
     db = engine.db
@@ -144,6 +157,10 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
                 offenders = [str(r[0]) for r in db.fetchall(sql, {"bank": bank_id})]
                 if offenders:
                     problems.append(f"bank {bank_id!r}: {_problem(label, offenders)}")
+            unreadable = _unreadable_pieces(engine, bank_id, dimensions[bank_id])
+            if unreadable:
+                label = "memory whose piece vectors do not decode (repair() embeds them again)"
+                problems.append(f"bank {bank_id!r}: {_problem(label, unreadable)}")
             stale = [
                 profile_id
                 for profile_id, (_, cited) in profile_sources(db, bank_id).items()

@@ -37,6 +37,7 @@ from agentmem.store.records import (
     Memory,
     _with_kinds,
     load_memories_with_kinds,
+    load_pieces,
     memories_by_id,
     split_plain_ids,
     sql_strings,
@@ -93,6 +94,8 @@ class _Bank:
     counted_at: dict[str, int] = field(default_factory=dict)
     # memory id -> its stored vector, as the vector store returned it
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # memory id -> its pieces' vectors (retain/pieces.py), None for a memory without pieces
+    pieces: dict[str, np.ndarray | None] = field(default_factory=dict)
     # Moves whenever ``entities`` is replaced by a larger one.
     entities_read: int = 0
     # memory id -> (its row, ``entities_read`` then, the row's entities as sorted (name, kind)
@@ -193,6 +196,26 @@ class RecallRows:
                 found[memory_id] = vector
         return found
 
+    def pieces(self, bank_id: str, ids: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
+        """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
+        bank = self._current(bank_id)
+        missing = [memory_id for memory_id in ids if memory_id not in bank.pieces]
+        read: dict[str, np.ndarray | None] = {}
+        if missing:
+            epoch = bank.epoch
+            found = load_pieces(self._db, bank_id, missing, dimension)
+            read = {memory_id: found.get(memory_id) for memory_id in missing}
+            with self._lock:
+                if bank.epoch == epoch and self._banks.get(bank_id) is bank:
+                    if len(bank.pieces) + len(read) > VECTORS_KEPT:
+                        bank.pieces.clear()
+                    bank.pieces.update(read)
+        return {
+            memory_id: vectors
+            for memory_id in ids
+            if (vectors := bank.pieces.get(memory_id, read.get(memory_id))) is not None
+        }
+
     def supersedes_links(self, bank_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
         """The (newer, older) ``supersedes`` links touching ``ids``, oldest first."""
         bank = self._current(bank_id)
@@ -222,6 +245,7 @@ class RecallRows:
                 for memory_id in change.memory_ids:
                     bank.rows.pop(memory_id, None)
                     bank.vectors.pop(memory_id, None)
+                    bank.pieces.pop(memory_id, None)
             named = sorted({e for change in log for e in change.entity_ids})
             entities = dict(bank.entities)
             for entity_id in named:
@@ -236,6 +260,7 @@ class RecallRows:
                 epoch=bank.epoch + 1,
                 counted_at=bank.counted_at,
                 vectors=bank.vectors,
+                pieces=bank.pieces,
             )
             self._banks[bank_id] = fresh
             return fresh

@@ -25,18 +25,25 @@ memory count; a bank that differs has its missing vectors re-embedded from the s
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentmem.config import BankConfig
 from agentmem.protocols import Embedder
+from agentmem.retain.pieces import PIECE_FACT_TYPES, piece_texts, readable, stored_pieces
+from agentmem.store.changes import record_change
 from agentmem.store.database import Database
-from agentmem.store.records import json_list, sql_list
+from agentmem.store.records import json_list, sql_list, write_pieces
 from agentmem.store.staged_vectors import DROP, StagedVectorStore
 from agentmem.store.vectors import VectorStore, vector_metadata
+
+if TYPE_CHECKING:
+    from agentmem.engine import Engine
 
 log = logging.getLogger("agentmem")
 
@@ -112,10 +119,11 @@ def begin_session(
 @dataclass(frozen=True, slots=True)
 class VectorRepair:
     """What :func:`repair_vectors` did: vectors re-embedded from DuckDB, vectors of no memory
-    removed from Chroma."""
+    removed from Chroma; and :func:`repair_pieces`: memories given their piece vectors."""
 
     reembedded: int = 0
     removed: int = 0
+    pieces: int = 0
 
 
 def repair_vectors(
@@ -204,6 +212,46 @@ def _reembed(
             )
         done += len(rows)
     return done
+
+
+def repair_pieces(engine: Engine) -> int:
+    """Give every fact whose text has pieces (``retain/pieces.py``) its piece vectors: facts
+    stored before pieces were (an upgraded store), and those whose stored value does not
+    decode. Banks made with another embedder, or set to keep no pieces, are left alone.
+    Returns how many were written."""
+    db, embedder = engine.db, engine.embedder
+    banks = [
+        (bank_id,)
+        for bank_id, config in db.fetchall(
+            "SELECT bank_id, config FROM banks WHERE embedder = ? AND dimension = ? "
+            "ORDER BY bank_id",
+            [embedder.name, embedder.dimension],
+        )
+        if BankConfig.from_mapping(json.loads(config) if config else {}).pieces
+    ]
+    kinds = ", ".join(f"'{kind}'" for kind in sorted(PIECE_FACT_TYPES))
+    written = 0
+    for (bank_id,) in banks:
+        rows = db.fetchall(
+            f"SELECT id, text, piece_vectors FROM memories WHERE bank_id = ? "
+            f"AND fact_type IN ({kinds}) ORDER BY seq",
+            [bank_id],
+        )
+        wanted = [
+            (memory_id, text)
+            for memory_id, text, stored in rows
+            if (piece_texts(text) if stored is None else not readable(stored, embedder.dimension))
+        ]
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            pieces = stored_pieces(embedder, [text for _, text in chunk])
+            with db.transaction() as cur:
+                engine.begin_write(cur, bank_id)
+                write_pieces(cur, {i: p for (i, _), p in zip(chunk, pieces, strict=True)})
+                version = record_change(db, cur, bank_id, "repair", [i for i, _ in chunk])
+            engine.bank_changed(bank_id, version)
+            written += len(chunk)
+    return written
 
 
 def end_session(db: Database) -> None:

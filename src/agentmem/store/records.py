@@ -5,18 +5,22 @@ Times are stored as naive UTC ``TIMESTAMP`` and come back as aware UTC datetimes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from agentmem.config import RecallConfig
-from agentmem.errors import NotFoundError
+from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.retain.pieces import decode_pieces
 from agentmem.store.database import Database
-from agentmem.store.dialect import column_types, insert_json_rows, share_lock
+from agentmem.store.dialect import column_types, insert_json_rows, json_rows, share_lock
 from agentmem.types import Memory
 
 
@@ -191,7 +195,8 @@ def insert_rows(cur: Any, table: str, rows: Sequence[Sequence[Any]]) -> None:  #
 
 
 def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
-    """Insert memory rows (access_count starts at 0)."""
+    """Insert memory rows (access_count starts at 0; piece vectors follow once embedded,
+    see :func:`write_pieces`)."""
     insert_rows(
         cur,
         "memories",
@@ -216,11 +221,39 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
                 json.dumps(m.metadata, ensure_ascii=False),
                 to_db_time(r.created_at),
                 r.content_hash,
+                None,
             )
             for r in rows
             for m in (r.memory,)
         ],
     )
+
+
+def write_pieces(cur: Any, pieces: Mapping[str, str | None]) -> None:  # noqa: ANN401
+    """Set the stored piece vectors (``retain/pieces.py``) of memories, by memory id."""
+    if pieces:
+        cur.execute(
+            f"UPDATE memories SET piece_vectors = u.piece_vectors FROM {json_rows(cur, 'memories')}"
+            " AS u WHERE memories.id = u.id",
+            {"rows": json.dumps([{"id": i, "piece_vectors": p} for i, p in pieces.items()])},
+        )
+
+
+def load_pieces(
+    conn: Any,  # noqa: ANN401
+    bank_id: str,
+    ids: Iterable[str],
+    dimension: int,
+) -> dict[str, np.ndarray]:
+    """The stored piece vectors of those of ``ids`` that are the bank's memories and have
+    them (one row per piece); a value that does not decode counts as none (integrity reports
+    it)."""
+    found = {}
+    for memory_id, text in memories_by_id(conn, bank_id, ids, "m.id, m.piece_vectors"):
+        if text is not None:
+            with contextlib.suppress(InvalidInputError):
+                found[memory_id] = decode_pieces(text, dimension)
+    return found
 
 
 # Recall loads ~150 candidates by id. Joining on the unnested id list (rather than

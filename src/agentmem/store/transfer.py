@@ -35,11 +35,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem.errors import InvalidInputError, StorageError
+from agentmem.retain.pieces import PIECE_FACT_TYPES, stored_pieces
 from agentmem.store.changes import record_change
 from agentmem.store.import_check import (
     FORMAT,
     HEADER_TYPE,
     CheckedExport,
+    ImportedMemory,
     decode_vector,
     read_lines,
 )
@@ -109,7 +111,7 @@ def export_bank(
             "m.occurred_start, m.occurred_end, m.mentioned_at, m.tags, m.importance, "
             "m.access_count, m.document_id, m.context, m.metadata, m.created_at, "
             "(SELECT array_agg(me.entity_id ORDER BY me.entity_id) FROM memory_entities AS me "
-            " WHERE me.memory_id = m.id), m.content_hash "
+            " WHERE me.memory_id = m.id), m.content_hash, m.piece_vectors "
             "FROM memories AS m WHERE m.bank_id = ? ORDER BY m.seq",
             [bank_id],
         )
@@ -177,7 +179,7 @@ def export_bank(
                     engine.vectors.get_vectors(collection, [m[0] for m in chunk]) if vectors else {}
                 )
                 for m in chunk:
-                    write(_memory_line(m, stored.get(m[0])))
+                    write(_memory_line(m, stored.get(m[0]), with_pieces=vectors))
                 if progress:
                     progress(start + len(chunk), len(memories))
             for link in links:
@@ -204,7 +206,9 @@ def export_bank(
     return len(memories)
 
 
-def _memory_line(m: tuple[Any, ...], vector: np.ndarray | None) -> dict[str, Any]:
+def _memory_line(
+    m: tuple[Any, ...], vector: np.ndarray | None, *, with_pieces: bool
+) -> dict[str, Any]:
     return {
         "type": "memory",
         "id": m[0],
@@ -226,6 +230,7 @@ def _memory_line(m: tuple[Any, ...], vector: np.ndarray | None) -> dict[str, Any
         "entity_ids": list(m[16] or ()),
         "content_hash": m[17],
         "vector": _vector_text(vector),
+        "pieces": m[18] if with_pieces else None,
     }
 
 
@@ -327,6 +332,7 @@ def _insert_rows(
         insert_rows(cur, "episodes", [(new_id(e[0]), bank_id, *e[1:]) for e in rows])
     for rows in chunks(checked.entities):
         insert_rows(cur, "entities", [(new_id(e[0]), bank_id, *e[1:]) for e in rows])
+    lines = _memory_lines(checked)
     for chunk in chunks(checked.memories):  # type: ignore[arg-type]
         seqs = sorted(
             s
@@ -344,8 +350,11 @@ def _insert_rows(
                     bank_id,
                     None if m.episode_id is None else new_id(m.episode_id),
                     *m[2:-1],
+                    pieces,
                 )
-                for m, seq in zip(chunk, seqs, strict=True)
+                for m, seq, pieces in zip(
+                    chunk, seqs, _pieces(engine, checked, chunk, lines), strict=True
+                )
             ],
         )
         # t: the memory's time, as retain sets it (occurrence start, else mention).
@@ -369,6 +378,26 @@ def _insert_rows(
         insert_rows(cur, "entity_corrections", [(bank_id, *c) for c in rows])
 
 
+def _memory_lines(checked: CheckedExport) -> Iterator[dict[str, Any]]:
+    """The file's memory lines again, in order (their vectors are not kept in memory)."""
+    return (obj for _, obj in read_lines(checked.path) if obj["type"] == "memory")
+
+
+def _pieces(
+    engine: Engine,
+    checked: CheckedExport,
+    memories: list[ImportedMemory],
+    lines: Iterator[dict[str, Any]],
+) -> list[str | None]:
+    """The memories' piece vectors (``retain/pieces.py``): the file's, when its vectors are
+    reused, else embedded again from the texts (none for a bank set to keep none)."""
+    stored = [obj.get("pieces") for obj in islice(lines, len(memories))]
+    if checked.reuse_vectors or not checked.config.pieces:
+        return stored if checked.reuse_vectors else [None] * len(memories)
+    wanted = [m.text if m.fact_type in PIECE_FACT_TYPES else "" for m in memories]
+    return stored_pieces(engine.embedder, wanted)
+
+
 def _write_vectors(
     engine: Engine,
     checked: CheckedExport,
@@ -381,7 +410,7 @@ def _write_vectors(
     (inside the rows' transaction when the store writes vectors there: nothing to clear)."""
     dimension = checked.header["dimension"]
     total = len(checked.memories)
-    lines = (obj for _, obj in read_lines(checked.path) if obj["type"] == "memory")
+    lines = _memory_lines(checked)
     done = 0
     for start in range(0, total, _CHUNK):
         chunk = checked.memories[start : start + _CHUNK]

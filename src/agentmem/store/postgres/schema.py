@@ -14,7 +14,7 @@ from __future__ import annotations
 from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
 from agentmem.store.jobs import SCHEMA as JOBS_SCHEMA
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 #: A key for ``pg_advisory_xact_lock``: schema creation and migrations run under it, so
 #: replicas opening one database at once do not race.
@@ -95,7 +95,8 @@ CREATE TABLE IF NOT EXISTS memories (
     context {text},
     metadata {text},
     created_at timestamp NOT NULL,
-    content_hash {text}
+    content_hash {text},
+    piece_vectors {text}
 );
 CREATE TABLE IF NOT EXISTS entities (
     id {text} PRIMARY KEY,
@@ -161,4 +162,7 @@ def tables(has_c_utf8: bool) -> str:
 #: Upgrades of an older PostgreSQL store, by the schema version they lead to, run after the
 #: CREATE ... IF NOT EXISTS statements above (which add new tables: version 3's
 #: ``bank_accesses``). The PostgreSQL schema started at the DuckDB store's version 2.
-MIGRATIONS: tuple[tuple[str, str], ...] = ()
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    # 4: the vectors of a memory's sentences (retain/pieces.py), as in the DuckDB store's 3.
+    ("4", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS piece_vectors text;"),
+)
