@@ -215,11 +215,16 @@ class MemoryBank:
             metadata=metadata,
             links=links,
         )
-        # Facts leave a bank only by forget or a document's replacement: without profiles kept
-        # and nothing replaced, no profile can be stale, and the bank's observations go unread.
+        # Facts leave a bank only by forget or a document's replacement: only a replacement
+        # can make a profile stale, and without profiles kept nothing else is to be done.
         if self.config.profiles or result.replaced:
             keep_profiles_current(
-                self._engine, self.id, self._collection, self.config, result.memories
+                self._engine,
+                self.id,
+                self._collection,
+                self.config,
+                result.memories,
+                check_stale=bool(result.replaced),
             )
         self._schedule_consolidation(result)
         return result
@@ -527,8 +532,17 @@ class MemoryBank:
         with self._engine.bank_held(self.id):
             gone = forget_memories(self._engine, self.id, self._collection, id_list, tag_list, doc)
             if gone:
-                keep_profiles_current(self._engine, self.id, self._collection, self.config)
+                keep_profiles_current(
+                    self._engine, self.id, self._collection, self.config, check_stale=True
+                )
         return gone
+
+    def _rebuild_stale_profiles(self) -> None:
+        """Rebuild (or, when the bank keeps none, delete) the profiles citing a fact the bank
+        no longer holds (``AgentMemory.repair``)."""
+        keep_profiles_current(
+            self._engine, self.id, self._collection, self.config, check_stale=True
+        )
 
     @_bank_verb
     def link(self, src_id: str, dst_id: str, kind: str, weight: float = 1.0) -> None:

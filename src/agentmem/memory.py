@@ -39,6 +39,7 @@ from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.keyword import KeywordIndex
 from agentmem.store.postgres.database import is_postgres_url
 from agentmem.store.reconcile import (
+    SESSION_KEY,
     VectorRepair,
     begin_session,
     end_session,
@@ -249,8 +250,11 @@ class AgentMemory:
                 else SharedConsolidationWorker(db, self._consolidate_job)
             )
         self._closed = False
+        interrupted = is_local(db) and db.get_meta(SESSION_KEY) == "1"
         try:
             begin_session(db, vectors, self._engine.embedder, progress=repair_progress)
+            if interrupted:  # the embedded store commits a forget apart from its profiles
+                self._repair_profiles()
         except BaseException:
             self._engine.close()
             raise
@@ -418,7 +422,10 @@ class AgentMemory:
             raise
         with self._lock:
             self._engine.drop_mirror("handles", target)  # its settings came with the file
-        return self.bank(target)
+        bank = self.bank(target)
+        # Renewed ids leave its profiles citing the exported facts' ids: rebuilt from its own.
+        bank._rebuild_stale_profiles()
+        return bank
 
     def repair(self, *, progress: Callable[[int, int], None] | None = None) -> VectorRepair:
         """Re-embed, from DuckDB, every memory whose vector Chroma lacks, and remove vectors of
@@ -426,7 +433,8 @@ class AgentMemory:
         this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
         It also embeds the sentences of facts stored without piece vectors (a store upgraded
         from an agentmem before them) or with unreadable ones, and on PostgreSQL builds a
-        bank's vector index if it is missing."""
+        bank's vector index if it is missing. Then every entity profile citing a fact its
+        bank no longer holds is rebuilt (or deleted)."""
         self._check_open()
         self._engine.vectors.build_missing_indexes()
         with self._engine.db.write_lock:
@@ -438,7 +446,15 @@ class AgentMemory:
                 progress=progress,
             )
             pieces = repair_pieces(self._engine)
+        self._repair_profiles()
         return replace(repaired, pieces=pieces)
+
+    def _repair_profiles(self) -> None:
+        """Rebuild every bank's profiles that cite a fact it no longer holds: what a process
+        killed between a forget's commit and the refresh of its profiles leaves."""
+        for bank_id in self.banks():
+            with suppress(InvalidInputError):  # a bank of another embedder: not ours to embed
+                self.bank(bank_id)._rebuild_stale_profiles()
 
     def check_integrity(self) -> IntegrityReport:
         """Check that DuckDB, Chroma and the keyword index agree on every bank.

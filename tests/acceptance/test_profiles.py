@@ -3,10 +3,18 @@ said about one side of their life, kept current as facts arrive or are forgotten
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+import agentmem.bank
 from agentmem import AgentMemory, MemoryBank
+from agentmem.testing import HashEmbedder
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
@@ -215,3 +223,126 @@ def test_a_profile_built_retain_by_retain_is_the_one_built_at_once(store_path: P
         assert one.text.count(";") == 15  # sixteen items, the newest
         assert "number 19" in one.text and "number 3 " not in one.text
         assert one.metadata["source_memory_ids"] != other.metadata["source_memory_ids"]
+
+
+def _interrupted(bank: MemoryBank) -> str:
+    """Bob's pottery class, forgotten as by a process killed between the forget's commit and
+    the refresh of the profiles citing it (the embedded store commits the two apart)."""
+    bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+    bank.retain(_messages(SESSION_2), mentioned_at=T0 + timedelta(days=30), document_id="s2")
+    (pottery,) = _facts(bank, "pottery")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(agentmem.bank, "keep_profiles_current", lambda *args, **kwargs: [])
+        assert bank.forget([pottery.id]) == 1
+    return pottery.id
+
+
+def _current(bank: MemoryBank, forgotten: str) -> None:
+    profile = _profile(bank, "Bob", "activities")
+    assert profile is not None
+    assert forgotten not in profile.metadata["source_memory_ids"]
+    assert "pottery" not in profile.text and profile.metadata["proof_count"] == 2
+    assert bank.check_integrity().ok
+
+
+def test_an_interrupted_forget_is_reported_and_repaired(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = _on(mem.bank("friends"))
+        pottery = _interrupted(bank)
+        (problem,) = bank.check_integrity().problems
+        stale = _profile(bank, "Bob", "activities")
+        assert stale is not None and pottery in stale.metadata["source_memory_ids"]
+        assert "1 × profile citing a missing fact: " + stale.id in problem
+        mem.repair()
+        _current(bank, pottery)
+        assert _profile(bank, "Bob", "activities").id == stale.id  # rebuilt in place
+    with AgentMemory(store_path) as mem:
+        _current(mem.bank("friends"), pottery)
+
+
+def test_a_forget_after_an_interrupted_one_also_repairs_its_profiles(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = _on(mem.bank("friends"))
+        pottery = _interrupted(bank)
+        bank.retain(_messages([("Carol", "I baked rye bread this morning.")]), mentioned_at=T0)
+        bank.forget(_facts(bank, "rye bread")[0].id)
+        _current(bank, pottery)
+
+
+# Retains two sessions, then forgets Bob's pottery class and is killed before the profiles
+# citing it are refreshed; prints the forgotten fact's id first.
+_KILLED_IN_FORGET = textwrap.dedent(
+    """
+    import os, signal, sys
+    import agentmem, agentmem.bank
+    from agentmem.testing import HashEmbedder
+
+    mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder())
+    bank = mem.bank("friends")
+    for n, turns in enumerate(({session_1!r}, {session_2!r})):
+        messages = [{{"role": "user", "name": a, "content": b}} for a, b in turns]
+        bank.retain(messages, mentioned_at=f"2024-03-0{{n + 1}}", document_id=f"s{{n}}")
+    (pottery,) = [m.id for m in bank.memories() if "pottery" in m.text and ":" in m.text[:5]]
+    print(pottery, flush=True)
+    agentmem.bank.keep_profiles_current = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+    bank.forget([pottery])
+    """
+)
+
+
+@pytest.mark.duckdb_only("a forget and its profile refresh commit apart on the embedded store")
+def test_a_store_killed_inside_a_forget_repairs_its_profiles_on_open(store_path: Path) -> None:
+    script = _KILLED_IN_FORGET.format(session_1=SESSION_1, session_2=SESSION_2)
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(store_path)], capture_output=True, text=True
+    )
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    pottery = run.stdout.split()[0]
+    with AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("friends")
+        assert pottery not in {m.id for m in bank.memories()}
+        _current(bank, pottery)
+
+
+def test_profiles_sharing_a_fact_are_updated_as_if_built_at_once(store_path: Path) -> None:
+    """A retain that adds to two profiles citing one fact merges each with its own sources:
+    among facts of one time, the later stored comes first, whatever the other profile holds."""
+    first = [
+        ("Bob", "I love the old wooden boards at the club."),
+        ("Bob", "I joined the chess club, and I love the friendly people there."),
+        ("Bob", "I joined a choir at church."),
+    ]
+    later = [("Bob", "I joined a pottery class, and I love the soft wet clay.")]
+    with AgentMemory(store_path) as mem:
+        stepwise = _on(mem.bank("stepwise"))
+        stepwise.retain(_messages(first), mentioned_at=T0)
+        stepwise.retain(_messages(later), mentioned_at=T0 + timedelta(days=1))
+        at_once = _on(mem.bank("at-once"))
+        timed = [
+            {**message, "timestamp": (T0 + timedelta(days=n // 3)).isoformat()}
+            for n, message in enumerate(_messages(first + later))
+        ]
+        at_once.retain(timed, mentioned_at=T0 + timedelta(days=1))
+        for aspect in ("likes", "activities"):
+            one, other = _profile(stepwise, "Bob", aspect), _profile(at_once, "Bob", aspect)
+            assert one is not None and other is not None
+            assert one.text == other.text
+        assert _profile(stepwise, "Bob", "likes").text == (
+            "What Bob loves and enjoys: love the soft wet clay; love the friendly people; "
+            "love the old wooden boards at the club."
+        )
+
+
+def test_a_bank_imported_under_new_ids_has_its_profiles_cite_its_own_facts(
+    store_path: Path, tmp_path: Path
+) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = _on(mem.bank("friends"))
+        bank.retain(_messages(SESSION_1), mentioned_at=T0, document_id="s1")
+        bank.export(tmp_path / "friends.jsonl")
+        copy = mem.import_(tmp_path / "friends.jsonl", bank_id="copy")  # its ids are taken
+        profile = _profile(copy, "Bob", "activities")
+        assert profile is not None and profile.text == _profile(bank, "Bob", "activities").text
+        held = {m.id for m in copy.memories()}
+        assert set(profile.metadata["source_memory_ids"]) <= held
+        assert mem.check_integrity().ok

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from agentmem._time import utc_now
@@ -30,6 +32,7 @@ from agentmem.store.records import (
     MemoryRow,
     load_memories,
     memory_from_row,
+    sql_strings,
     to_db_time,
 )
 from agentmem.types import Memory
@@ -197,51 +200,97 @@ def rewrite_observation(
 ) -> Memory | None:
     """Give an observation a new text and metadata in place (same id), re-indexed and
     re-embedded; ``metadata_of(current, now)`` makes the metadata from the stored one, and
-    ``mentioned_at`` (when given) replaces its mention time.
+    ``mentioned_at`` (when given) replaces its mention time. Returns None when the
+    observation was forgotten meanwhile. See :func:`rewrite_observations`."""
+    rewrite = Rewrite(observation_id, text, metadata_of, mentioned_at)
+    return rewrite_observations(engine, bank_id, collection, [rewrite]).get(observation_id)
 
-    Holds the write lock from reading the observation through the vector write, like every
-    writer, so a concurrent forget or refinement cannot slip in between. Returns None when the
-    observation was forgotten meanwhile.
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """What :func:`rewrite_observations` does to one observation: its new text, its metadata
+    made by ``metadata_of(current, now)`` from the stored one, its new mention time (None:
+    kept)."""
+
+    observation_id: str
+    text: str
+    metadata_of: Callable[[Memory, datetime], dict]
+    mentioned_at: datetime | None = None
+
+
+def rewrite_observations(
+    engine: Engine, bank_id: str, collection: str, rewrites: Sequence[Rewrite]
+) -> dict[str, Memory]:
+    """Rewrite observations in place (same ids), re-indexed and re-embedded, in one
+    transaction: several profiles one retain changes cost one write, not one each.
+
+    Holds the write lock from reading the observations through the vector write, like every
+    writer, so a concurrent forget or refinement cannot slip in between. Each gets a new
+    ``seq``, in the order given. Returns the rewritten ones by id; one forgotten meanwhile is
+    skipped.
     """
-    vectors = embed_texts(engine, [text])  # outside the lock: the model is the slow part
+    vectors = embed_texts(engine, [r.text for r in rewrites])  # outside the lock: the slow part
     with engine.db.write_lock:
-        current = load_memories(engine.db, bank_id, [observation_id]).get(observation_id)
-        if current is None:
-            return None
+        found = load_memories(engine.db, bank_id, [r.observation_id for r in rewrites])
+        todo = [(r, v) for r, v in zip(rewrites, vectors, strict=True) if r.observation_id in found]
+        if not todo:
+            return {}
+        ids = [r.observation_id for r, _ in todo]
         now = utc_now()
-        metadata = metadata_of(current, now)
-        names = " ".join(current.entities)
-        when = to_db_time(mentioned_at or current.mentioned_at)
         with engine.db.transaction() as cur:
             engine.begin_write(cur, bank_id)
-            (old_seq,) = cur.execute(
-                "SELECT seq FROM memories WHERE id = ?", [current.id]
-            ).fetchone()
-            (seq,) = cur.execute("SELECT nextval('memory_seq')").fetchone()
-            engine.keyword.remove_rows(cur, [old_seq])
-            # A new seq puts the new text in the pending postings; the old posting is ignored.
-            cur.execute(
-                "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ?, "
-                "mentioned_at = ? WHERE id = ?",
-                [
-                    text,
-                    f"{text} {names}".strip(),
-                    seq,
-                    json.dumps(metadata, ensure_ascii=False),
-                    when,
-                    current.id,
-                ],
-            )
-            engine.keyword.add_pending(cur, seq, seq)
-            rewritten = load_memories(engine.db, bank_id, [current.id])[current.id]
-            row = MemoryRow(
-                memory=rewritten, seq=seq, search_text=text, context_text="", created_at=now
-            )
-            write_vectors_in(engine, cur, bank_id, collection, [row], vectors)
-            version = record_change(engine.db, cur, bank_id, "observe", [current.id])
+            old_seqs = cur.execute(
+                f"SELECT seq FROM memories WHERE id IN ({sql_strings(ids)})"
+            ).fetchall()
+            engine.keyword.remove_rows(cur, [seq for (seq,) in old_seqs])
+            seqs = []
+            for rewrite, _ in todo:
+                current = found[rewrite.observation_id]
+                (seq,) = cur.execute("SELECT nextval('memory_seq')").fetchone()
+                seqs.append(seq)
+                # A new seq puts the new text in the pending postings; the old one is ignored.
+                cur.execute(
+                    "UPDATE memories SET text = ?, search_text = ?, seq = ?, metadata = ?, "
+                    "mentioned_at = ? WHERE id = ?",
+                    [
+                        rewrite.text,
+                        f"{rewrite.text} {' '.join(current.entities)}".strip(),
+                        seq,
+                        json.dumps(rewrite.metadata_of(current, now), ensure_ascii=False),
+                        to_db_time(rewrite.mentioned_at or current.mentioned_at),
+                        current.id,
+                    ],
+                )
+            for first, last in _runs(seqs):  # a run of seqs is indexed by one statement
+                engine.keyword.add_pending(cur, first, last)
+            rewritten = load_memories(engine.db, bank_id, ids)
+            rows = [
+                MemoryRow(
+                    memory=rewritten[r.observation_id],
+                    seq=seq,
+                    search_text=r.text,
+                    context_text="",
+                    created_at=now,
+                )
+                for (r, _), seq in zip(todo, seqs, strict=True)
+            ]
+            written = np.stack([v for _, v in todo])
+            write_vectors_in(engine, cur, bank_id, collection, rows, written)
+            version = record_change(engine.db, cur, bank_id, "observe", ids)
         engine.bank_changed(bank_id, version)
-        write_vectors(engine, bank_id, collection, [row], vectors)
-    return rewritten
+        write_vectors(engine, bank_id, collection, rows, written)
+    return {i: rewritten[i] for i in ids}
+
+
+def _runs(values: Sequence[int]) -> list[tuple[int, int]]:
+    """``values`` (ascending) as ``(first, last)`` runs of consecutive integers."""
+    runs: list[tuple[int, int]] = []
+    for value in values:
+        if runs and runs[-1][1] == value - 1:
+            runs[-1] = (runs[-1][0], value)
+        else:
+            runs.append((value, value))
+    return runs
 
 
 def mark_contradicted(

@@ -18,6 +18,7 @@ profile never holds forgotten content, and keeps no history of earlier texts.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -25,10 +26,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentmem.config import BankConfig
-from agentmem.consolidate.observations import OBSERVATION, create_observation, rewrite_observation
+from agentmem.consolidate.observations import (
+    OBSERVATION,
+    Rewrite,
+    create_observation,
+    rewrite_observations,
+)
 from agentmem.engine import Engine
 from agentmem.recall.calibrated import STOPWORDS, content_tokens
 from agentmem.retain.facts import EntityMention
+from agentmem.store.database import Database
 from agentmem.store.forget import forget_memories
 from agentmem.store.records import MEMORY_SELECT, load_memories, memories_by_id, memory_from_row
 from agentmem.types import Memory
@@ -142,25 +149,38 @@ def statement_of(memory: Memory) -> tuple[str, str, bool] | None:
     A chat turn ("Melanie: I ...") is its speaker's statement; a plain sentence opening with
     the name of an entity it mentions ("Alice visited Lisbon.") is about that entity.
     """
-    match = _SPEAKER.match(memory.text)
-    if match and match.group("name") in memory.entities:
+    return _statement(memory.text, tuple(memory.entities))
+
+
+def _statement(text: str, entities: tuple[str, ...]) -> tuple[str, str, bool] | None:
+    match = _SPEAKER.match(text)
+    if match and match.group("name") in entities:
         return match.group("name"), match.group("said"), True
-    for name in memory.entities:
-        if memory.text.startswith(name + " "):
-            return name, memory.text[len(name) + 1 :], False
+    for name in entities:
+        if text.startswith(name + " "):
+            return name, text[len(name) + 1 :], False
     return None
 
 
 def items_of(memory: Memory) -> list[tuple[str, str, str]]:
     """The ``(subject, aspect key, item text)`` a fact contributes, one per aspect at most."""
-    statement = statement_of(memory)
-    if statement is None or memory.fact_type not in _EVIDENCE_TYPES:
+    if memory.fact_type not in _EVIDENCE_TYPES:
         return []
+    return list(_items(memory.text, tuple(memory.entities)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _items(text: str, entities: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """:func:`items_of` a fact's text and entities; kept, as every retain that adds to a
+    profile reads its sources again."""
+    statement = _statement(text, entities)
+    if statement is None:
+        return ()
     subject, said, spoken = statement
-    said = _SHARED_IMAGE.sub("", said)
+    clauses = _CLAUSES.findall(_SHARED_IMAGE.sub("", said))
     found: list[tuple[str, str, str]] = []
     for aspect in ASPECTS:
-        for clause in _CLAUSES.findall(said):
+        for clause in clauses:
             cue = aspect.cue.search(clause)
             if cue is None or (spoken and not _FIRST_PERSON.search(clause)):
                 continue
@@ -168,7 +188,7 @@ def items_of(memory: Memory) -> list[tuple[str, str, str]]:
             if item:
                 found.append((subject, aspect.key, item))
                 break
-    return found
+    return tuple(found)
 
 
 def _item_text(clause: str, cue_at: int, cue_end: int) -> str:
@@ -217,13 +237,29 @@ def planned_profiles(
     return planned
 
 
-def list_profiles(engine: Engine, bank_id: str) -> list[Memory]:
-    """The bank's profiles (observations whose metadata names a ``profile``)."""
-    rows = engine.db.fetchall(
-        MEMORY_SELECT + "WHERE m.bank_id = ? AND m.fact_type = ? ORDER BY m.seq",
+def profile_sources(db: Database, bank_id: str) -> dict[str, tuple[tuple[str, str], list[str]]]:
+    """The bank's profiles, oldest first, each with its ``(subject, aspect)`` and the ids of
+    the facts it cites: read from their metadata alone (no text, no entities)."""
+    rows = db.fetchall(
+        "SELECT id, metadata FROM memories WHERE bank_id = ? AND fact_type = ? ORDER BY seq",
         [bank_id, OBSERVATION],
     )
-    return [m for m in map(memory_from_row, rows) if isinstance(m.metadata.get("profile"), dict)]
+    found = {}
+    for memory_id, metadata in rows:
+        meta = json.loads(metadata) if metadata else {}
+        profile = meta.get("profile")
+        if isinstance(profile, dict):
+            key = (str(profile.get("subject")), str(profile.get("aspect")))
+            found[memory_id] = key, list(meta.get("source_memory_ids", []))
+    return found
+
+
+def _profiles_of(engine: Engine, bank_id: str, subjects: set[str]) -> dict[tuple[str, str], Memory]:
+    """The profiles of ``subjects`` by ``(subject, aspect)``: only those are loaded whole."""
+    keys = {i: key for i, (key, _) in profile_sources(engine.db, bank_id).items()}
+    wanted = [i for i, key in keys.items() if key[0] in subjects]
+    found = load_memories(engine.db, bank_id, wanted)
+    return {keys[i]: found[i] for i in wanted if i in found}
 
 
 def _key(profile: Memory) -> tuple[str, str]:
@@ -268,7 +304,7 @@ def refresh_profiles(
     if not subjects:
         return []
     people = _people(engine, bank_id, subjects)
-    existing = {_key(p): p for p in list_profiles(engine, bank_id) if _key(p)[0] in subjects}
+    existing = _profiles_of(engine, bank_id, subjects)
     if new_facts is None:
         planned = planned_profiles(_subject_facts(engine, bank_id, people), people)
         stale = [p.id for key, p in existing.items() if key not in planned]
@@ -276,18 +312,23 @@ def refresh_profiles(
             forget_memories(engine, bank_id, collection, stale, None, None)
     else:
         planned = _merged_profiles(engine, bank_id, existing, new_facts, people)
-    changed = []
+    changed: list[Memory] = []
+    rewrites: list[Rewrite] = []
     for (subject, key), items in planned.items():
         text = profile_text(subject, key, [item.text for item in items])
         sources = [item.memory_id for item in items]
         current = existing.get((subject, key))
         if current is None:
-            changed.append(_create(engine, bank_id, collection, config, subject, key, items))
+            # The rewrites planned before it are written first: each profile gets the seq
+            # it had if written one by one.
+            changed += _rewritten(engine, bank_id, collection, rewrites)
+            rewrites = []
+            changed.append(
+                _create(engine, bank_id, collection, config, subject, key, items, text, sources)
+            )
         elif current.text != text or current.metadata.get("source_memory_ids") != sources:
-            rewritten = _rewrite(engine, bank_id, collection, current, text, items)
-            if rewritten is not None:
-                changed.append(rewritten)
-    return changed
+            rewrites.append(_rewrite(current, items, text, sources))
+    return changed + _rewritten(engine, bank_id, collection, rewrites)
 
 
 def _people(engine: Engine, bank_id: str, names: Iterable[str]) -> set[str]:
@@ -313,7 +354,7 @@ def _merged_profiles(
 ) -> dict[tuple[str, str], list[ProfileItem]]:
     """The profiles new facts change: existing ones merged with the new items, new ones
     planned from all the subject's facts."""
-    touched = set(planned_profiles(new_facts, subjects, min_items=1))
+    touched = list(planned_profiles(new_facts, subjects, min_items=1))  # in the facts' order
     unknown = {subject for subject, key in touched if (subject, key) not in existing}
     planned = {}
     if unknown:
@@ -322,13 +363,14 @@ def _merged_profiles(
     known = [key for key in touched if key[0] not in unknown]
     # A profile cites newest first, later-stored first among equals: reversed, its sources
     # come in the order they were stored, as the new facts after them (ties keep that order).
-    cited = [
-        i for key in known for i in reversed(existing[key].metadata.get("source_memory_ids", []))
-    ]
-    found = load_memories(engine.db, bank_id, cited) if cited else {}
-    sources = [found[i] for i in dict.fromkeys(cited) if i in found]
-    merged = planned_profiles([*sources, *new_facts], subjects)
-    planned.update({key: merged[key] for key in known if key in merged})
+    cited = {key: existing[key].metadata.get("source_memory_ids", [])[::-1] for key in known}
+    wanted = [i for ids in cited.values() for i in ids]
+    found = load_memories(engine.db, bank_id, wanted) if wanted else {}
+    for key, ids in cited.items():
+        sources = [found[i] for i in ids if i in found]
+        merged = planned_profiles([*sources, *new_facts], {key[0]})
+        if key in merged:
+            planned[key] = merged[key]
     return planned
 
 
@@ -340,14 +382,17 @@ def _create(
     subject: str,
     key: str,
     items: Sequence[ProfileItem],
+    text: str,
+    sources: list[str],
 ) -> Memory:
+    """A new profile of ``items`` (``text`` and ``sources`` are theirs)."""
     return create_observation(
         engine,
         bank_id,
         collection,
         config,
-        profile_text(subject, key, [item.text for item in items]),
-        [item.memory_id for item in items],
+        text,
+        sources,
         extra=_profile_metadata(subject, key),
         # About its subject, not about everyone its sources name; no new kind vote.
         entities=[EntityMention(subject, "person", confidence=0.0)],
@@ -355,16 +400,10 @@ def _create(
 
 
 def _rewrite(
-    engine: Engine,
-    bank_id: str,
-    collection: str,
-    profile: Memory,
-    text: str,
-    items: Sequence[ProfileItem],
-) -> Memory | None:
-    """A profile's new text and sources, in place; no history (it would keep what the
-    bank has forgotten)."""
-    sources = [item.memory_id for item in items]
+    profile: Memory, items: Sequence[ProfileItem], text: str, sources: list[str]
+) -> Rewrite:
+    """A profile's new text and sources (those of ``items``), in place; no history (it would
+    keep what the bank has forgotten)."""
     subject, key = _key(profile)
     metadata = {
         **_profile_metadata(subject, key),
@@ -373,9 +412,16 @@ def _rewrite(
         "history": [],
     }
     newest = max(item.mentioned_at for item in items)
-    return rewrite_observation(
-        engine, bank_id, collection, profile.id, text, lambda current, now: metadata, newest
-    )
+    return Rewrite(profile.id, text, lambda current, now: metadata, newest)
+
+
+def _rewritten(
+    engine: Engine, bank_id: str, collection: str, rewrites: Sequence[Rewrite]
+) -> list[Memory]:
+    """The profiles rewritten, all in one write (one forgotten meanwhile is left out)."""
+    if not rewrites:
+        return []
+    return list(rewrite_observations(engine, bank_id, collection, rewrites).values())
 
 
 def keep_profiles_current(
@@ -384,11 +430,18 @@ def keep_profiles_current(
     collection: str,
     config: BankConfig,
     new_facts: Iterable[Memory] = (),
+    *,
+    check_stale: bool = False,
 ) -> list[Memory]:
-    """After a write: rebuild the profiles of the people new facts are about, and those that
-    cite a fact the bank no longer holds (forgotten, or replaced by a document's new
-    version). When the bank keeps no profiles, the stale ones are deleted instead. Returns
-    the profiles created or rewritten.
+    """After a write: rebuild the profiles of the people new facts are about and, with
+    ``check_stale``, those that cite a fact the bank no longer holds. When the bank keeps no
+    profiles, the stale ones are deleted instead. Returns the profiles created or rewritten.
+
+    Facts leave a bank only by a forget or a document's replacement, so only those writes pass
+    ``check_stale``: a retain that removed nothing reads no other profile. A process killed
+    between a forget's commit and this refresh (the embedded store commits them apart) leaves
+    stale profiles: ``check_integrity`` reports them; the next open of the store (its session
+    did not close), ``repair`` and the bank's next forget or replaced document rebuild them.
 
     The whole refresh holds the bank against other writers (``Engine.bank_held``): it reads
     the bank's profiles and facts and writes what they call for, so two writers of one bank
@@ -397,40 +450,34 @@ def keep_profiles_current(
     """
     new_facts = list(new_facts)
     with engine.bank_held(bank_id):
-        sources = _cited_sources(engine, bank_id)
-        cited = {i for ids in sources.values() for i in ids}
-        wanted = cited | {m.id for m in new_facts} if config.profiles else cited
-        held = {row[0] for row in memories_by_id(engine.db, bank_id, sorted(wanted), "m.id")}
-        stale = [p for p, ids in sources.items() if any(i not in held for i in ids)]
+        stale = _stale_profiles(engine.db, bank_id) if check_stale else {}
         if not config.profiles:
             if stale:
-                forget_memories(engine, bank_id, collection, stale, None, None)
+                forget_memories(engine, bank_id, collection, list(stale), None, None)
             return []
-        changed = []
-        if stale:
-            found = load_memories(engine.db, bank_id, stale)
-            subjects = {_key(p)[0] for p in found.values()}
-            changed = refresh_profiles(engine, bank_id, collection, config, subjects)
-        # Facts forgotten since their retain committed give no items.
-        new_facts = [m for m in new_facts if m.id in held and items_of(m)]
+        rebuilt = set(stale.values())
+        changed = refresh_profiles(engine, bank_id, collection, config, rebuilt)
+        # Those rebuilt read all their facts, new ones too; facts forgotten since their retain
+        # committed give no items.
+        new_facts = [m for m in new_facts if subjects_of([m]) - rebuilt and items_of(m)]
+        ids = [m.id for m in new_facts]
+        held = {row[0] for row in memories_by_id(engine.db, bank_id, ids, "m.id")} if ids else ()
+        new_facts = [m for m in new_facts if m.id in held]
         return changed + refresh_profiles(
             engine, bank_id, collection, config, subjects_of(new_facts), new_facts
         )
 
 
-def _cited_sources(engine: Engine, bank_id: str) -> dict[str, list[str]]:
-    """The ids of the bank's profiles, each with the facts it cites: what tells a stale
-    profile, read without the profiles' texts and entities."""
-    rows = engine.db.fetchall(
-        "SELECT id, metadata FROM memories WHERE bank_id = ? AND fact_type = ?",
-        [bank_id, OBSERVATION],
-    )
-    sources = {}
-    for memory_id, metadata in rows:
-        meta = json.loads(metadata) if metadata else {}
-        if isinstance(meta.get("profile"), dict):
-            sources[memory_id] = list(meta.get("source_memory_ids", []))
-    return sources
+def _stale_profiles(db: Database, bank_id: str) -> dict[str, str]:
+    """The bank's profiles that cite a fact it no longer holds, each with its subject."""
+    sources = profile_sources(db, bank_id)
+    cited = sorted({i for _, ids in sources.values() for i in ids})
+    held = {row[0] for row in memories_by_id(db, bank_id, cited, "m.id")} if cited else set()
+    return {
+        profile_id: key[0]
+        for profile_id, (key, ids) in sources.items()
+        if any(i not in held for i in ids)
+    }
 
 
 def subjects_of(memories: Iterable[Memory]) -> set[str]:

@@ -9,7 +9,9 @@ What "whole" means, per bank:
   and the bank's keyword statistics (rows, total length) are those of its rows;
 * every memory's piece vectors, where it has them, decode as vectors of the bank's dimension;
 * every memory's episode exists; every memory–entity row names an existing memory and entity
-  of the same bank; every link joins two memories of the bank; no entity is left without facts.
+  of the same bank; every link joins two memories of the bank; no entity is left without facts;
+* no entity profile cites a fact the bank does not hold (a process killed between a forget's
+  commit and the refresh of the profiles it touched leaves one; ``repair`` rebuilds it).
 
 Store-wide: no row belongs to a bank the store does not know, and no pending posting belongs to
 a deleted memory. The check holds the write lock while it reads DuckDB, so it sees no write
@@ -28,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentmem.consolidate.profiles import profile_sources
 from agentmem.retain.pieces import readable
 
 if TYPE_CHECKING:
@@ -158,6 +161,14 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
             if unreadable:
                 label = "memory whose piece vectors do not decode (repair() embeds them again)"
                 problems.append(f"bank {bank_id!r}: {_problem(label, unreadable)}")
+            stale = [
+                profile_id
+                for profile_id, (_, cited) in profile_sources(db, bank_id).items()
+                if not memory_ids[bank_id].issuperset(cited)
+            ]
+            if stale:
+                label = "profile citing a missing fact"
+                problems.append(f"bank {bank_id!r}: {_problem(label, stale)}")
         if bank_ids is None:
             for label, sql in _STORE_CHECKS + engine.keyword.store_checks:
                 offenders = [str(r[0]) for r in db.fetchall(sql)]
