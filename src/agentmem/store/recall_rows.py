@@ -179,45 +179,53 @@ class RecallRows:
 
     def vectors(self, bank_id: str, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection."""
-        bank = self._current(bank_id)
-        missing = [memory_id for memory_id in ids if memory_id not in bank.vectors]
-        read: dict[str, np.ndarray] = {}
-        if missing:
-            epoch = bank.epoch
-            read = self._vectors.get_vectors(collection, missing)
-            with self._lock:
-                if bank.epoch == epoch and self._banks.get(bank_id) is bank:
-                    if len(bank.vectors) + len(read) > VECTORS_KEPT:
-                        bank.vectors.clear()
-                    bank.vectors.update(read)
-        found = {}
-        for memory_id in ids:
-            vector = bank.vectors.get(memory_id)
-            if vector is None:
-                vector = read.get(memory_id)
-            if vector is not None:
-                found[memory_id] = vector
-        return found
+        return self._read_through(
+            bank_id,
+            ids,
+            lambda bank: bank.vectors,
+            # Absent vectors are not kept: a vector still staged arrives after its change.
+            lambda missing: self._vectors.get_vectors(collection, missing),
+        )
 
     def pieces(self, bank_id: str, ids: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
+
+        def read(missing: list[str]) -> dict[str, np.ndarray | None]:
+            found = load_pieces(self._db, bank_id, missing, dimension)
+            return {memory_id: found.get(memory_id) for memory_id in missing}
+
+        return self._read_through(bank_id, ids, lambda bank: bank.pieces, read)
+
+    def _read_through(
+        self,
+        bank_id: str,
+        ids: Sequence[str],
+        kept: Callable[[_Bank], dict[str, Any]],
+        read: Callable[[list[str]], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The values of ``ids`` in one of the bank's per-memory copies (``kept``), those it
+        lacks ``read`` and kept (at most :data:`VECTORS_KEPT`); ids whose value is None or was
+        not read are absent."""
         bank = self._current(bank_id)
-        missing = [memory_id for memory_id in ids if memory_id not in bank.pieces]
-        read: dict[str, np.ndarray | None] = {}
+        copy = kept(bank)
+        missing = [memory_id for memory_id in ids if memory_id not in copy]
+        fresh: dict[str, Any] = {}
         if missing:
             epoch = bank.epoch
-            found = load_pieces(self._db, bank_id, missing, dimension)
-            read = {memory_id: found.get(memory_id) for memory_id in missing}
+            fresh = read(missing)
             with self._lock:
                 if bank.epoch == epoch and self._banks.get(bank_id) is bank:
-                    if len(bank.pieces) + len(read) > VECTORS_KEPT:
-                        bank.pieces.clear()
-                    bank.pieces.update(read)
-        return {
-            memory_id: vectors
-            for memory_id in ids
-            if (vectors := bank.pieces.get(memory_id, read.get(memory_id))) is not None
-        }
+                    if len(copy) + len(fresh) > VECTORS_KEPT:
+                        copy.clear()
+                    copy.update(fresh)
+        found = {}
+        for memory_id in ids:
+            value = copy.get(memory_id)
+            if value is None:
+                value = fresh.get(memory_id)
+            if value is not None:
+                found[memory_id] = value
+        return found
 
     def supersedes_links(self, bank_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
         """The (newer, older) ``supersedes`` links touching ``ids``, oldest first."""
