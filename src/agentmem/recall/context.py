@@ -63,7 +63,7 @@ class StrategyContext:
             vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
         else:
             vectors = rows.vectors(self.bank_id, self.collection, memory_ids)
-        query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
+        query = self.unit_query
         scale = self.engine.cosine_scale
         return {
             memory_id: scale(float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12))
@@ -79,8 +79,8 @@ class StrategyContext:
             pieces = load_pieces(self.engine.db, self.bank_id, memory_ids, dimension)
         else:
             pieces = rows.pieces(self.bank_id, memory_ids, dimension)
-        query = self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
         scale = self.engine.cosine_scale
+        query = self.unit_query
         return {memory_id: scale(float((p @ query).max())) for memory_id, p in pieces.items()}
 
     @cached_property
@@ -102,6 +102,11 @@ class StrategyContext:
         if "keyword" in self.config.strategies:
             text = without_people(text, bank_graph(self.engine, self.bank_id))
         return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+
+    @cached_property
+    def unit_query(self) -> np.ndarray:
+        """:attr:`query_vector` scaled to unit length (what cosines are taken against)."""
+        return self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
 
     @cached_property
     def query_word_idfs(self) -> dict[str, float]:

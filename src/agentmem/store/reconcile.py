@@ -221,7 +221,7 @@ def repair_pieces(engine: Engine) -> int:
     Returns how many were written."""
     db, embedder = engine.db, engine.embedder
     banks = [
-        (bank_id,)
+        bank_id
         for bank_id, config in db.fetchall(
             "SELECT bank_id, config FROM banks WHERE embedder = ? AND dimension = ? "
             "ORDER BY bank_id",
@@ -231,7 +231,7 @@ def repair_pieces(engine: Engine) -> int:
     ]
     kinds = ", ".join(f"'{kind}'" for kind in sorted(PIECE_FACT_TYPES))
     written = 0
-    for (bank_id,) in banks:
+    for bank_id in banks:
         rows = db.fetchall(
             f"SELECT id, text, piece_vectors FROM memories WHERE bank_id = ? "
             f"AND fact_type IN ({kinds}) ORDER BY seq",
