@@ -450,7 +450,7 @@ def keep_profiles_current(
     """
     new_facts = list(new_facts)
     with engine.bank_held(bank_id):
-        stale = _stale_profiles(engine.db, bank_id) if check_stale else {}
+        stale = stale_profiles(engine.db, bank_id) if check_stale else {}
         if not config.profiles:
             if stale:
                 forget_memories(engine, bank_id, collection, list(stale), None, None)
@@ -468,7 +468,7 @@ def keep_profiles_current(
         )
 
 
-def _stale_profiles(db: Database, bank_id: str) -> dict[str, str]:
+def stale_profiles(db: Database, bank_id: str) -> dict[str, str]:
     """The bank's profiles that cite a fact it no longer holds, each with its subject."""
     sources = profile_sources(db, bank_id)
     cited = sorted({i for _, ids in sources.values() for i in ids})

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentmem.consolidate.profiles import profile_sources
+from agentmem.consolidate.profiles import stale_profiles
 from agentmem.retain.pieces import readable
 
 if TYPE_CHECKING:
@@ -161,11 +161,7 @@ def check_integrity(engine: Engine, bank_ids: list[str] | None = None) -> Integr
             if unreadable:
                 label = "memory whose piece vectors do not decode (repair() embeds them again)"
                 problems.append(f"bank {bank_id!r}: {_problem(label, unreadable)}")
-            stale = [
-                profile_id
-                for profile_id, (_, cited) in profile_sources(db, bank_id).items()
-                if not memory_ids[bank_id].issuperset(cited)
-            ]
+            stale = list(stale_profiles(db, bank_id))
             if stale:
                 label = "profile citing a missing fact"
                 problems.append(f"bank {bank_id!r}: {_problem(label, stale)}")
