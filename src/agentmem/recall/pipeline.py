@@ -105,8 +105,10 @@ def _without_parts(
     renumbered. A part's whole holds its text, and a second memory of one turn would take a
     place from other turns. The causal arm keeps its parts: a turn's clause is the cause it
     reports."""
-    found = {hit.memory_id for name, hits in ranked.items() if name != "causal" for hit in hits}
     with graph.lock:
+        if not graph.has_parts:
+            return ranked
+        found = {h.memory_id for name, hits in ranked.items() if name != "causal" for h in hits}
         parts = {memory_id for memory_id in found if graph.whole_of(memory_id) is not None}
     if not parts:
         return ranked
