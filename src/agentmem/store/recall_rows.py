@@ -55,13 +55,14 @@ WITH me AS (
 )
 SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
        me.entity_ids, m.tags, m.importance, m.access_count, m.document_id, m.context,
-       m.metadata, m.episode_id
+       m.metadata, m.episode_id, m.piece_vectors IS NOT NULL AS has_pieces
 FROM memories AS m LEFT JOIN me ON me.memory_id = m.id
 WHERE m.bank_id = $bank {m_ids}
 """
 _ENTITIES = "SELECT id, name, kind FROM entities WHERE bank_id = $bank {ids}"
-# Where a row holds its access count.
+# Where a row holds its access count, and whether the memory has pieces.
 _ACCESS_COUNT = 10
+_HAS_PIECES = 15
 _SUPERSEDES = (
     "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
     "ORDER BY created_at, src_id, dst_id"
@@ -116,7 +117,7 @@ class _Bank:
         known = self.kinds.get(row[0])
         if known is None or known[0] is not row or known[1] != read:
             pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
-            parts = memory_parts((*row[:7], [name for name, _ in pairs], *row[8:]))
+            parts = memory_parts((*row[:7], [name for name, _ in pairs], *row[8:_HAS_PIECES]))
             known = self.kinds[row[0]] = (row, read, pairs, parts)
         return memory_from_parts(known[3]), known[2]
 
@@ -191,7 +192,11 @@ class RecallRows:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
 
         def read(missing: list[str]) -> dict[str, np.ndarray | None]:
-            found = load_pieces(self._db, bank_id, missing, dimension)
+            # A row in the copy says whether its memory has pieces: most have none.
+            bank = self._banks.get(bank_id)
+            rows = {} if bank is None else bank.rows
+            unknown = [i for i in missing if (row := rows.get(i)) is None or row[_HAS_PIECES]]
+            found = load_pieces(self._db, bank_id, unknown, dimension) if unknown else {}
             return {memory_id: found.get(memory_id) for memory_id in missing}
 
         return self._read_through(bank_id, ids, lambda bank: bank.pieces, read)
