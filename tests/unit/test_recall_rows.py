@@ -20,6 +20,8 @@ TEXTS = [
     "My sister Anna paints landscapes.",
     "Anna sold a painting to Marco.",
     "The parcel for room 42 arrived late.",
+    # Two pieces of news: a memory with pieces (retain/pieces.py).
+    "So much has happened this month. Last week Anna sold her first painting at the fair.",
 ]
 QUERIES = ["Where does Giulia live?", "What did Pixel do?", "Who bought a painting?", "parcel"]
 _OPS = st.lists(
