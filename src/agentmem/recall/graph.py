@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -179,9 +179,7 @@ class _EdgeFactors:
 
 
 #: Per graph mirror: its edge factors per walk parameters (decay, allowed, hop, extra).
-_FACTORS: WeakKeyDictionary[MemoryGraph, dict[tuple[Any, ...], _EdgeFactors]] = (
-    WeakKeyDictionary()
-)
+_FACTORS: WeakKeyDictionary[MemoryGraph, dict[tuple[Any, ...], _EdgeFactors]] = WeakKeyDictionary()
 
 
 def _edge_factors(
