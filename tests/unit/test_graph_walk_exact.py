@@ -86,9 +86,6 @@ def test_the_walk_reaches_what_an_edge_by_edge_walk_reaches(
     graph._add_entity_rows(
         (MEMORIES[m], ENTITIES[e], f"name {e}", "person", ()) for m, e in mentions
     )
-    for a, b, kind, weight in links:
-        graph.add_link(MEMORIES[a], MEMORIES[b], kind, weight)
-    graph.remove_memories([MEMORIES[i] for i in removed])  # freed slots and rebuilt arrays
     params = {
         "budget": budget,
         "decay": 0.8,
@@ -96,6 +93,12 @@ def test_the_walk_reaches_what_an_edge_by_edge_walk_reaches(
         "edge_types": edge_types,
         "kind_weights": kind_weights,
     }
+    for a, b, kind, weight in links:
+        graph.add_link(MEMORIES[a], MEMORIES[b], kind, weight)
+        with graph.lock:  # walks keep the edges' factors: each change must drop them
+            level, _ = edge_by_edge(graph, seeds, **params)
+            assert spreading_activation(graph, seeds, **params).level == level
+    graph.remove_memories([MEMORIES[i] for i in removed])  # freed slots and rebuilt arrays
     with graph.lock:
         level, came_from = edge_by_edge(graph, seeds, **params)
         # Every node's edges one at a time, then all at once (numpy), as a node with many has.

@@ -20,6 +20,8 @@ TEXTS = [
     "My sister Anna paints landscapes.",
     "Anna sold a painting to Marco.",
     "The parcel for room 42 arrived late.",
+    # Two pieces of news: a memory with pieces (retain/pieces.py).
+    "So much has happened this month. Last week Anna sold her first painting at the fair.",
 ]
 QUERIES = ["Where does Giulia live?", "What did Pixel do?", "Who bought a painting?", "parcel"]
 _OPS = st.lists(
@@ -124,3 +126,18 @@ def test_a_reinforcing_recall_is_counted_in_the_copy(store_path):
         counts = {h.memory.id: h.memory.access_count for h in again}
         assert all(counts[h.memory.id] == h.memory.access_count + 1 for h in first)
         assert {m.id: m.access_count for m in bank.memories()}.items() >= counts.items()
+
+
+def test_a_recalled_memory_is_the_callers_own(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain(
+            [{"role": "user", "content": t, "metadata": {"turn": 1}} for t in TEXTS],
+            mentioned_at=T0,
+        )
+        first = bank.recall("Where does Giulia live?", reinforce=False, now=T0)
+        for hit in first:
+            hit.memory.metadata["changed"] = True  # a caller's own dict
+        again = bank.recall("Where does Giulia live?", reinforce=False, now=T0)
+        assert [h.memory.id for h in again] == [h.memory.id for h in first]
+        assert all(h.memory.metadata == {"turn": 1} for h in again)

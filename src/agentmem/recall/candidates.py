@@ -46,7 +46,9 @@ class Candidate:
     ``entity_kinds`` are the ``(name, kind)`` pairs of the memory's entities. ``reasons`` are
     what the reranker saw in the memory, in words (shown in ``strategy_details["rerank"]``).
     ``superseded_by`` / ``supersedes``: newer / older memories of the same subject and
-    attribute (``supersedes`` links, see ``recall/supersession.py``).
+    attribute (``supersedes`` links, see ``recall/supersession.py``). ``memory`` may be the
+    value the bank's in-process rows keep: read it, never change its metadata (recall returns
+    copies).
     """
 
     memory: Memory

@@ -28,10 +28,12 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -108,65 +110,108 @@ class Activation:
 #: at a time: below it, numpy's cost per call exceeds the loop's (a session's turn has 10-40
 #: edges, a turn with many semantic links or a specific entity's hundreds).
 VECTOR_EDGES = 48
+#: Most edges whose factors are kept per graph and walk parameters (16 bytes each); past it
+#: they are dropped and weighed again as walks reach their nodes.
+FACTORS_KEPT = 1_000_000
 
 
-class _EdgeArrays:
-    """One walk's weighing of a node's edges with numpy: the same products, in the same order,
-    as the loop in :func:`spreading_activation`, so the same activations to the bit."""
+class _EdgeFactors:
+    """Each node's edges as a walk weighs them: the neighbours it may reach and, per edge, the
+    factor activation is multiplied by (the edge's weight times the entity's specificity, or
+    the decay and the kind's boost, then the kind's extra weight: the products of
+    :func:`spreading_activation`'s rule, in its order, so the same floats to the bit).
+
+    Kept per graph and walk parameters while the graph's ``version`` stays (an entity's
+    specificity moves with every memory added), filled as walks expand nodes: a node's edges
+    are weighed once, not at every walk. Use with the graph's ``lock`` held.
+    """
 
     def __init__(
         self,
         graph: MemoryGraph,
         decay: float,
-        allowed: list[bool],
-        hop: list[float],
-        extra: list[float],
-        specificity: dict[int, float],
+        allowed: tuple[bool, ...],
+        hop: tuple[float, ...],
+        extra: tuple[float, ...],
     ) -> None:
         self.graph = graph
+        self.version = graph.version
         self._decay = decay
-        self._allowed = np.array(allowed, dtype=bool)
-        self._every_kind = all(allowed)
-        self._hop = np.array(hop, dtype=np.float64)
-        self._extra = np.array(extra, dtype=np.float64)
-        self._specificity = specificity
-        self._entity_flags: np.ndarray | None = None
+        self._allowed = allowed
+        self._hop = hop
+        self._extra = extra
+        self._edges: dict[int, tuple[array[int], array[float]]] = {}
+        self._kept = 0
 
-    def stronger(
-        self,
-        codes: Sequence[int],
-        weights: Sequence[float],
-        activation: float,
-        best: Mapping[int, float],
-    ) -> list[tuple[int, float]]:
-        """(neighbour, activation) of the edges that reach a neighbour more strongly than
-        ``best`` has it, in edge order (the others cannot raise it: ``best`` only grows)."""
-        graph = self.graph
-        code = np.array(codes, dtype=np.int64)  # copies: the graph's arrays stay resizable
-        weight = np.array(weights, dtype=np.float64)
-        kinds = code & KIND_MASK
-        others = code >> SLOT_SHIFT
-        factor = weight * self._decay * self._hop[kinds]
-        if self._entity_flags is None:
-            self._entity_flags = graph.entity_slot_flags()
-        to_entity = np.flatnonzero((kinds == _ENTITY) & self._entity_flags[others])
-        if len(to_entity):
-            specificity = self._specificity
-            entities = others[to_entity].tolist()
-            for entity in entities:
-                if entity not in specificity:
-                    specificity[entity] = graph.specificity_at(entity)
-            specific = np.array([specificity[entity] for entity in entities], dtype=np.float64)
-            factor[to_entity] = weight[to_entity] * specific
-        factor *= self._extra[kinds]
-        reached = np.minimum(1.0, activation * factor)
-        neighbours = others.tolist()
-        before = np.fromiter(map(best.get, neighbours, repeat(0.0)), np.float64, len(neighbours))
-        stronger = reached > before
-        if not self._every_kind:
-            stronger &= self._allowed[kinds]
-        raised = np.flatnonzero(stronger)
-        return list(zip(others[raised].tolist(), reached[raised].tolist(), strict=True))
+    def of(self, slot: int) -> tuple[array[int], array[float]]:
+        """The neighbours of ``slot``'s edges that the walk follows, and their factors, in
+        edge order."""
+        found = self._edges.get(slot)
+        if found is not None:
+            return found
+        graph, decay, allowed, hop, extra = (
+            self.graph,
+            self._decay,
+            self._allowed,
+            self._hop,
+            self._extra,
+        )
+        neighbours, factors = array("q"), array("d")
+        codes, weights = graph.edge_codes(slot)
+        for code, weight in zip(codes, weights, strict=True):
+            kind = code & KIND_MASK
+            if not allowed[kind]:
+                continue
+            other = code >> SLOT_SHIFT
+            if kind == _ENTITY and graph.is_entity_slot(other):
+                factor = weight * graph.specificity_at(other)
+            else:
+                factor = weight * decay * hop[kind]
+            factor *= extra[kind]
+            neighbours.append(other)
+            factors.append(factor)
+        if self._kept + len(neighbours) > FACTORS_KEPT:
+            self._edges.clear()
+            self._kept = 0
+        self._edges[slot] = neighbours, factors
+        self._kept += len(neighbours)
+        return neighbours, factors
+
+
+#: Per graph mirror: its edge factors per walk parameters (decay, allowed, hop, extra).
+_FACTORS: WeakKeyDictionary[MemoryGraph, dict[tuple[Any, ...], _EdgeFactors]] = WeakKeyDictionary()
+
+
+def _edge_factors(
+    graph: MemoryGraph,
+    decay: float,
+    allowed: tuple[bool, ...],
+    hop: tuple[float, ...],
+    extra: tuple[float, ...],
+) -> _EdgeFactors:
+    """The graph's kept :class:`_EdgeFactors` for these parameters, new when it changed."""
+    kept = _FACTORS.get(graph)
+    if kept is None or any(f.version != graph.version for f in kept.values()):
+        kept = _FACTORS[graph] = {}
+    key = (decay, allowed, hop, extra)
+    factors = kept.get(key)
+    if factors is None:
+        if len(kept) >= 8:  # walks with parameters of their own (edge_types, kind weights)
+            kept.clear()
+        factors = kept[key] = _EdgeFactors(graph, decay, allowed, hop, extra)
+    return factors
+
+
+def _stronger(
+    neighbours: array[int], factors: array[float], activation: float, best: Mapping[int, float]
+) -> list[tuple[int, float]]:
+    """(neighbour, activation) of the edges that reach a neighbour more strongly than ``best``
+    has it, in edge order, weighed with numpy (the same products as the walk's loop)."""
+    reached = np.minimum(1.0, activation * np.frombuffer(factors, dtype=np.float64))
+    before = np.fromiter(map(best.get, neighbours, repeat(0.0)), np.float64, len(neighbours))
+    raised = np.flatnonzero(reached > before)
+    others = np.frombuffer(neighbours, dtype=np.int64)[raised]
+    return list(zip(others.tolist(), reached[raised].tolist(), strict=True))
 
 
 def spreading_activation(
@@ -181,9 +226,10 @@ def spreading_activation(
 ) -> Activation:
     """Activation of every node reached from ``seeds`` (see the module docstring).
 
-    Call with ``graph.lock`` held. The walk runs on the graph's slots and edge codes, a node's
-    edges one at a time or, for a node with many (:data:`VECTOR_EDGES`), all at once; the most
-    activated unexplored node is expanded next, ties by id.
+    Call with ``graph.lock`` held. The walk runs on the graph's slots, each node's edges
+    weighed once while the graph is unchanged (:class:`_EdgeFactors`), one at a time or, for a
+    node with many (:data:`VECTOR_EDGES`), all at once; the most activated unexplored node is
+    expanded next, ties by id.
 
     Args:
         graph: The bank's graph.
@@ -200,11 +246,13 @@ def spreading_activation(
     wanted = None if edge_types is None else frozenset(edge_types)
     weights = kind_weights or {}
     # Per kind code: followed at all, its factor after the decay, its extra weight.
-    allowed = [wanted is None or kind in wanted for kind in EDGE_KINDS]
-    hop = [causal_boost if kind == "caused_by" else 1.0 for kind in EDGE_KINDS]
-    extra = [weights.get(kind, 1.0) for kind in EDGE_KINDS]
-    specificity: dict[int, float] = {}  # per entity, once per walk
-    weigh = _EdgeArrays(graph, decay, allowed, hop, extra, specificity)
+    edge_factors = _edge_factors(
+        graph,
+        decay,
+        tuple(wanted is None or kind in wanted for kind in EDGE_KINDS),
+        tuple(causal_boost if kind == "caused_by" else 1.0 for kind in EDGE_KINDS),
+        tuple(weights.get(kind, 1.0) for kind in EDGE_KINDS),
+    )
     best: dict[int, float] = {}
     for node, a in seeds.items():
         slot = graph.slot(node)
@@ -216,40 +264,33 @@ def spreading_activation(
     heapq.heapify(heap)
     came_from: dict[int, int] = {}
     expanded: set[int] = set()
-    kind_mask, slot_shift, entity_kind = KIND_MASK, SLOT_SHIFT, _ENTITY  # locals: read per edge
+    best_of, node_at, push = best.get, graph.node_at, heapq.heappush  # locals: read per edge
     while heap and len(expanded) < budget:
         negative, _, slot = heapq.heappop(heap)
         if slot in expanded or -negative < best[slot]:
             continue  # a stale entry: the node was reached again more strongly
         expanded.add(slot)
         activation = best[slot]
-        codes, edge_weights = graph.edge_codes(slot)
-        if len(codes) >= VECTOR_EDGES:
-            stronger = weigh.stronger(codes, edge_weights, activation, best)
+        neighbours, factors = edge_factors.of(slot)
+        # In edge order: of two edges to one node, the later raises it only if stronger. The
+        # two loops share their body: a call per edge would cost more than the rest of it.
+        if len(neighbours) < VECTOR_EDGES:
+            for other, factor in zip(neighbours, factors, strict=True):
+                reached = activation * factor
+                if reached > 1.0:
+                    reached = 1.0
+                if reached > best_of(other, 0.0):
+                    best[other] = reached
+                    if other not in expanded:  # an expanded node keeps its path: no cycles
+                        came_from[other] = slot
+                        push(heap, (-reached, node_at(other), other))
         else:
-            stronger = []
-            for code, weight in zip(codes, edge_weights, strict=True):
-                kind = code & kind_mask
-                if not allowed[kind]:
-                    continue
-                other = code >> slot_shift
-                if kind == entity_kind and graph.is_entity_slot(other):
-                    if other not in specificity:
-                        specificity[other] = graph.specificity_at(other)
-                    factor = weight * specificity[other]
-                else:
-                    factor = weight * decay * hop[kind]
-                factor *= extra[kind]
-                reached = min(1.0, activation * factor)
-                if reached > best.get(other, 0.0):
-                    stronger.append((other, reached))
-        # In edge order: of two edges to one node, the later raises it only if stronger.
-        for other, reached in stronger:
-            if reached > best.get(other, 0.0):
-                best[other] = reached
-                if other not in expanded:  # an expanded node keeps its path: no cycles
-                    came_from[other] = slot
-                    heapq.heappush(heap, (-reached, graph.node_at(other), other))
+            for other, reached in _stronger(neighbours, factors, activation, best):
+                if reached > best_of(other, 0.0):
+                    best[other] = reached
+                    if other not in expanded:
+                        came_from[other] = slot
+                        push(heap, (-reached, node_at(other), other))
     return Activation(graph, best, came_from)
 
 

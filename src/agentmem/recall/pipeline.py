@@ -4,6 +4,7 @@ wholes hold them) → fuse (RRF) → rerank → supersession → composite score
 from __future__ import annotations
 
 from contextvars import copy_context
+from copy import deepcopy
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -24,7 +25,7 @@ from agentmem.recall.supersession import mark_superseded
 from agentmem.store import changes
 from agentmem.store.graph import MemoryGraph, bank_graph
 from agentmem.store.records import filter_clause, json_list, load_memories_with_kinds, sql_list
-from agentmem.types import RecallHit, RecallResult
+from agentmem.types import Memory, RecallHit, RecallResult
 
 
 def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) -> RecallResult:
@@ -105,8 +106,10 @@ def _without_parts(
     renumbered. A part's whole holds its text, and a second memory of one turn would take a
     place from other turns. The causal arm keeps its parts: a turn's clause is the cause it
     reports."""
-    found = {hit.memory_id for name, hits in ranked.items() if name != "causal" for hit in hits}
     with graph.lock:
+        if not graph.has_parts:
+            return ranked
+        found = {h.memory_id for name, hits in ranked.items() if name != "causal" for h in hits}
         parts = {memory_id for memory_id in found if graph.whole_of(memory_id) is not None}
     if not parts:
         return ranked
@@ -259,9 +262,15 @@ def _score(
     else:
         scored.sort(key=lambda item: (item[0], item[2].rrf), reverse=True)
     return [
-        RecallHit(candidate.memory, score, _details(reranker, candidate, fusion_rank, s))
+        RecallHit(_own(candidate.memory), score, _details(reranker, candidate, fusion_rank, s))
         for score, fusion_rank, candidate, s in scored[: config.top_k]
     ]
+
+
+def _own(memory: Memory) -> Memory:
+    """A hit's memory with metadata of its own: a candidate's may be the value the bank's
+    in-process rows keep (``store/recall_rows.py``)."""
+    return replace(memory, metadata=deepcopy(memory.metadata))
 
 
 def _details(

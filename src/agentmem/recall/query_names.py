@@ -42,10 +42,12 @@ MIN_FUZZY_CHARS = 5
 MIN_MARGIN = 5.0
 _NAME_WORD = re.compile(r"\b[A-Z][^\W\d_]+\b")
 _RESOLVER = EntityResolver()
-#: Per graph mirror: (its names_version, its persons, their index).
-_PEOPLE: WeakKeyDictionary[MemoryGraph, tuple[int, list[KnownEntity], EntityIndex]] = (
-    WeakKeyDictionary()
-)
+#: Per graph mirror: (its names_version, its persons, their index, the words resolved).
+_PEOPLE: WeakKeyDictionary[
+    MemoryGraph, tuple[int, list[KnownEntity], EntityIndex, dict[str, str | None]]
+] = WeakKeyDictionary()
+#: Words whose resolution is kept per graph (a word and the bank's names decide it).
+_WORDS_KEPT = 4096
 
 
 def canonical_query(query: str, graph: MemoryGraph) -> str:
@@ -65,23 +67,35 @@ def canonical_query(query: str, graph: MemoryGraph) -> str:
         }
         if not words:
             return query
-        people, index = _people_index(graph)
+        people, index, resolved = _people_index(graph)
     if not people:
         return query
-    replacements = {word: name for word in words if (name := _resolve(word, people, index))}
+    replacements = {}
+    for word in words:
+        try:
+            name = resolved[word]
+        except KeyError:
+            if len(resolved) >= _WORDS_KEPT:
+                resolved.clear()
+            name = resolved[word] = _resolve(word, people, index)
+        if name:
+            replacements[word] = name
     if not replacements:
         return query
     return _NAME_WORD.sub(lambda m: replacements.get(m.group(0), m.group(0)), query)
 
 
-def _people_index(graph: MemoryGraph) -> tuple[list[KnownEntity], EntityIndex]:
-    """The bank's persons and the resolver's index of them, built once per version of the
-    graph's names (call with ``graph.lock`` held)."""
+def _people_index(
+    graph: MemoryGraph,
+) -> tuple[list[KnownEntity], EntityIndex, dict[str, str | None]]:
+    """The bank's persons, the resolver's index of them and the words resolved against them
+    (word → the person's canonical name, None for none), kept per version of the graph's names
+    (call with ``graph.lock`` held)."""
     cached = _PEOPLE.get(graph)
     if cached is None or cached[0] != graph.names_version:
         people = _people(graph)
-        cached = _PEOPLE[graph] = (graph.names_version, people, EntityIndex(people))
-    return cached[1], cached[2]
+        cached = _PEOPLE[graph] = (graph.names_version, people, EntityIndex(people), {})
+    return cached[1], cached[2], cached[3]
 
 
 def _people(graph: MemoryGraph) -> list[KnownEntity]:

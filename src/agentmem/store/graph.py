@@ -145,6 +145,11 @@ class MemoryGraph:
         #: Moves whenever an entity is set or removed (what is derived from the bank's names
         #: is kept until it moves).
         self.names_version = 0
+        #: Moves whenever a node, an edge or a time changes (what is derived from the graph's
+        #: edges is kept until it moves).
+        self.version = 0
+        # "part_of" edges ever added since the load (removals aside): none, no parts.
+        self._part_edges = 0
 
     # -- loading and writing ---------------------------------------------------------------
 
@@ -210,6 +215,7 @@ class MemoryGraph:
         all_times[: len(memory_ids)] = times
         self._times = array("d", all_times.tobytes())
         self._entity_flags = bytearray(count)  # each entity's set by _set_entity
+        self._part_edges = int(np.count_nonzero(kinds == _PART_OF_CODE))
         for entity_id, name, kind, aliases in entities:
             self._set_entity(entity_id, _Entity(name, kind, tuple(aliases or ())))
 
@@ -291,6 +297,7 @@ class MemoryGraph:
             self._add_entity_rows(rows)
 
     def _add_memories(self, rows: Iterable[tuple[str, Any]]) -> None:
+        self.version += 1
         for memory_id, mentioned_at in rows:
             when = from_db_time(mentioned_at)
             self._times[self._slot_of(memory_id)] = when.timestamp() if when else 0.0
@@ -311,6 +318,7 @@ class MemoryGraph:
         slot = self._slots.get(node)
         if slot is not None:
             return slot
+        self.version += 1
         if self._free:
             slot = self._free.pop()
             self._node_ids[slot] = node
@@ -330,6 +338,7 @@ class MemoryGraph:
         a, b = self._slots.get(src), self._slots.get(dst)
         if a is None or b is None:
             return
+        self.version += 1
         code = _KIND_CODE[kind]
         # The direction bit tells the two apart, so each matches on its own side only.
         out, back = b << _SLOT_SHIFT | _OUTGOING | code, a << _SLOT_SHIFT | code
@@ -343,9 +352,11 @@ class MemoryGraph:
             self._out_degree[a] = end + 1
             self._codes[b].append(back)
             self._weights[b].append(weight)
+            self._part_edges += code == _PART_OF_CODE
 
     def _remove_slots(self, doomed: set[int]) -> None:
         """Free these slots, first dropping their edges from their neighbours' arrays."""
+        self.version += 1
         neighbours = {code >> _SLOT_SHIFT for slot in doomed for code in self._codes[slot]}
         for slot in neighbours - doomed:
             codes, weights = self._codes[slot], self._weights[slot]
@@ -365,6 +376,7 @@ class MemoryGraph:
 
     def _set_entity(self, entity_id: str, entity: _Entity) -> None:
         self.names_version += 1
+        self.version += 1
         old = self._entities.get(entity_id)
         if old is not None:
             for alias in (old.name, *old.aliases):
@@ -376,6 +388,7 @@ class MemoryGraph:
 
     def _remove_entities(self, entity_ids: Iterable[str]) -> None:
         self.names_version += 1
+        self.version += 1
         doomed: set[int] = set()
         for entity_id in entity_ids:
             entity = self._entities.pop(entity_id, None)
@@ -428,6 +441,12 @@ class MemoryGraph:
         half the bank, must not flood the walk, while a rare name links strongly.
         """
         return self.specificity_at(self._slots[entity_id])
+
+    @property
+    def has_parts(self) -> bool:
+        """Whether a memory may be a part of another: False only when no "part_of" edge was
+        added since the graph was loaded."""
+        return self._part_edges > 0
 
     def whole_of(self, memory_id: str) -> str | None:
         """The memory that ``memory_id`` is a part of (its "part_of" link), if any."""

@@ -15,10 +15,11 @@ their recalls count as well, each row remembers how often the bank's counts had 
 was read (``changes.count_accesses``); candidates read before the latest move have their
 counts read again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
-Rows are kept as the store returns them (their lists as tuples) and turned into
-:class:`Memory` values on every read, as :func:`~agentmem.store.records.load_memories_with_kinds`
-does, so nothing a caller holds is shared with the copy: a row's values are converted once
-(``memory_parts``: times, tuples, numbers, all immutable), its metadata parsed anew each time.
+Rows are kept as the store returns them (their lists as tuples), each turned into its
+:class:`Memory` value once, when first read (as
+:func:`~agentmem.store.records.load_memories_with_kinds` builds it): recall reads its
+candidates' memories and hands out copies of the ones it returns, with metadata of their own
+(a ``Memory`` is frozen, its metadata dict is not), so the values kept here are never changed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from agentmem.store.database import Database
 from agentmem.store.records import (
     EntityKinds,
     Memory,
-    MemoryParts,
     load_memories_with_kinds,
     load_pieces,
     memories_by_id,
@@ -55,13 +55,14 @@ WITH me AS (
 )
 SELECT m.id, m.bank_id, m.text, m.fact_type, m.occurred_start, m.occurred_end, m.mentioned_at,
        me.entity_ids, m.tags, m.importance, m.access_count, m.document_id, m.context,
-       m.metadata, m.episode_id
+       m.metadata, m.episode_id, m.piece_vectors IS NOT NULL AS has_pieces
 FROM memories AS m LEFT JOIN me ON me.memory_id = m.id
 WHERE m.bank_id = $bank {m_ids}
 """
 _ENTITIES = "SELECT id, name, kind FROM entities WHERE bank_id = $bank {ids}"
-# Where a row holds its access count.
+# Where a row holds its access count, and whether the memory has pieces.
 _ACCESS_COUNT = 10
+_HAS_PIECES = 15
 _SUPERSEDES = (
     "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
     "ORDER BY created_at, src_id, dst_id"
@@ -102,8 +103,8 @@ class _Bank:
     # Moves whenever ``entities`` is replaced by a larger one.
     entities_read: int = 0
     # memory id -> (its row, ``entities_read`` then, the row's entities as sorted (name, kind)
-    # pairs, the row's memory_parts), as :meth:`memory` last found them
-    kinds: dict[str, tuple[Row, int, EntityKinds, MemoryParts]] = field(default_factory=dict)
+    # pairs, the row's Memory), as :meth:`memory` last found them
+    kinds: dict[str, tuple[Row, int, EntityKinds, Memory]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for index, pair in enumerate(self.supersedes):
@@ -116,9 +117,9 @@ class _Bank:
         known = self.kinds.get(row[0])
         if known is None or known[0] is not row or known[1] != read:
             pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
-            parts = memory_parts((*row[:7], [name for name, _ in pairs], *row[8:]))
-            known = self.kinds[row[0]] = (row, read, pairs, parts)
-        return memory_from_parts(known[3]), known[2]
+            parts = memory_parts((*row[:7], [name for name, _ in pairs], *row[8:_HAS_PIECES]))
+            known = self.kinds[row[0]] = (row, read, pairs, memory_from_parts(parts))
+        return known[3], known[2]
 
 
 class VectorReader(Protocol):
@@ -147,7 +148,9 @@ class RecallRows:
         self._lock = threading.RLock()
 
     def memories(self, bank_id: str, ids: Sequence[str]) -> dict[str, tuple[Memory, EntityKinds]]:
-        """As ``load_memories_with_kinds`` without filters: the bank's memories among ``ids``."""
+        """As ``load_memories_with_kinds`` without filters: the bank's memories among ``ids``,
+        the values the copy keeps (read them; a caller hands out copies, see the module
+        docstring)."""
         accesses = self._accesses(bank_id) if self._counts_elsewhere else 0  # before any read
         bank = self._current(bank_id)
         wanted = list(dict.fromkeys(ids))
@@ -191,7 +194,11 @@ class RecallRows:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
 
         def read(missing: list[str]) -> dict[str, np.ndarray | None]:
-            found = load_pieces(self._db, bank_id, missing, dimension)
+            # A row in the copy says whether its memory has pieces: most have none.
+            bank = self._banks.get(bank_id)
+            rows = {} if bank is None else bank.rows
+            unknown = [i for i in missing if (row := rows.get(i)) is None or row[_HAS_PIECES]]
+            found = load_pieces(self._db, bank_id, unknown, dimension) if unknown else {}
             return {memory_id: found.get(memory_id) for memory_id in missing}
 
         return self._read_through(bank_id, ids, lambda bank: bank.pieces, read)
