@@ -526,6 +526,7 @@ def cmd_bench_scale(args: argparse.Namespace, console: Console) -> int:
             progress=show,
             postgres_url=args.postgres,
             replicas=args.replicas,
+            max_call=args.max_call,
         )
     print(format_report(report))
     print(f"stores: {workdir}\nreport: {args.out}")
@@ -816,6 +817,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[1, 2, 3],
         help="with --postgres: recall throughput of this many 'agentmem serve' replicas over "
         "the copy, each count in turn (none: skip)",
+    )
+    scale.add_argument(
+        "--no-max-call",
+        dest="max_call",
+        action="store_false",
+        help="skip the peak-RSS measurement of one maximum-size retain (minutes at 1 MB)",
     )
     scale.set_defaults(func=cmd_bench_scale)
     rerank = benchmark(

@@ -14,11 +14,13 @@ from collections import Counter
 from pathlib import Path
 
 import agentmem
+from agentmem.store.records import load_pieces
 from agentmem.testing import HashEmbedder
 
 # Bulk-retains batches of ten facts forever, printing "id code" for each fact of a batch once
 # retain has returned (acknowledged). A low rebuild threshold puts keyword-index rebuilds
-# among the points the kill can land on.
+# among the points the kill can land on. Each turn holds two sentences, so each fact also
+# stores its piece vectors (retain/pieces.py), written with the rows.
 WRITER = textwrap.dedent(
     """
     import sys
@@ -31,9 +33,9 @@ WRITER = textwrap.dedent(
     batch = int(sys.argv[2])
     while True:
         codes = [f"K{batch}X{j}" for j in range(10)]
+        said = "Locker code {} is for Ann. She keeps it at home."
         messages = [
-            {"role": "user", "name": "Ann", "content": f"Locker code {code} is for Ann."}
-            for code in codes
+            {"role": "user", "name": "Ann", "content": said.format(code)} for code in codes
         ]
         result = bank.retain(messages, mentioned_at="2025-01-01", document_id=f"b{batch}")
         lines = [f"{m.id} {code}" for m, code in zip(result.memories, codes, strict=True)]
@@ -87,6 +89,10 @@ def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
             per_episode = Counter(m.episode_id for m in stored.values())
             assert set(per_episode.values()) == {10}
             assert report.memories == report.vectors == len(stored)
+            # Every stored fact has its two pieces: they commit with its row or not at all.
+            pieces = load_pieces(mem._engine.db, "crash", list(stored), HashEmbedder().dimension)
+            assert set(pieces) == set(stored)
+            assert {p.shape[0] for p in pieces.values()} == {2}
             sample = rng.sample(sorted(acknowledged), 15)
             # Chroma holds each acknowledged fact's own vector (compared exactly: an HNSW
             # query over thousands of near-identical texts may rank a neighbour first).

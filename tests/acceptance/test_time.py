@@ -108,6 +108,37 @@ def test_temporal_links_connect_facts_close_in_time(mem):
     assert c.id not in {n for pair in edges for n in pair}
 
 
+def temporal_links_by_text(bank) -> set[tuple[str, str, float]]:
+    text = {m.id: m.text for m in bank.memories()}
+    return {
+        (text[u], text[v], round(d["weight"], 9))
+        for u, v, d in bank.graph().edges(data=True)
+        if d["kind"] == "temporal"
+    }
+
+
+def test_the_same_conversation_retained_twice_gets_the_same_temporal_links(mem):
+    """A session's turns share its day, so they tie in time; the tie goes to the turn retained
+    nearest before, never to whichever random id sorts first: two banks that retain the same
+    sessions hold the same links, and a turn's neighbours are the turns just before it."""
+    sessions = [
+        ("2025-03-03", [f"On 3 March 2025 Dana fixed bug {n} in the parser." for n in range(9)]),
+        ("2025-03-04", [f"On 4 March 2025 Dana reviewed change {n} of Eli." for n in range(9)]),
+    ]
+    banks = [mem.bank("first"), mem.bank("second")]
+    for bank in banks:
+        for day, contents in sessions:
+            say(bank, "Dana", contents, at=f"{day}T18:00:00Z")
+    first, second = (temporal_links_by_text(bank) for bank in banks)
+    assert first == second
+    linked = {(src, dst) for src, dst, _ in first}
+    last = "Dana: On 3 March 2025 Dana fixed bug 8 in the parser."
+    assert {dst for src, dst in linked if src == last} == {
+        f"Dana: On 3 March 2025 Dana fixed bug {n} in the parser." for n in range(3, 8)
+    }
+    assert mem.check_integrity().ok
+
+
 def test_temporal_sigma_is_a_persisted_bank_setting(store_path):
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("sigma")

@@ -99,6 +99,38 @@ def test_import_into_the_same_store_under_another_id_renews_ids(mem, rich_bank, 
     assert set(report.banks) == {"alice", "alice-copy"}
 
 
+def test_observations_imported_under_fresh_ids_cite_their_own_banks_facts(mem, bank, tmp_path):
+    """An observation names its evidence by id, and a contradicted fact the observation: both
+    follow the ids the import gives, so the copy's observation cites the copy's facts (not the
+    original bank's), and ids the file does not hold are left as they are."""
+    facts = bank.memories()
+    (observation,) = bank.reflect_commit(
+        "Where does Alice work?",
+        observations=["Alice has worked at Google since 2019."],
+        cited_ids=[facts[0].id, facts[1].id],
+    )
+    path = tmp_path / "alice.jsonl"
+    bank.export(path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:  # as an LLM consolidation flags a fact the observation contradicts
+        if line.get("id") == facts[2].id:
+            line["metadata"]["contradicted_by"] = [observation.id, "not-in-this-file"]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    copy = mem.import_(path, bank_id="alice-copy")
+    by_text = {m.text: m for m in copy.memories()}
+    copied = by_text[observation.text]
+    cited = [by_text[f.text].id for f in facts[:2]]
+    assert copied.metadata["source_memory_ids"] == cited
+    assert by_text[facts[2].text].metadata["contradicted_by"] == [copied.id, "not-in-this-file"]
+    assert not {m.id for m in copy.memories()} & {m.id for m in bank.memories()}
+    # The original is untouched, and the copy's observation is what observations() lists.
+    assert bank.observations()[0].metadata["source_memory_ids"] == [facts[0].id, facts[1].id]
+    assert copied.id in {o.id for o in copy.observations()}
+    report = mem.check_integrity()
+    assert report.ok, report.problems
+
+
 def test_import_refuses_a_bank_that_has_memories_and_non_export_files(mem, rich_bank, tmp_path):
     path = tmp_path / "alice.jsonl"
     rich_bank.export(path)

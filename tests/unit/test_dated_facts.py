@@ -47,15 +47,16 @@ def test_within_returns_exactly_the_facts_in_the_window_in_time_order(days, low,
     origin = datetime(2000, 1, 1, tzinfo=UTC).timestamp()
     dated = DatedFacts()
     dated.add(
-        memory(f"m{i}", datetime.fromtimestamp(origin + d * 3600, UTC)) for i, d in enumerate(days)
+        (memory(f"m{i}", datetime.fromtimestamp(origin + d * 3600, UTC)), i)
+        for i, d in enumerate(days)
     )
-    dated.add([memory("undated", None)])
-    ids, mids = dated.within(origin + low * 3600, origin + (low + width) * 3600)
+    dated.add([(memory("undated", None), len(days))])
+    ids, mids, seqs = dated.within(origin + low * 3600, origin + (low + width) * 3600)
     expected = sorted(
-        (origin + d * 3600, f"m{i}") for i, d in enumerate(days) if low <= d <= low + width
+        (origin + d * 3600, i, f"m{i}") for i, d in enumerate(days) if low <= d <= low + width
     )
-    assert sorted(zip(mids.tolist(), ids, strict=True)) == expected
-    assert list(mids) == sorted(mids)
+    # In time order, ties in the order of retain (seq).
+    assert list(zip(mids.tolist(), seqs.tolist(), ids, strict=True)) == expected
     assert len(dated) == len(days)
 
 

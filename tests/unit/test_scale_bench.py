@@ -6,6 +6,7 @@ import json
 
 from agentmem.bench.scale import format_report, run_scale
 from agentmem.bench.synthetic import ConversationGenerator
+from agentmem.cli import main
 
 
 def test_generator_is_deterministic_and_probes_name_real_messages():
@@ -53,3 +54,13 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     assert again["bulk_retain"]["reused_store"] is True
     assert again["memories_in_bank"] == 96  # and the first run's import
     assert again["import_retain"] is None and "None" in format_report({"sizes": [again]})
+
+
+def test_the_cli_can_skip_the_maximum_size_call(tmp_path, capsys):
+    out = tmp_path / "scale.json"
+    argv = ["bench", "scale", "--sizes", "40", "--workdir", str(tmp_path / "work")]
+    argv += ["--out", str(out), "--queries", "3", "--singles", "2", "--imports", "0"]
+    assert main([*argv, "--no-max-call"]) == 0
+    report = json.loads(out.read_text())
+    assert report["sizes"][0]["bulk_retain"]["memories"] == 40
+    assert "max_call" not in report and "maximum-size retain" not in capsys.readouterr().out

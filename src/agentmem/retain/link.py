@@ -204,38 +204,45 @@ def caused_by_links(
 
 
 # New facts with an occurrence link to their nearest facts in time (at most
-# TEMPORAL_NEIGHBOURS each, within 3σ); within the batch a pair is linked once. The bank's
-# dated facts inside the window come from its in-memory time order (store/dated_facts.py) and
-# the nearest are picked in numpy, ties broken by id.
+# TEMPORAL_NEIGHBOURS each, within 3σ): the bank's and this call's earlier ones, so a pair is
+# linked once. The bank's dated facts inside the window come from its in-memory time order
+# (store/dated_facts.py) and the nearest are picked in numpy. Facts of the same day tie in
+# time (a session's turns share its date); the tie goes to the fact retained nearest before
+# (the conversation's neighbouring turns), so the same conversation retained twice gets the
+# same links, whatever its ids.
 TEMPORAL_NEIGHBOURS = 5
 
 
 def temporal_links(
-    dated: DatedFacts, memories: list[Memory], sigma_days: float
+    dated: DatedFacts, memories: list[Memory], seqs: list[int], sigma_days: float
 ) -> list[tuple[str, str, str, float]]:
     """(src, dst, "temporal", exp(-Δt/σ)) edges from new dated facts to the facts nearest in
-    time: the bank's (``dated``, which does not hold the new facts yet) and each other.
+    time retained before them: the bank's (``dated``, which does not hold the new facts yet)
+    and this call's (``memories`` in the order of their ``seqs``).
 
     Undated facts get no temporal links: "Alice prefers coffee" is not near anything in time.
     """
-    mids = {m.id: mid for m in memories if (mid := midpoint(m)) is not None}
-    if not mids:
+    new = [
+        (m.id, mid, seq)
+        for m, seq in zip(memories, seqs, strict=True)
+        if (mid := midpoint(m)) is not None
+    ]
+    if not new:
         return []
     sigma = sigma_days * 86_400.0
     reach = 3 * sigma
-    stored, stored_times = dated.within(min(mids.values()) - reach, max(mids.values()) + reach)
-    ids = np.array([*stored, *mids])
-    times = np.concatenate([stored_times, np.fromiter(mids.values(), dtype=np.float64)])
-    is_new = np.arange(len(ids)) >= len(stored)
-    # Ids as their rank in id order, so the comparisons below are between integers.
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
+    times_of_new = [mid for _, mid, _ in new]
+    stored, stored_times, stored_seqs = dated.within(
+        min(times_of_new) - reach, max(times_of_new) + reach
+    )
+    ids = np.array([*stored, *(memory_id for memory_id, _, _ in new)])
+    times = np.concatenate([stored_times, np.array(times_of_new, dtype=np.float64)])
+    order = np.concatenate([stored_seqs, np.array([seq for _, _, seq in new], dtype=np.int64)])
     links = []
-    for position, (src, mid) in enumerate(mids.items(), start=len(stored)):
+    for src, mid, seq in new:
         gaps = np.abs(times - mid)
-        # Each pair of new facts once: from the larger id to the smaller.
-        keep = (gaps <= reach) & (rank != rank[position]) & ~(is_new & (rank < rank[position]))
-        nearest = np.lexsort((rank[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
+        keep = (gaps <= reach) & (order < seq)
+        nearest = np.lexsort((seq - order[keep], gaps[keep]))[:TEMPORAL_NEIGHBOURS]
         for dst, gap in zip(ids[keep][nearest], gaps[keep][nearest], strict=True):
             links.append((src, str(dst), "temporal", math.exp(-gap / sigma)))
     return links

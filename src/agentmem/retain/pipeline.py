@@ -405,7 +405,10 @@ def store_facts(
                             *caused_by_links(ids, [f.caused_by for f in facts]),
                             *part_of_links(ids, [f.part_of for f in facts]),
                             *temporal_links(
-                                dated, [r.memory for r in rows], bank_config.temporal_sigma_days
+                                dated,
+                                [r.memory for r in rows],
+                                [r.seq for r in rows],
+                                bank_config.temporal_sigma_days,
                             ),
                         ]
                     ],
@@ -462,7 +465,7 @@ def store_facts(
             wait([embedding, planned])  # never leave work running for a call that has failed
             engine.drop_mirror("entity_indexes", bank_id)  # it may hold entities that rolled back
             raise
-        dated.add(r.memory for r in rows)  # committed: the bank's time order holds them now
+        dated.add((r.memory, r.seq) for r in rows)  # committed: the bank's time order has them
         engine.bank_changed(bank_id, version)
         engine.keep_mirror("dated_facts", bank_id, dated, version)
         write_vectors(engine, bank_id, collection, rows, vectors)

@@ -29,18 +29,21 @@ if TYPE_CHECKING:
     from agentmem.store.changes import Change
 
 # Midpoints from whole microseconds, in SQL as in ``midpoint``: the same float either way, so
-# facts of the same day tie exactly and ties are broken by id, not by rounding.
+# facts of the same day tie exactly and ties are broken by the order of retain (``seq``), not
+# by rounding.
 _LOAD = """
-SELECT (epoch_us(occurred_start) + epoch_us(coalesce(occurred_end, occurred_start))) / 2e6, id
+SELECT (epoch_us(occurred_start) + epoch_us(coalesce(occurred_end, occurred_start))) / 2e6,
+       seq, id
 FROM memories WHERE bank_id = $bank AND occurred_start IS NOT NULL
 """
 
 
 class DatedFacts:
-    """Memory ids sorted by the midpoint of their occurrence (POSIX seconds)."""
+    """Memory ids sorted by the midpoint of their occurrence (POSIX seconds), then by the
+    order they were retained in (their ``seq``)."""
 
-    def __init__(self, facts: Iterable[tuple[float, str]] = ()) -> None:
-        self._mids, self._ids = _in_time_order(facts)
+    def __init__(self, facts: Iterable[tuple[float, int, str]] = ()) -> None:
+        self._mids, self._seqs, self._ids = _in_time_order(facts)
 
     @classmethod
     def load(cls, cur: Any, bank_id: str) -> DatedFacts:
@@ -53,37 +56,52 @@ class DatedFacts:
         touched = {m for c in log for m in c.memory_ids}
         if not touched:
             return True
-        kept = [(mid, i) for mid, i in zip(self._mids, self._ids, strict=True) if i not in touched]
+        kept = zip(self._mids, self._seqs, self._ids, strict=True)
         fresh = cur.execute(
             _LOAD + f" AND list_contains({sql_list('ids')}, id)",
             {"bank": bank_id, "ids": json_list(sorted(touched))},
         ).fetchall()
-        self._mids, self._ids = _in_time_order([*kept, *((float(mid), i) for mid, i in fresh)])
+        self._mids, self._seqs, self._ids = _in_time_order(
+            [
+                *(fact for fact in kept if fact[2] not in touched),
+                *((float(mid), int(seq), i) for mid, seq, i in fresh),
+            ]
+        )
         return True
 
     def __len__(self) -> int:
         return len(self._ids)
 
-    def add(self, memories: Iterable[Memory]) -> None:
-        """Add the dated ones of these memories (undated ones are ignored)."""
-        for memory in memories:
+    def add(self, memories: Iterable[tuple[Memory, int]]) -> None:
+        """Add the dated ones of these ``(memory, seq)`` (undated ones are ignored)."""
+        for memory, seq in memories:
             mid = midpoint(memory)
             if mid is not None:
-                at = bisect_right(self._mids, mid)
+                low, high = bisect_left(self._mids, mid), bisect_right(self._mids, mid)
+                at = bisect_right(self._seqs, seq, low, high)
                 self._mids.insert(at, mid)
+                self._seqs.insert(at, seq)
                 self._ids.insert(at, memory.id)
 
-    def within(self, low: float, high: float) -> tuple[list[str], np.ndarray]:
-        """Ids and midpoints of the facts whose midpoint is in ``[low, high]``, in time order."""
+    def within(self, low: float, high: float) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Ids, midpoints and seqs of the facts whose midpoint is in ``[low, high]``, in time
+        order."""
         first = bisect_left(self._mids, low)
         last = bisect_right(self._mids, high)
         mids = np.frombuffer(self._mids, dtype=np.float64)[first:last].copy()
-        return self._ids[first:last], mids
+        seqs = np.frombuffer(self._seqs, dtype=np.int64)[first:last].copy()
+        return self._ids[first:last], mids, seqs
 
 
-def _in_time_order(facts: Iterable[tuple[float, str]]) -> tuple[array[float], list[str]]:
+def _in_time_order(
+    facts: Iterable[tuple[float, int, str]],
+) -> tuple[array[float], array[int], list[str]]:
     ordered = sorted(facts)
-    return array("d", (mid for mid, _ in ordered)), [memory_id for _, memory_id in ordered]
+    return (
+        array("d", (mid for mid, _, _ in ordered)),
+        array("q", (seq for _, seq, _ in ordered)),
+        [memory_id for _, _, memory_id in ordered],
+    )
 
 
 def midpoint(memory: Memory) -> float | None:

@@ -59,6 +59,9 @@ if TYPE_CHECKING:
     from agentmem.engine import Engine
 
 _CHUNK = 1000
+#: Metadata fields that name other memories of the bank: an observation's evidence and the
+#: observations that contradict a fact (``consolidate/observations.py``).
+MEMORY_REFERENCES = ("source_memory_ids", "contradicted_by")
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(memories_done, memories_total)``."""
@@ -333,7 +336,9 @@ def _insert_rows(
     for rows in chunks(checked.entities):
         insert_rows(cur, "entities", [(new_id(e[0]), bank_id, *e[1:]) for e in rows])
     lines = _memory_lines(checked)
+    file_ids = {m.id for m in checked.memories}
     for chunk in chunks(checked.memories):  # type: ignore[arg-type]
+        chunk = [m._replace(metadata=_renamed(m.metadata, new_id, file_ids)) for m in chunk]
         seqs = sorted(
             s
             for (s,) in cur.execute(
@@ -376,6 +381,23 @@ def _insert_rows(
         )
     for rows in chunks(checked.corrections):
         insert_rows(cur, "entity_corrections", [(bank_id, *c) for c in rows])
+
+
+def _renamed(metadata: str, new_id: Callable[[str], str], file_ids: set[str]) -> str:
+    """The metadata with the memories it names (:data:`MEMORY_REFERENCES`) under their ids in
+    this store: an observation imported under fresh ids cites its own bank's facts, not the
+    original bank's. Ids of memories the file does not hold are left as they are."""
+    if not any(key in metadata for key in MEMORY_REFERENCES):
+        return metadata
+    parsed = json.loads(metadata)
+    changed = False
+    for key in MEMORY_REFERENCES:
+        ids = parsed.get(key) if isinstance(parsed, dict) else None
+        if isinstance(ids, list):
+            renamed = [new_id(i) if isinstance(i, str) and i in file_ids else i for i in ids]
+            changed |= renamed != ids
+            parsed[key] = renamed
+    return json.dumps(parsed, ensure_ascii=False) if changed else metadata
 
 
 def _memory_lines(checked: CheckedExport) -> Iterator[dict[str, Any]]:
