@@ -112,7 +112,7 @@ def test_every_path_starts_at_a_seed_and_follows_edges(links, seeds):
     # node more strongly than it left: its path must still end there, without a cycle.
     graph = MemoryGraph()
     ids = [f"m{i}" for i in range(8)]
-    graph._add_memories((memory_id, None) for memory_id in ids)
+    graph._add_memories((memory_id, None, seq) for seq, memory_id in enumerate(ids))
     for a, b, kind, weight in links:
         if a != b:
             graph.add_link(ids[a], ids[b], kind, weight)
@@ -127,6 +127,22 @@ def test_every_path_starts_at_a_seed_and_follows_edges(links, seeds):
             assert 0 < level <= 1
             for here, there in zip(path, path[1:], strict=False):
                 assert there in {other for other, *_ in graph.edges_of(here)}
+
+
+def test_memories_tied_in_activation_and_time_come_back_newest_retained_first():
+    """A session's turns reached alike from one hit tie in activation and in mention time:
+    they come back in the reverse order of retain (seq), whatever their ids, so two stores
+    that retained the same conversation (under other random ids) rank it alike."""
+    graph = MemoryGraph()
+    turns = ["m-c", "m-a", "m-e", "m-b", "m-d"]  # retained in this order: ids out of order
+    graph._add_memories([("hit", None, 1), *((m, None, seq) for seq, m in enumerate(turns, 2))])
+    for turn in turns:
+        graph.add_link("hit", turn, "followed_by", 0.5)
+    with graph.lock:
+        reached = spreading_activation(graph, {"hit": 0.9}, budget=50, decay=0.8, causal_boost=2.0)
+        strongest = reached.strongest_memories(4)
+    assert [m for m, _ in strongest] == ["hit", "m-d", "m-b", "m-e"]
+    assert len({level for m, level in strongest if m != "hit"}) == 1
 
 
 def test_recall_is_the_same_whether_edges_are_weighed_at_once_or_one_by_one(tmp_path):

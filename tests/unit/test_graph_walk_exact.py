@@ -82,7 +82,7 @@ def test_the_walk_reaches_what_an_edge_by_edge_walk_reaches(
     mentions, links, removed, seeds, budget, edge_types, kind_weights
 ):
     graph = MemoryGraph()
-    graph._add_memories((m, None) for m in MEMORIES)
+    graph._add_memories((m, None, seq) for seq, m in enumerate(MEMORIES))
     graph._add_entity_rows(
         (MEMORIES[m], ENTITIES[e], f"name {e}", "person", ()) for m, e in mentions
     )

@@ -29,7 +29,7 @@ CHAT = [
 def graph_of(names: dict[str, str]) -> MemoryGraph:
     """A graph of one memory naming these entities (name → kind)."""
     graph = MemoryGraph()
-    graph._add_memories([("m", None)])
+    graph._add_memories([("m", None, 1)])
     graph._add_entity_rows(
         ("m", f"e{i}", name, kind, []) for i, (name, kind) in enumerate(names.items())
     )
@@ -140,7 +140,7 @@ def test_the_people_a_query_is_read_against_follow_the_graphs_names():
     graph = graph_of({"Muhamed": "person"})
     assert canonical_query("What does Mohammed play?", graph) == "What does Muhamed play?"
     assert canonical_query("What is Jo training for?", graph) == "What is Jo training for?"
-    graph._add_memories([("m2", None)])
+    graph._add_memories([("m2", None, 2)])
     graph._add_entity_rows([("m2", "e9", "Joanna", "person", [])])
     assert canonical_query("What is Jo training for?", graph) == "What is Joanna training for?"
     graph.remove_memories(["m2"])

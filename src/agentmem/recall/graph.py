@@ -88,20 +88,26 @@ class Activation:
 
     def strongest_memories(self, n: int) -> list[tuple[str, float]]:
         """The ``n`` most activated memories (entities aside) with their activation; ties
-        (a session's turns share their mention time) newest first, then by id, so every run
-        gives the same order."""
+        newest first: by mention time, then (a session's turns share it) by the order they
+        were retained in, so every run, and every store that retained the same, gives the
+        same order."""
         graph = self.graph
         slots = np.fromiter(self.best, dtype=np.int64, count=len(self.best))
         levels = np.fromiter(self.best.values(), dtype=np.float64, count=len(self.best))
         memories = ~graph.entity_slot_flags()[slots]
         slots, levels = slots[memories], levels[memories]
-        # The n-th best activation; only the memories at or above it are ordered by time and id.
+        # The n-th best activation; only the memories at or above it are ordered by time.
         cut = len(levels) - n
         floor = float(np.partition(levels, cut)[cut]) if cut >= 0 else -1.0
         above = np.flatnonzero(levels >= floor)
         tied = list(zip(slots[above].tolist(), levels[above].tolist(), strict=True))
         tied.sort(
-            key=lambda pair: (-pair[1], -graph.mentioned_at_slot(pair[0]), graph.node_at(pair[0]))
+            key=lambda pair: (
+                -pair[1],
+                -graph.mentioned_at_slot(pair[0]),
+                -graph.seq_at(pair[0]),
+                graph.node_at(pair[0]),
+            )
         )
         return [(graph.node_at(slot), a) for slot, a in tied[:n]]
 

@@ -71,7 +71,7 @@ _BATCH_ROWS = 10_000
 # What a load reads (in one snapshot). The bank's nodes numbered as the mirror's slots: its
 # memories in the order of their ids, then the entities they mention in the order of theirs.
 _MEMORY_NODES = (
-    "SELECT id, CAST(epoch_us(mentioned_at) AS int8) FROM memories WHERE bank_id = $bank "
+    "SELECT id, CAST(epoch_us(mentioned_at) AS int8), seq FROM memories WHERE bank_id = $bank "
     "ORDER BY id"
 )
 # The entities the bank's memories mention.
@@ -138,6 +138,7 @@ class MemoryGraph:
         self._weights: list[array[float]] = []  # slot -> the weights of those edges
         self._out_degree = array("q")  # slot -> how many of its edges, first, are outgoing
         self._times = array("d")  # slot -> mentioned_at as a POSIX timestamp (memories)
+        self._seqs = array("q")  # slot -> the memory's seq: the order it was retained in
         self._entity_flags = bytearray()  # slot -> 1 for an entity
         self._entities: dict[str, _Entity] = {}
         # casefolded name or alias -> entity ids, for "entities named in the query".
@@ -169,20 +170,23 @@ class MemoryGraph:
             memories = cur.execute(_MEMORY_NODES, params).fetchall()
             entities = cur.execute(_ENTITY_NODES, params).fetchall()
             edges = fetch_arrays(cur, _NODES + _EDGES, params, _EDGE_COLUMNS)
-            times = np.fromiter((at for _, at in memories), dtype=np.float64, count=len(memories))
+            ids = [memory_id for memory_id, _, _ in memories]
+            times = np.array([at for _, at, _ in memories], dtype=np.float64)
+            seqs = np.array([seq for _, _, seq in memories], dtype=np.int64)
             graph = cls()
-            graph._fill([memory_id for memory_id, _ in memories], times / 1e6, entities, edges)
+            graph._fill(ids, times / 1e6, seqs, entities, edges)
         return graph
 
     def _fill(
         self,
         memory_ids: list[str],
         times: np.ndarray,
+        seqs: np.ndarray,
         entities: Sequence[tuple[str, str, str, Any]],
         edges: dict[str, np.ndarray],
     ) -> None:
-        """Lay out an empty graph: memories in slots from 0 with their times (seconds),
-        entities (id, name, kind, aliases) in the slots after them, and the edges between
+        """Lay out an empty graph: memories in slots from 0 with their times (seconds) and
+        seqs, entities (id, name, kind, aliases) in the slots after them, and the edges between
         slots (``src``, ``dst``, ``kind`` code, ``weight``, in ``part`` order). Of edges of one
         source, target and kind, the first is kept with the last one's weight (as
         :meth:`_set_edge` replaces a weight)."""
@@ -214,6 +218,9 @@ class MemoryGraph:
         all_times = np.zeros(count, dtype=np.float64)
         all_times[: len(memory_ids)] = times
         self._times = array("d", all_times.tobytes())
+        all_seqs = np.zeros(count, dtype=np.int64)
+        all_seqs[: len(memory_ids)] = seqs
+        self._seqs = array("q", all_seqs.tobytes())
         self._entity_flags = bytearray(count)  # each entity's set by _set_entity
         self._part_edges = int(np.count_nonzero(kinds == _PART_OF_CODE))
         for entity_id, name, kind, aliases in entities:
@@ -229,7 +236,7 @@ class MemoryGraph:
             return
         rows = _batched(
             cur,
-            f"SELECT id, mentioned_at FROM memories WHERE bank_id = $bank AND "
+            f"SELECT id, mentioned_at, seq FROM memories WHERE bank_id = $bank AND "
             f"list_contains({_IDS}, id)",
             bank_id,
             memory_ids,
@@ -296,11 +303,14 @@ class MemoryGraph:
             ).fetchall()
             self._add_entity_rows(rows)
 
-    def _add_memories(self, rows: Iterable[tuple[str, Any]]) -> None:
+    def _add_memories(self, rows: Iterable[tuple[str, Any, int]]) -> None:
+        """Set (or add) memories from ``(id, mentioned_at, seq)`` rows."""
         self.version += 1
-        for memory_id, mentioned_at in rows:
+        for memory_id, mentioned_at, seq in rows:
             when = from_db_time(mentioned_at)
-            self._times[self._slot_of(memory_id)] = when.timestamp() if when else 0.0
+            slot = self._slot_of(memory_id)
+            self._times[slot] = when.timestamp() if when else 0.0
+            self._seqs[slot] = int(seq)
 
     def _add_entity_rows(self, rows: Iterable[tuple[str, str, str, str, Any]]) -> None:
         for memory_id, entity_id, name, kind, aliases in rows:
@@ -329,6 +339,7 @@ class MemoryGraph:
             self._weights.append(array("d"))
             self._out_degree.append(0)
             self._times.append(0.0)
+            self._seqs.append(0)
             self._entity_flags.append(0)
         self._slots[node] = slot
         return slot
@@ -371,6 +382,7 @@ class MemoryGraph:
             self._weights[slot] = array("d")
             self._out_degree[slot] = 0
             self._times[slot] = 0.0
+            self._seqs[slot] = 0
             self._entity_flags[slot] = 0
             self._free.append(slot)
 
@@ -513,6 +525,11 @@ class MemoryGraph:
     def mentioned_at_slot(self, slot: int) -> float:
         """:meth:`mentioned_at` of the memory in ``slot``."""
         return self._times[slot]
+
+    def seq_at(self, slot: int) -> int:
+        """The seq of the memory in ``slot``: the order it was retained in (for ties of
+        mention time, which a session's turns share)."""
+        return self._seqs[slot]
 
     def export(self, texts: dict[str, str]) -> nx.MultiDiGraph:
         """A public copy: entity nodes named by their canonical name (``name (kind)`` when two
