@@ -349,7 +349,8 @@ def test_graph_command_draws_the_entities(store_path, tmp_path, capsys):
 
 def test_graph_hits_that_tie_come_in_a_fixed_order(mem):
     # One session: the turns share their mention time, and each is reached from "Zorblat"
-    # alone, so their activations tie; they come back by id, the same in every process.
+    # alone, so their activations tie; they come back newest retained first, the same in every
+    # process and in every store that retained them (whatever their random ids).
     bank = mem.bank("ties")
     filler = "the weather was grey and the trains were late again this morning"
     turns = [
@@ -358,14 +359,14 @@ def test_graph_hits_that_tie_come_in_a_fixed_order(mem):
     bank.retain(turns, mentioned_at=T0)
     hits = bank.recall("Zorblat", strategies=["graph"], top_k=6).hits
     ranked = sorted(
-        (h.strategy_details["graph"]["rank"], h.strategy_details["graph"]["score"], h.memory.id)
+        (h.strategy_details["graph"]["rank"], h.strategy_details["graph"]["score"], h.text)
         for h in hits
     )
     scores = [score for _, score, _ in ranked]
     most = max(scores, key=scores.count)
-    tied = [memory_id for _, score, memory_id in ranked if score == most]
+    tied = [int(text.split()[2].rstrip(":")) for _, score, text in ranked if score == most]
     assert len(tied) >= 3, ranked
-    assert tied == sorted(tied)
+    assert tied == sorted(tied, reverse=True)
 
 
 def test_graph_arm_enters_at_turns_moderately_close_to_the_query(mem):

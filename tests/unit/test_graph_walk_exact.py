@@ -111,8 +111,11 @@ def test_the_walk_reaches_what_an_edge_by_edge_walk_reaches(
                 while path[-1] in came_from:
                     path.append(came_from[path[-1]])
                 assert reached.path(node) == path[::-1]
-        # The graph arm's hits: the most activated memories, ties newest first, then by id.
+        # The graph arm's hits: the most activated memories, ties newest first (by mention
+        # time, then by the order of retain: a memory's seq is its index here).
         memories = [(node, a) for node, a in level.items() if not graph.is_entity(node)]
-        memories.sort(key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), pair[0]))
+        memories.sort(
+            key=lambda pair: (-pair[1], -graph.mentioned_at(pair[0]), -MEMORIES.index(pair[0]))
+        )
         for n in (1, 3, 20):
             assert reached.strongest_memories(n) == memories[:n]
