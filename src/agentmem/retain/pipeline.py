@@ -74,7 +74,7 @@ from agentmem.retain.repeats import (
     with_wholes,
 )
 from agentmem.retain.supersession import supersession_links
-from agentmem.retain.timing import anchor_in_time
+from agentmem.retain.timing import anchor_all_in_time
 from agentmem.store.changes import is_local, record_change, settled_version
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.forget import Deleted, delete_rows, delete_vectors
@@ -166,13 +166,13 @@ def retain(
     early = _embed_early(engine, request, bank_config)
     try:
         extraction = _extract(engine, bank_id, bank_config, request)
-        facts = [
-            anchor_in_time(
-                _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity),
-                date_order=bank_config.date_order,
-            )
-            for f in extraction.facts
-        ]
+        facts = anchor_all_in_time(
+            [
+                _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity)
+                for f in extraction.facts
+            ],
+            date_order=bank_config.date_order,
+        )
         episode = Episode(
             raw_episode(content), doc_id, request.context, when, call_metadata, check.call_hash
         )
