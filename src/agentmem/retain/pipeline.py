@@ -64,6 +64,7 @@ from agentmem.retain.pieces import PIECE_FACT_TYPES, Embedded, embed_with_pieces
 from agentmem.retain.relations import plan_links, validate_explicit_links
 from agentmem.retain.repeats import (
     RepeatCheck,
+    Repeats,
     Resolution,
     find_repeats,
     message_hash,
@@ -73,8 +74,8 @@ from agentmem.retain.repeats import (
     with_wholes,
 )
 from agentmem.retain.supersession import supersession_links
-from agentmem.retain.timing import anchor_in_time
-from agentmem.store.changes import is_local, record_change
+from agentmem.retain.timing import anchor_all_in_time
+from agentmem.store.changes import is_local, record_change, settled_version
 from agentmem.store.dated_facts import DatedFacts
 from agentmem.store.forget import Deleted, delete_rows, delete_vectors
 from agentmem.store.graph import loaded_graph, mirror_dropped_on_failure
@@ -149,6 +150,8 @@ def retain(
         entity_id=explicit_entity,
         links=explicit_links,
     )
+    # Read first: under the write lock, the same settled version means they still hold.
+    seen_version = settled_version(engine.db, bank_id)
     found = find_repeats(engine.db, bank_id, check)
     if found.unchanged:
         return _already_stored(found.held, warnings)
@@ -163,13 +166,13 @@ def retain(
     early = _embed_early(engine, request, bank_config)
     try:
         extraction = _extract(engine, bank_id, bank_config, request)
-        facts = [
-            anchor_in_time(
-                _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity),
-                date_order=bank_config.date_order,
-            )
-            for f in extraction.facts
-        ]
+        facts = anchor_all_in_time(
+            [
+                _apply_call_fields(f, chosen_importance, call_metadata, explicit_entity)
+                for f in extraction.facts
+            ],
+            date_order=bank_config.date_order,
+        )
         episode = Episode(
             raw_episode(content), doc_id, request.context, when, call_metadata, check.call_hash
         )
@@ -185,6 +188,7 @@ def retain(
             early=early,
             check=check,
             hashes=_source_hashes(extraction.source, facts),
+            seen=None if seen_version is None else (seen_version, found),
         )
     except BaseException:
         if early is not None:
@@ -297,13 +301,16 @@ def store_facts(
     early: EarlyEmbedding | None = None,
     check: RepeatCheck | None = None,
     hashes: list[str | None] | None = None,
+    seen: tuple[int, Repeats] | None = None,
 ) -> StoredFacts:
     """Embed and store facts (and their episode, if any) with entities, links and indexes.
 
     ``links`` are explicit ``(kind, target memory id, weight)`` edges from every new fact.
     ``early`` vectors are used when they were made from exactly the facts' texts.
     ``check`` is the call's repeat check, decided again under the write lock (so concurrent
-    retains of the same content store it once); ``hashes`` the facts' source message hashes.
+    retains of the same content store it once); ``hashes`` the facts' source message hashes;
+    ``seen`` the repeats of ``check`` read before, with the bank's version then (on a store
+    only this process writes: they are not read again if no write came between).
     """
     texts = [_embedding_text(f) for f in facts]
     if early is not None and early.texts == texts:
@@ -331,7 +338,10 @@ def store_facts(
             planned_memories = [
                 _memory(f, "", bank_id, episode_id, tags, doc_id, context) for f in facts
             ]
-            resolution = resolve(engine.db.cursor(), bank_id, check, planned_memories, hashes)
+            still = seen[1] if seen and seen[0] == settled_version(engine.db, bank_id) else None
+            resolution = resolve(
+                engine.db.cursor(), bank_id, check, planned_memories, hashes, still
+            )
             if resolution.unchanged:
                 wait([embedding])
                 return StoredFacts(None, [], resolution=resolution)

@@ -274,12 +274,14 @@ def resolve(
     check: RepeatCheck,
     new_facts: list[Memory],
     hashes: list[str | None],
+    found: Repeats | None = None,
 ) -> Resolution:
     """Decide, from the store as it is now, which facts to write and which memories go.
 
-    ``new_facts`` are the call's facts as they would be stored (their ids unused here).
+    ``new_facts`` are the call's facts as they would be stored (their ids unused here);
+    ``found``, what :func:`find_repeats` read of a store that has not changed since.
     """
-    found = find_repeats(conn, bank_id, check)
+    found = find_repeats(conn, bank_id, check) if found is None else found
     if found.unchanged:
         return Resolution(True, [], {}, found.held, [])
     if check.document_id is None:

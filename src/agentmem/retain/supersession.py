@@ -20,7 +20,7 @@ two facts that both hold.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -187,14 +187,29 @@ def slots_of(texts: Sequence[str]) -> list[list[Slot]]:
     found.update(dict.fromkeys(split, ()))
     docs = load_nlp().pipe(split[text][1] for text in wanted) if wanted else ()
     for text, doc in zip(wanted, docs, strict=True):
-        speaker = split[text][0]
-        found[text] = tuple(
-            slot for sentence in doc.sents for slot in _sentence_slots(sentence, speaker, doc)
-        )
-    if len(_PARSED) + len(split) > _PARSED_KEPT:
-        _PARSED.clear()
-    _PARSED.update((text, found[text]) for text in split)
+        found[text] = _doc_slots(doc, split[text][0])
+    _keep({text: found[text] for text in split})
     return [list(found[text] or ()) for text in texts]
+
+
+def remember_parsed(text: str, doc: Any) -> None:  # noqa: ANN401
+    """Keep the slots of a fact text whose statement (the text less its speaker) spaCy has
+    parsed already as ``doc`` (the offline extractor's parse of a chat turn), so that
+    :func:`slots_of` does not parse it again. spaCy's parse does not depend on the texts
+    parsed beside it, so the slots are those :func:`slots_of` would find."""
+    speaker, said = split_speaker(text)
+    if said == doc.text and text not in _PARSED:
+        _keep({text: _doc_slots(doc, speaker) if _may_fill_a_slot(said) else ()})
+
+
+def _doc_slots(doc: Any, speaker: str | None) -> tuple[Slot, ...]:  # noqa: ANN401
+    return tuple(slot for sentence in doc.sents for slot in _sentence_slots(sentence, speaker, doc))
+
+
+def _keep(parsed: dict[str, tuple[Slot, ...]]) -> None:
+    if len(_PARSED) + len(parsed) > _PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED.update(parsed)
 
 
 def _may_fill_a_slot(text: str) -> bool:
@@ -358,22 +373,27 @@ def supersession_links(
 def _stored_statements(
     cur: Any,  # noqa: ANN401
     bank_id: str,
-    statements: Iterable[Statement],
+    statements: Sequence[Statement],
 ) -> list[Statement]:
     """The bank's facts that may fill the same slots as ``statements`` (same subject named,
     a word of the family), parsed."""
-    wanted = {(slot.subject, slot.family.split()[0]) for s in statements for slot in s.slots}
-    new_ids = [s.id for s in statements]
-    found: dict[str, tuple[int, datetime, str]] = {}
-    for subject, family in sorted(wanted):
-        rows = cur.execute(
-            "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
-            "AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) "
-            f"AND contains(lower(text), $subject) AND {regex_search(cur, 'text', 'words')}",
-            {"bank": bank_id, "new": new_ids, "subject": subject, "words": _FAMILY_WORDS[family]},
-        ).fetchall()
-        for memory_id, seq, when, text in rows:
-            found[memory_id] = (seq, when, text)
+    wanted = sorted(
+        {(slot.subject, slot.family.split()[0]) for s in statements for slot in s.slots}
+    )
+    # One scan of the bank for every (subject, family) wanted: the bank's texts are read once.
+    either = " OR ".join(
+        f"(contains(lower(text), $subject{n}) AND {regex_search(cur, 'text', f'words{n}')})"
+        for n in range(len(wanted))
+    )
+    params: dict[str, object] = {"bank": bank_id, "new": [s.id for s in statements]}
+    for n, (subject, family) in enumerate(wanted):
+        params.update({f"subject{n}": subject, f"words{n}": _FAMILY_WORDS[family]})
+    rows = cur.execute(
+        "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
+        f"AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) AND ({either})",
+        params,
+    ).fetchall()
+    found = {memory_id: (seq, when, text) for memory_id, seq, when, text in rows}
     ids = list(found)
     parsed = slots_of([found[i][2] for i in ids])
     return [

@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import find_time_expressions
+from agentmem.temporal.tense import TagsWanted, tag_texts, tags_wanted
 
 # Stored occurrence intervals are inclusive; parsed ones are half-open.
 _INCLUSIVE = timedelta(microseconds=1)
@@ -36,3 +37,24 @@ def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> Extracted
         return fact
     first = expressions[0]
     return replace(fact, occurred_start=first.start, occurred_end=first.end - _INCLUSIVE)
+
+
+def anchor_all_in_time(
+    facts: list[ExtractedFact], *, date_order: str = "MDY"
+) -> list[ExtractedFact]:
+    """:func:`anchor_in_time` of each fact; the texts whose tense decides a date are tagged
+    by spaCy together, not one by one (same tags, a fraction of the time)."""
+    with tags_wanted() as wanted:
+        first = [_anchored_if_tagged(f, date_order) for f in facts]
+    tag_texts(wanted)
+    return [
+        anchored if anchored is not None else anchor_in_time(fact, date_order=date_order)
+        for fact, anchored in zip(facts, first, strict=True)
+    ]
+
+
+def _anchored_if_tagged(fact: ExtractedFact, date_order: str) -> ExtractedFact | None:
+    try:
+        return anchor_in_time(fact, date_order=date_order)
+    except TagsWanted:
+        return None

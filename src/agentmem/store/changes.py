@@ -191,6 +191,14 @@ def published(db: VersionedStore, bank_id: str, version: int) -> None:
         local.publish(bank_id, version)
 
 
+def settled_version(db: VersionedStore, bank_id: str) -> int | None:
+    """On a store only this process writes: the bank's version when no write to it is under
+    way (none has reserved a version it has not published), else None. Two equal settled
+    versions mean the bank did not change between them. None on a shared store."""
+    local = _local(db)
+    return None if local is None else local.settled(bank_id)
+
+
 def bank_version(db: VersionedStore, bank_id: str, cur: Any = None) -> int:
     """The bank's current version (0 before its first write); on a shared store read
     through ``cur`` (a write's cursor, inside its transaction) when given."""
@@ -247,6 +255,12 @@ class LocalChanges:
 
     def version(self, bank_id: str) -> int:
         return self._versions.get(bank_id, 0)
+
+    def settled(self, bank_id: str) -> int | None:
+        with self._lock:
+            if any(key[0] == bank_id for key in self._pending):
+                return None
+            return self._versions.get(bank_id, 0)
 
     def reserve(
         self, bank_id: str, kind: str, memory_ids: tuple[str, ...], entity_ids: tuple[str, ...]

@@ -31,7 +31,9 @@ sentence ("I love the painting I did in May": *did*), else the first one after i
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 Direction = Literal["past", "forward", "present"]
@@ -70,12 +72,61 @@ _HABIT = frozenset(
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 
 
-@lru_cache(maxsize=512)
+#: The tags of texts read before; cleared when it holds :data:`_TAGS_KEPT` texts.
+_TAGS: dict[str, tuple[Token, ...]] = {}
+_TAGS_KEPT = 4096
+#: Inside :func:`tags_wanted`: the texts whose tags were wanted and not known.
+_WANTED: ContextVar[list[str] | None] = ContextVar("tags_wanted", default=None)
+
+
+class TagsWanted(Exception):
+    """:func:`clause_direction` needs the tags of a text not tagged yet, inside
+    :func:`tags_wanted`."""
+
+
+@contextmanager
+def tags_wanted() -> Iterator[list[str]]:
+    """Within the block :func:`clause_direction` does not tag a text alone: it adds it to the
+    list yielded and raises :class:`TagsWanted`, so the caller can tag all the texts it
+    wanted in one batch (:func:`tag_texts`, several times cheaper than one at a time) and
+    ask again."""
+    token = _WANTED.set([])
+    try:
+        yield _WANTED.get()  # type: ignore[misc]
+    finally:
+        _WANTED.reset(token)
+
+
+def tag_texts(texts: Iterable[str]) -> None:
+    """Tag the texts not tagged yet in one spaCy batch (a text's tags do not depend on the
+    texts tagged beside it)."""
+    _tag([text for text in dict.fromkeys(texts) if text not in _TAGS])
+
+
 def _tagged(text: str) -> tuple[Token, ...]:
+    tokens = _TAGS.get(text)
+    if tokens is not None:
+        return tokens
+    wanted = _WANTED.get()
+    if wanted is not None:
+        wanted.append(text)
+        raise TagsWanted(text)
+    return _tag([text])[0]
+
+
+def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
+    if not texts:
+        return []
     from agentmem.models.nlp import load_nlp  # spaCy loads on first use, never at import
 
-    doc = load_nlp()(text, disable=["ner"])
-    return tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
+    tagged = [
+        tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
+        for doc in load_nlp().pipe(texts, disable=["ner"])
+    ]
+    if len(_TAGS) + len(texts) > _TAGS_KEPT:
+        _TAGS.clear()
+    _TAGS.update(zip(texts, tagged, strict=True))
+    return tagged
 
 
 def clause_direction(text: str, start: int, end: int) -> Direction | None:

@@ -1,0 +1,105 @@
+"""Bulk retain's shortcuts give what the long way gives: slots taken from the extractor's parse,
+tense tags of a call's texts in one batch, the repeat check not read twice (retain/pipeline.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+import agentmem
+from agentmem.models.nlp import load_nlp
+from agentmem.retain import pipeline, supersession, timing
+from agentmem.retain.facts import ExtractedFact
+from agentmem.store.changes import LocalChanges
+from agentmem.temporal import tense
+from agentmem.testing import HashEmbedder
+
+T0 = datetime(2024, 2, 10, tzinfo=UTC)
+
+_TURNS = [
+    "I live in Berlin now.",
+    "We moved to Lisbon last week.",
+    "My new phone number is 555-0199.",
+    "Green is my favorite color now.",
+    "We're planning a trip to Porto in March.",
+    "The Porto trip is cancelled.",
+    "I paid the invoice on March 3.",
+    "The invoice is due on March 3.",
+    "I've been planning a trip for April.",
+    "We will launch on Friday.",
+    "Thanks, that helps!",
+]
+
+
+@pytest.fixture(autouse=True)
+def _empty_caches(monkeypatch):
+    monkeypatch.setattr(supersession, "_PARSED", {})
+    monkeypatch.setattr(tense, "_TAGS", {})
+
+
+def test_slots_remembered_from_a_parse_are_those_read_anew():
+    texts = [f"Ana: {turn}" for turn in _TURNS]
+    read = supersession.slots_of(texts)
+    supersession._PARSED.clear()
+    for text, doc in zip(texts, load_nlp().pipe(_TURNS), strict=True):
+        supersession.remember_parsed(text, doc)
+    assert set(supersession._PARSED) == set(texts)  # nothing left to parse
+    assert supersession.slots_of(texts) == read
+    assert any(read)
+
+
+def test_a_parse_of_other_text_is_not_remembered():
+    supersession.remember_parsed("Ana: I live in Berlin.", load_nlp()("I live in Rome."))
+    assert not supersession._PARSED
+
+
+def _fact(text: str) -> ExtractedFact:
+    return ExtractedFact(text=text, fact_type="world", mentioned_at=T0, message_index=0)
+
+
+def test_a_call_tagged_together_is_anchored_as_fact_by_fact(monkeypatch):
+    facts = [_fact(f"Ana: {turn}") for turn in _TURNS]
+    one_by_one = [timing.anchor_in_time(f) for f in facts]
+    tense._TAGS.clear()
+    batches: list[int] = []
+    tag = tense._tag
+
+    def counted(texts):
+        batches.append(len(texts))
+        return tag(texts)
+
+    monkeypatch.setattr(tense, "_tag", counted)
+    together = timing.anchor_all_in_time(facts)
+    assert together == one_by_one
+    assert any(f.occurred_start for f in together)
+    assert len(batches) == 1 and batches[0] > 1  # every text wanted, tagged in one batch
+
+
+def test_a_version_is_settled_only_with_no_write_under_way():
+    changes = LocalChanges()
+    assert changes.settled("b") == 0
+    version = changes.reserve("b", "retain", ("m",), ())
+    assert changes.settled("b") is None  # reserved, not committed: the bank may be changing
+    assert changes.settled("other") == 0
+    changes.publish("b", version)
+    assert changes.settled("b") == version
+
+
+def test_a_document_rewritten_while_a_retain_extracts_is_decided_again(store_path, monkeypatch):
+    """The repeat check read before extraction is not trusted once the bank has moved on."""
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ana lives in Berlin.", mentioned_at=T0, document_id="doc")
+        extract = pipeline._extract
+
+        def rewritten_meanwhile(*args, **kwargs):
+            monkeypatch.setattr(pipeline, "_extract", extract)
+            bank.retain("Ana lives in Rome.", mentioned_at=T0, document_id="doc")
+            return extract(*args, **kwargs)
+
+        monkeypatch.setattr(pipeline, "_extract", rewritten_meanwhile)
+        result = bank.retain("Ana lives in Lisbon.", mentioned_at=T0, document_id="doc")
+        assert [m.text for m in bank.memories(document_id="doc")] == ["Ana lives in Lisbon."]
+        assert len(result.replaced) == 1
+        assert bank.check_integrity().ok
