@@ -141,7 +141,6 @@ class _EdgeFactors:
         extra: tuple[float, ...],
     ) -> None:
         self.graph = graph
-        self.version = graph.version
         self._decay = decay
         self._allowed = allowed
         self._hop = hop
@@ -184,8 +183,11 @@ class _EdgeFactors:
         return neighbours, factors
 
 
-#: Per graph mirror: its edge factors per walk parameters (decay, allowed, hop, extra).
-_FACTORS: WeakKeyDictionary[MemoryGraph, dict[tuple[Any, ...], _EdgeFactors]] = WeakKeyDictionary()
+#: Per graph mirror: the graph's version they were weighed at, and its edge factors per walk
+#: parameters (decay, allowed, hop, extra).
+_FACTORS: WeakKeyDictionary[MemoryGraph, tuple[int, dict[tuple[Any, ...], _EdgeFactors]]] = (
+    WeakKeyDictionary()
+)
 
 
 def _edge_factors(
@@ -196,9 +198,10 @@ def _edge_factors(
     extra: tuple[float, ...],
 ) -> _EdgeFactors:
     """The graph's kept :class:`_EdgeFactors` for these parameters, new when it changed."""
-    kept = _FACTORS.get(graph)
-    if kept is None or any(f.version != graph.version for f in kept.values()):
-        kept = _FACTORS[graph] = {}
+    version, kept = _FACTORS.get(graph, (None, {}))
+    if version != graph.version:
+        kept = {}
+        _FACTORS[graph] = graph.version, kept
     key = (decay, allowed, hop, extra)
     factors = kept.get(key)
     if factors is None:
