@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -325,3 +326,38 @@ def test_facts_just_outside_the_period_count_less_and_far_ones_not_at_all(mem):
 def test_how_near_a_period_a_fact_still_counts(query, days):
     parsed = parse_query_time(query, datetime(2025, 1, 20, tzinfo=UTC), None)
     assert parsed.near == timedelta(days=days)
+
+
+def test_turns_retained_by_racing_threads_link_as_if_retained_one_after_another(mem):
+    """Two threads retaining same-day turns into one bank: each turn's temporal links are those
+    it would get had the turns been retained one by one in the order the store took them."""
+    raced = mem.bank("raced")
+    turns = {
+        "Dana": [f"On 3 March 2025 Dana fixed bug {n} in the parser." for n in range(8)],
+        "Eli": [f"On 3 March 2025 Eli reviewed change {n} of the lexer." for n in range(8)],
+    }
+    start = threading.Barrier(2)
+
+    def speak(name: str) -> None:
+        start.wait(30)
+        for content in turns[name]:
+            say(raced, name, [content], at="2025-03-03T18:00:00Z")
+
+    threads = [threading.Thread(target=speak, args=(name,)) for name in turns]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    taken = [
+        text
+        for (text,) in mem._engine.db.fetchall(
+            "SELECT text FROM memories WHERE bank_id = 'raced' ORDER BY seq"
+        )
+    ]
+    assert len(taken) == 16
+    replayed = mem.bank("replayed")
+    for text in taken:
+        name, content = text.split(": ", 1)
+        say(replayed, name, [content], at="2025-03-03T18:00:00Z")
+    assert temporal_links_by_text(raced) == temporal_links_by_text(replayed)
+    assert mem.check_integrity().ok
