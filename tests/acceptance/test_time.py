@@ -361,3 +361,31 @@ def test_turns_retained_by_racing_threads_link_as_if_retained_one_after_another(
         say(replayed, name, [content], at="2025-03-03T18:00:00Z")
     assert temporal_links_by_text(raced) == temporal_links_by_text(replayed)
     assert mem.check_integrity().ok
+
+
+def test_dates_at_the_edges_of_time_are_stored_as_said_and_survive_export(mem, tmp_path):
+    """A date past the times agentmem holds dates nothing (never the same day this year); one
+    inside them is stored as itself, and the bank exports and imports whole."""
+    bank = mem.bank("edges")
+    for text in (
+        "Tigran flew to Yerevan on 31 December 9999.",
+        "The vault opens on 29 December 9999.",
+        "The capsule opens in June 3021.",
+        "The abbey was finished on 2 January 0001.",
+    ):
+        bank.retain(text, mentioned_at="2026-11-20T10:00:00Z")
+    stored = {
+        m.text: (m.occurred_start and m.occurred_start.date().isoformat()) for m in bank.memories()
+    }
+    assert stored == {
+        "Tigran flew to Yerevan on 31 December 9999.": None,
+        "The vault opens on 29 December 9999.": "9999-12-29",
+        "The capsule opens in June 3021.": "3021-06-01",
+        "The abbey was finished on 2 January 0001.": "0001-01-02",
+    }
+    bank.export(tmp_path / "edges.jsonl")
+    copy = mem.import_(tmp_path / "edges.jsonl", bank_id="edges-copy")
+    assert sorted((m.text, m.occurred_start, m.occurred_end) for m in copy.memories()) == sorted(
+        (m.text, m.occurred_start, m.occurred_end) for m in bank.memories()
+    )
+    assert mem.check_integrity().ok

@@ -707,3 +707,46 @@ def test_word_salad_gives_well_formed_intervals(words: list[str], reference: dat
     parsed = parse_time_expression(text, reference)
     if parsed is not None:
         _assert_well_formed(parsed, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    day=st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)),
+    form=st.sampled_from(
+        ["on {d} {m} {y}", "on {m} {d}, {y}", "in {m} {y}", "on the {d} of {m} {y}"]
+    ),
+    reference=references,
+)
+def test_a_date_with_a_year_is_that_date_or_none(day: date, form: str, reference: datetime):
+    """Whatever its year, a written date is read as itself or not at all (a year past what
+    agentmem holds), never as its day and month in a year counted from the reference."""
+    text = form.format(d=day.day, m=MONTHS[day.month - 1], y=f"{day.year:04d}")
+    whole_month = "{d}" not in form
+    start = day.replace(day=1) if whole_month else day
+    found = find_time_expressions(f"Alice arrived {text}.", reference)
+    assert all(not parsed.relative for parsed in found), (text, found)
+    if found:
+        [parsed] = found
+        assert parsed.start.date() == start, (text, parsed)
+    held = (
+        date(1, 1, 2) <= start and (day.year, day.month) < (9999, 12)
+        if whole_month
+        else (date(1, 1, 2) <= day <= date(9999, 12, 29))
+    )
+    assert bool(found) == held, (text, found)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("Tigran flew to Yerevan on 31 December 9999.", None),  # past the times held
+        ("The treaty runs out in December 9999.", None),
+        ("The vault opens on 29 December 9999.", "9999-12-29"),
+        ("The capsule opens in June 3021.", "3021-06-01"),
+        ("We met on 5 May 0000.", None),  # no year 0
+        ("The abbey was finished on 2 January 0001.", "0001-01-02"),
+    ],
+)
+def test_dates_at_the_edges_of_time(text: str, start: str | None) -> None:
+    found = find_time_expressions(text, REF)
+    assert [p.start.date().isoformat() for p in found] == ([start] if start else [])
