@@ -1053,15 +1053,13 @@ def _resolve(
     try:
         interval = rule.resolve(match, at)
     except (ValueError, OverflowError):
-        interval = None  # not a real date (February 30, minute 61), or past datetime's years
-    else:
-        if interval is None or not interval.start < interval.end:
-            return None  # no date
-        if interval.start >= EARLIEST and interval.end - _TICK <= LATEST:
-            return interval
-    if unreal is not None:  # no date agentmem can hold (past the years of to_utc)
-        unreal.append(match.span())
-    return None
+        # Not a real date (February 30, minute 61) or beyond datetime's years 1-9999.
+        if unreal is not None:
+            unreal.append(match.span())
+        return None
+    if interval is None or not interval.start < interval.end:
+        return None
+    return interval
 
 
 def _candidates(text: str, at: _Reading) -> list[_Candidate]:
@@ -1076,13 +1074,25 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
             found.append(
                 _Candidate(match.start(), match.end(), interval, in_context, order, rule, match)
             )
-    found = [c for c in found if not _dates_unreal(c, unreal)]
+    found = _real(found, unreal)
     found += _with_part_of_day(text, found)
     found += _with_modifier(text, found)
     found += _ranges(text, found, at)
     found += _since(text, found, at.ref)
-    found += _anchored(text, found)
-    return found
+    found += _anchored(text, found, unreal)
+    return _real(found, unreal)
+
+
+def _real(found: list[_Candidate], unreal: list[tuple[int, int]]) -> list[_Candidate]:
+    """The candidates that name times agentmem holds (to_utc's years) and date no part of an
+    unreal one; the spans of those past the times held join ``unreal``."""
+    held = []
+    for c in found:
+        if c.interval.start >= EARLIEST and c.interval.end - _TICK <= LATEST:
+            held.append(c)
+        else:
+            unreal.append((c.start, c.end))
+    return [c for c in held if not _dates_unreal(c, unreal)]
 
 
 def _dates_unreal(candidate: _Candidate, unreal: list[tuple[int, int]]) -> bool:
@@ -1282,13 +1292,16 @@ _ANCHORED_BEFORE = re.compile(
 )
 
 
-def _anchored(text: str, found: list[_Candidate]) -> list[_Candidate]:
+def _anchored(
+    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
+) -> list[_Candidate]:
     """Compose a period counted from a date: "the week before 16 November 2023", "two days
     after May 5", "the Sunday before October 25, 2022", "the day after Christmas".
 
     The period is resolved as if said on the anchor: "before" counts back from the anchor's
     first day, "after" forward from its last, so "the week before <a Thursday>" is the ISO
     week before that Thursday's week, the same week "last week" said that Thursday names.
+    One past the years datetime holds goes to ``unreal``.
     """
     composed = []
     for candidate in found:
@@ -1298,7 +1311,9 @@ def _anchored(text: str, found: list[_Candidate]) -> list[_Candidate]:
         if words is None:
             continue
         interval = _resolve_anchored(words, candidate.interval)
-        if interval is not None:
+        if interval is None:
+            unreal.append((words.start(), candidate.end))
+        else:
             composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
     return composed
 
