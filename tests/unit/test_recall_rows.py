@@ -141,3 +141,25 @@ def test_a_recalled_memory_is_the_callers_own(store_path):
         again = bank.recall("Where does Giulia live?", reinforce=False, now=T0)
         assert [h.memory.id for h in again] == [h.memory.id for h in first]
         assert all(h.memory.metadata == {"turn": 1} for h in again)
+
+
+def test_the_copys_vectors_are_the_vector_stores_through_rewrites_and_forgets(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain([{"role": "user", "content": t} for t in TEXTS], mentioned_at=T0)
+        engine, collection = mem._engine, bank._collection
+
+        def assert_same(ids: list[str]) -> None:
+            kept = engine.recall_rows.vectors("b", collection, ids)
+            stored = engine.vectors.get_vectors(collection, ids)
+            assert kept.keys() == stored.keys()
+            assert all((kept[i] == stored[i]).all() for i in ids if i in stored)
+
+        ids = [m.id for m in bank.memories()]
+        assert_same(ids[:1])  # the first read takes in every row's vector
+        assert_same(ids)
+        engine.vectors.flush()
+        refine_observation(engine, "b", collection, bank.memories(limit=1)[0], TEXTS[2], [])
+        assert_same(ids)
+        bank.forget(ids[-2:])
+        assert_same(ids)

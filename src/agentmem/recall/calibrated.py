@@ -63,6 +63,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
@@ -248,10 +249,11 @@ class _Question:
     kinds: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
-class _Signals:
+class _Signals(NamedTuple):
     """One candidate's log-odds without the signals weighed by their selectivity in the query,
-    and those signals: the share of the period's dating, whether it names the answer's kind."""
+    and those signals: the share of the period's dating, whether it names the answer's kind
+    (a tuple: one per candidate of every recall, several times faster to build than a frozen
+    dataclass)."""
 
     base: float
     in_period: float

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from agentmem.config import ScoringWeights
 from agentmem.types import Memory
 
 
-@dataclass(frozen=True, slots=True)
-class Signals:
-    """The four signals of one memory, each in [0, 1]."""
+class Signals(NamedTuple):
+    """The four signals of one memory, each in [0, 1] (a tuple: every recall makes one per
+    candidate, several times faster than a frozen dataclass)."""
 
     relevance: float
     recency: float

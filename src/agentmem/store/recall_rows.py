@@ -4,16 +4,19 @@ Recall builds each fused candidate from its stored row (text, times, entities an
 tags, importance, access count, metadata), looks up the ``supersedes`` links around the
 candidates and measures the query's cosine with the stored vectors of candidates the semantic
 arm did not return. All three are read here from a per-bank copy instead of the stores: rows
-and links loaded in full on first use, vectors as recall first reads them (at most
-:data:`VECTORS_KEPT` a bank), then kept at the bank's version (store/changes.py) by replaying
-the change log. The rows and vectors of the memories a change names are dropped (read again
-when next asked for), the entities it names are read again, the ``supersedes`` links are read
-again; an entity correction, an import, a deleted bank or a log that no longer reaches back
-drops the copy. Recall's access counts are not changes: a reinforcing recall drops the rows it
-counted once it has committed, and on a store other processes write too (PostgreSQL), where
-their recalls count as well, each row remembers how often the bank's counts had moved when it
-was read (``changes.count_accesses``); candidates read before the latest move have their
-counts read again (one lookup by primary key), so a bank nobody reinforces costs no query.
+and links loaded in full on first use, from an embedded Chroma the vectors of every row when
+recall first reads one (one read of the collection, ~0.3 s at 10k, rather than one of
+~0.7 ms in most recalls of a bank whose candidates change), else vectors as recall asks for
+them (at most :data:`VECTORS_KEPT` a bank), then kept at the bank's version (store/changes.py)
+by replaying the change log. The rows and vectors of the memories a change names are dropped
+(read again when next asked for), the entities it names are read again, the ``supersedes``
+links are read again; an entity correction, an import, a deleted bank or a log that no
+longer reaches back drops the copy. Recall's access counts are not changes: a reinforcing
+recall drops the rows it counted once it has committed, and on a store other processes write
+too (PostgreSQL), where their recalls count as well, each row remembers how often the bank's
+counts had moved when it was read (``changes.count_accesses``); candidates read before the
+latest move have their counts read again (one lookup by primary key), so a bank nobody
+reinforces costs no query.
 
 Rows are kept as the store returns them (their lists as tuples), each turned into its
 :class:`Memory` value once, when first read (as
@@ -98,6 +101,8 @@ class _Bank:
     counted_at: dict[str, int] = field(default_factory=dict)
     # memory id -> its stored vector, as the vector store returned it
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # Whether every row's vector was asked for (see :meth:`RecallRows.vectors`).
+    vectors_read: bool = False
     # memory id -> its pieces' vectors (retain/pieces.py), None for a memory without pieces
     pieces: dict[str, np.ndarray | None] = field(default_factory=dict)
     # Moves whenever ``entities`` is replaced by a larger one.
@@ -124,6 +129,11 @@ class _Bank:
 
 class VectorReader(Protocol):
     """What the copies read vectors from (the engine's vector store, either backend)."""
+
+    @property
+    def embedded(self) -> bool:
+        """Whether the vectors live in an embedded Chroma, which returns them as arrays."""
+        ...
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
@@ -181,14 +191,26 @@ class RecallRows:
         return {memory_id: found[memory_id] for memory_id in wanted if memory_id in found}
 
     def vectors(self, bank_id: str, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection."""
-        return self._read_through(
+        """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection;
+        from an embedded Chroma, the first call reads the vectors of every row the copy holds
+        as well (at most :data:`VECTORS_KEPT`: a server or PostgreSQL sends each as a list of
+        numbers, which at 100k vectors would take seconds and a GiB)."""
+        bank = self._current(bank_id)
+        wanted = list(ids)
+        if not bank.vectors_read:
+            bank.vectors_read = True  # once: a read a write made stale is not made again
+            if self._vectors.embedded and len(bank.rows) <= VECTORS_KEPT:
+                wanted = list(dict.fromkeys([*ids, *bank.rows]))
+        found = self._read_through(
             bank_id,
-            ids,
+            wanted,
             lambda bank: bank.vectors,
             # Absent vectors are not kept: a vector still staged arrives after its change.
             lambda missing: self._vectors.get_vectors(collection, missing),
         )
+        if len(wanted) == len(ids):
+            return found
+        return {memory_id: found[memory_id] for memory_id in ids if memory_id in found}
 
     def pieces(self, bank_id: str, ids: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
@@ -278,6 +300,7 @@ class RecallRows:
                 epoch=bank.epoch + 1,
                 counted_at=bank.counted_at,
                 vectors=bank.vectors,
+                vectors_read=bank.vectors_read,
                 pieces=bank.pieces,
             )
             self._banks[bank_id] = fresh
