@@ -21,7 +21,7 @@ def test_a_small_run_measures_a_postgresql_copy_of_the_bank(tmp_path, pg_url):
     copy = size["postgresql"]
     assert set(copy["recall"]) == {"semantic", "keyword", "tempr"}
     assert copy["tempr_p50_over_embedded"] > 0 and copy["vector_top_k"]["p50_ms"] > 0
-    assert set(copy["cold_start"]) == {"graph", "keyword", "rows"}  # the in-process copies
+    assert set(copy["cold_start"]) == {"graph", "keyword", "rows", "vectors"}  # in-process copies
     paired = copy["interleaved_with_embedded"]
     assert set(paired) == {"semantic", "keyword", "tempr"}
     assert all(p["second_over_first"] > 0 for p in paired.values())

@@ -38,7 +38,7 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     assert size["keyword_index"]["pending_rows"] > 0
     assert size["ratios"]["bulk_retain_over_raw_embedder"] > 0
     assert size["model_only_per_s"] > 0 and size["ratios"]["bulk_retain_over_model_only"] > 0
-    assert set(size["cold_start"]) == {"graph", "keyword", "rows"}
+    assert set(size["cold_start"]) == {"graph", "keyword", "rows", "vectors"}
     assert size["ratios"]["tempr_p50_over_chroma_and_embedding"] > 0
     assert json.loads(out.read_text())["sizes"][0]["size"] == 60
     table = format_report(report)

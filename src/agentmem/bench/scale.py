@@ -275,6 +275,8 @@ def _cold_start(mem: AgentMemory) -> dict[str, Any]:
         loads["keyword"] = lambda: engine.keyword_mirrors.search(BANK, ["x"], 1)
     if engine.recall_rows is not None:
         loads["rows"] = lambda: engine.recall_rows.memories(BANK, [])
+        collection = mem.bank(BANK)._collection
+        loads["vectors"] = lambda: engine.recall_rows.vectors(BANK, collection, [])
     figures: dict[str, Any] = {}
     for name, load in loads.items():
         before, started, cpu = _rss_mib(), time.perf_counter(), time.process_time()

@@ -73,6 +73,10 @@ _SUPERSEDES = (
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
 VECTORS_KEPT = 100_000
+#: Banks of at most this many memories have every vector read at once, on first use (~0.6 s
+#: and 21 MiB at 10k from an embedded Chroma); larger ones read them as recall asks, so that
+#: a 100k bank neither waits seconds on its first recall nor holds 200 MiB more at once.
+VECTORS_READ_AT_ONCE = 25_000
 #: Changes after which the copy is loaded anew rather than caught up.
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
 
@@ -193,13 +197,13 @@ class RecallRows:
     def vectors(self, bank_id: str, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection;
         from an embedded Chroma, the first call reads the vectors of every row the copy holds
-        as well (at most :data:`VECTORS_KEPT`: a server or PostgreSQL sends each as a list of
-        numbers, which at 100k vectors would take seconds and a GiB)."""
+        as well (for banks of at most :data:`VECTORS_READ_AT_ONCE`; a server or PostgreSQL
+        sends each as a list of numbers, which at 100k vectors would take seconds and a GiB)."""
         bank = self._current(bank_id)
         wanted = list(ids)
         if not bank.vectors_read:
             bank.vectors_read = True  # once: a read a write made stale is not made again
-            if self._vectors.embedded and len(bank.rows) <= VECTORS_KEPT:
+            if self._vectors.embedded and len(bank.rows) <= VECTORS_READ_AT_ONCE:
                 wanted = list(dict.fromkeys([*ids, *bank.rows]))
         found = self._read_through(
             bank_id,
