@@ -108,6 +108,24 @@ def test_every_text_whose_tense_is_read_is_tagged_up_front(monkeypatch):
     assert sum(f.occurred_start is not None for f in anchored) > 5
 
 
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("I paid the invoice on March 3.", True),
+        ("See you on Friday!", True),
+        ("We went hiking last summer.", False),  # "last" names the occurrence
+        ("The launch was in Q3 2023.", False),
+        ("The meeting moved to Thursday.", False),  # the day moved to: ahead, whatever the tense
+        ("Thanks, that helps!", False),
+    ],
+)
+def test_only_texts_whose_tense_is_read_are_tagged_up_front(text, read, monkeypatch):
+    batches = _counted_batches(monkeypatch)
+    timing.anchor_all_in_time([_fact(f"Ana: {text}")])
+    assert bool(batches and batches[0]) is read
+    assert len(batches) <= 1
+
+
 def test_a_version_is_settled_only_with_no_write_under_way():
     changes = LocalChanges()
     assert changes.settled("b") == 0

@@ -90,7 +90,7 @@ from typing import Literal
 
 from agentmem._time import to_utc
 from agentmem.errors import InvalidInputError
-from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction
+from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction, moved_to
 
 __all__ = [
     "DATE_ORDERS",
@@ -1042,14 +1042,22 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 _BY_TENSE = tuple(rule for rule in _RULES if rule.by_tense)
+# The groups that name the occurrence themselves: "last summer", "March 3, 2024", "Q3 2023".
+_WHICH_GROUPS = ("rel", "year", "yy", "year2")
 
 
 def may_read_tense(text: str) -> bool:
     """Whether the tense of a clause may pick the occurrence of a date in ``text``: it names a
-    calendar day or period that can go without a year ("March 3", "in June", "on Friday").
-    The patterns alone decide, nothing is resolved: retain asks it to tag all such texts of a
-    call in one spaCy batch before it reads their times."""
-    return any(rule.pattern.search(text) for rule in _BY_TENSE)
+    calendar day or period without a year or last/this/next ("March 3", "in June", "on
+    Friday"), and not as the day something is moved to. The patterns alone decide, nothing is
+    resolved: retain asks it to tag all such texts of a call in one spaCy batch before it
+    reads their times (a text it misses is tagged alone, with the same tags)."""
+    return any(
+        not any(match.groupdict().get(group) for group in _WHICH_GROUPS)
+        and not moved_to(text, match.start())
+        for rule in _BY_TENSE
+        for match in rule.pattern.finditer(text)
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
 
     tagged = [
         tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
-        for doc in load_nlp().pipe(texts, disable=["ner"])
+        for doc in load_nlp().pipe(texts, disable=["ner", "senter"])
     ]
     if len(_TAGS) + len(texts) > _TAGS_KEPT:
         _TAGS.clear()
@@ -107,10 +107,10 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
 
     None when it does not say; the caller then keeps its default reading.
     """
+    if moved_to(text, start):
+        return "forward"
     sentence = _bounds(text, start, end, _SENTENCE_END)
     part = _bounds(text, start, end, _PART_END)
-    if _MOVED_TO.search(text, part[0], start):
-        return "forward"
     tokens = _tagged(text)
     for lo, hi in (part, sentence):
         before = [t for t in tokens if lo <= t[0] and t[1] <= start]
@@ -121,6 +121,13 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     if _PLAN_CUE.search(text, sentence[0], sentence[1]):
         return "forward"
     return None
+
+
+def moved_to(text: str, start: int) -> bool:
+    """Whether the date at ``text[start:]`` is the day something is moved to ("we moved the
+    demo to Friday"): ahead whatever the tense, so no tags are read."""
+    part_start = _bounds(text, start, start, _PART_END)[0]
+    return _MOVED_TO.search(text, part_start, start) is not None
 
 
 def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
