@@ -7,9 +7,10 @@ from datetime import UTC, date, datetime, time
 
 from agentmem.errors import InvalidInputError
 
-# DuckDB TIMESTAMPTZ and Python datetimes agree on this range; outside it is bad input.
-_MIN = datetime(1, 1, 2, tzinfo=UTC)
-_MAX = datetime(9999, 12, 30, tzinfo=UTC)
+# The times agentmem holds: DuckDB TIMESTAMPTZ and Python datetimes agree on this range (a day
+# inside datetime's, for time zones); outside it is bad input, and no date read from text.
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 
 
 def utc_now() -> datetime:
@@ -49,7 +50,7 @@ def to_utc(value: object, *, field: str) -> datetime:
             f"{field}: expected a datetime, date, ISO string or timestamp, "
             f"got {type(value).__name__}"
         )
-    if not _MIN <= result <= _MAX:
+    if not EARLIEST <= result <= LATEST:
         raise InvalidInputError(f"{field}: datetime out of range: {value!r}")
     return result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -325,3 +326,66 @@ def test_facts_just_outside_the_period_count_less_and_far_ones_not_at_all(mem):
 def test_how_near_a_period_a_fact_still_counts(query, days):
     parsed = parse_query_time(query, datetime(2025, 1, 20, tzinfo=UTC), None)
     assert parsed.near == timedelta(days=days)
+
+
+def test_turns_retained_by_racing_threads_link_as_if_retained_one_after_another(mem):
+    """Two threads retaining same-day turns into one bank: each turn's temporal links are those
+    it would get had the turns been retained one by one in the order the store took them."""
+    raced = mem.bank("raced")
+    turns = {
+        "Dana": [f"On 3 March 2025 Dana fixed bug {n} in the parser." for n in range(8)],
+        "Eli": [f"On 3 March 2025 Eli reviewed change {n} of the lexer." for n in range(8)],
+    }
+    start = threading.Barrier(2)
+
+    def speak(name: str) -> None:
+        start.wait(30)
+        for content in turns[name]:
+            say(raced, name, [content], at="2025-03-03T18:00:00Z")
+
+    threads = [threading.Thread(target=speak, args=(name,)) for name in turns]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    taken = [
+        text
+        for (text,) in mem._engine.db.fetchall(
+            "SELECT text FROM memories WHERE bank_id = 'raced' ORDER BY seq"
+        )
+    ]
+    assert len(taken) == 16
+    replayed = mem.bank("replayed")
+    for text in taken:
+        name, content = text.split(": ", 1)
+        say(replayed, name, [content], at="2025-03-03T18:00:00Z")
+    assert temporal_links_by_text(raced) == temporal_links_by_text(replayed)
+    assert mem.check_integrity().ok
+
+
+def test_dates_at_the_edges_of_time_are_stored_as_said_and_survive_export(mem, tmp_path):
+    """A date past the times agentmem holds dates nothing (never the same day this year); one
+    inside them is stored as itself, and the bank exports and imports whole."""
+    bank = mem.bank("edges")
+    for text in (
+        "Tigran flew to Yerevan on 31 December 9999.",
+        "The vault opens on 29 December 9999.",
+        "The capsule opens in June 3021.",
+        "The abbey was finished on 2 January 0001.",
+    ):
+        bank.retain(text, mentioned_at="2026-11-20T10:00:00Z")
+    stored = {
+        m.text: (m.occurred_start and m.occurred_start.date().isoformat()) for m in bank.memories()
+    }
+    assert stored == {
+        "Tigran flew to Yerevan on 31 December 9999.": None,
+        "The vault opens on 29 December 9999.": "9999-12-29",
+        "The capsule opens in June 3021.": "3021-06-01",
+        "The abbey was finished on 2 January 0001.": "0001-01-02",
+    }
+    bank.export(tmp_path / "edges.jsonl")
+    copy = mem.import_(tmp_path / "edges.jsonl", bank_id="edges-copy")
+    assert sorted((m.text, m.occurred_start, m.occurred_end) for m in copy.memories()) == sorted(
+        (m.text, m.occurred_start, m.occurred_end) for m in bank.memories()
+    )
+    assert mem.check_integrity().ok

@@ -152,3 +152,72 @@ def test_integrity_finds_what_can_go_wrong_in_the_database_and_repair_mends_vect
         assert mem.check_integrity().ok
         assert bank.recall("Where does Alice live?", strategies=["semantic"]).hits
         assert bank.recall("Acme", strategies=["keyword"]).hits
+
+
+class _GatedEmbedder(HashEmbedder):
+    """A hash embedder that, once armed, holds its next call at a gate (the test deletes the
+    bank meanwhile)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = False
+        self.waiting, self.gate = threading.Event(), threading.Event()
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        if self.armed:
+            self.armed = False
+            self.waiting.set()
+            assert self.gate.wait(60)
+        return super().embed(texts)
+
+
+_TWO_THINGS = "I moved to Berlin last June with my sister. I love swimming in the lakes there."
+
+
+@pytest.mark.parametrize("stage", ["vectors", "pieces"])
+def test_a_bank_deleted_by_another_memory_during_repair_gets_nothing_back(
+    pg_url: str, stage: str
+) -> None:
+    """repair() reads what a bank lacks, embeds it, then writes: a bank deleted (and created
+    anew) by another memory while it embeds must not get the old bank's vectors, pieces or
+    changes, nor the new one anything."""
+    embedder = _GatedEmbedder()
+    repairer = agentmem.AgentMemory(pg_url, embedder=embedder)
+    deleter = _memory(pg_url)
+    try:
+        stored = (
+            repairer.bank("doomed")
+            .retain(  # one fact of two pieces
+                [{"role": "user", "name": "Alice", "content": _TWO_THINGS}], mentioned_at=T0
+            )
+            .memories
+        )
+        db = repairer._engine.db
+        if stage == "vectors":  # what repair re-embeds: a vector gone
+            db.execute("DELETE FROM vectors WHERE id = ?", [stored[0].id])
+        else:  # a store from before pieces
+            db.execute("UPDATE memories SET piece_vectors = NULL WHERE bank_id = 'doomed'")
+        embedder.armed = True
+        outcome: list[object] = []
+        thread = threading.Thread(target=lambda: outcome.append(repairer.repair()))
+        thread.start()
+        assert embedder.waiting.wait(60)
+        deleter.delete_bank("doomed")
+        reborn = deleter.bank("doomed")
+        version = db.fetchall("SELECT version FROM bank_versions WHERE bank_id = 'doomed'")
+        embedder.gate.set()
+        thread.join(60)
+        assert len(outcome) == 1  # the repair finished (the deleted bank's share skipped)
+        assert db.fetchall("SELECT count(*) FROM vectors")[0][0] == 0
+        assert db.fetchall("SELECT count(*) FROM memories")[0][0] == 0
+        assert (
+            db.fetchall("SELECT version FROM bank_versions WHERE bank_id = 'doomed'") == version
+        )  # no change recorded against the new bank
+        assert reborn.memories() == [] and reborn.recall("Alice Berlin").hits == []
+        for mem in (repairer, deleter):
+            report = mem.check_integrity()
+            assert report.ok, report.problems
+    finally:
+        embedder.gate.set()
+        repairer.close()
+        deleter.close()

@@ -34,11 +34,11 @@ def edge_by_edge(
     allowed = None if edge_types is None else frozenset(edge_types)
     best = {node: min(1.0, a) for node, a in seeds.items() if node in graph and a > 0}
     came_from: dict[str, str] = {}
-    heap = [(-a, node) for node, a in best.items()]
+    heap = [(-a, _tie(graph, node), node) for node, a in best.items()]
     heapq.heapify(heap)
     expanded: set[str] = set()
     while heap and len(expanded) < budget:
-        negative, node = heapq.heappop(heap)
+        negative, _, node = heapq.heappop(heap)
         if node in expanded or -negative < best[node]:
             continue
         expanded.add(node)
@@ -56,8 +56,17 @@ def edge_by_edge(
                 best[other] = reached
                 if other not in expanded:
                     came_from[other] = node
-                    heapq.heappush(heap, (-reached, other))
+                    heapq.heappush(heap, (-reached, _tie(graph, other), other))
     return best, came_from
+
+
+def _tie(graph: MemoryGraph, node: str) -> tuple[object, ...]:
+    """Nodes of equal activation: memories first, newest retained (highest seq) first, then
+    entities by name, kind and id."""
+    if graph.is_entity(node):
+        name, kind, _ = graph.entity_info(node)
+        return (1, name.casefold(), kind, node)
+    return (0, -graph.seq_at(graph.slot(node)))
 
 
 _WEIGHT = st.sampled_from([0.05, 0.3, 0.5, 0.61, 0.9, 1.0])  # repeats make ties
@@ -119,3 +128,53 @@ def test_the_walk_reaches_what_an_edge_by_edge_walk_reaches(
         )
         for n in (1, 3, 20):
             assert reached.strongest_memories(n) == memories[:n]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    mentions=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 3)), max_size=25),
+    links=st.dictionaries(
+        st.tuples(st.integers(0, 9), st.integers(0, 9), st.sampled_from(KINDS)),
+        _WEIGHT,
+        max_size=40,
+    ),
+    seeds=st.dictionaries(st.sampled_from(MEMORIES + ENTITIES), _WEIGHT, min_size=1, max_size=4),
+    budget=st.integers(1, 30),
+    order=st.randoms(use_true_random=False),
+)
+def test_two_stores_that_retained_the_same_walk_alike(mentions, links, seeds, budget, order):
+    """Ids are random: a second store of the same memories has other ids, other slots and its
+    edges in another order, and its walk must still expand, reach and rank the same nodes."""
+    nodes = MEMORIES + ENTITIES
+    fresh = [f"id{n:06d}" for n in order.sample(range(10**6), len(nodes))]
+    renamed = dict(zip(nodes, fresh, strict=True))
+
+    def build(name: dict[str, str], shuffled: bool) -> MemoryGraph:
+        graph = MemoryGraph()
+        memories = list(enumerate(MEMORIES))
+        edges, rows = list(links.items()), list(mentions)
+        if shuffled:
+            for items in (memories, edges, rows):
+                order.shuffle(items)
+        graph._add_memories((name[m], None, seq) for seq, m in memories)
+        graph._add_entity_rows(
+            (name[MEMORIES[m]], name[ENTITIES[e]], f"name {e}", "person", ()) for m, e in rows
+        )
+        for (a, b, kind), weight in edges:
+            graph.add_link(name[MEMORIES[a]], name[MEMORIES[b]], kind, weight)
+        return graph
+
+    params = {"budget": budget, "decay": 0.8, "causal_boost": 2.0}
+    first = build({node: node for node in renamed}, shuffled=False)
+    second = build(renamed, shuffled=True)
+    with first.lock, second.lock:
+        one = spreading_activation(first, seeds, **params)
+        other = spreading_activation(
+            second, {renamed[node]: a for node, a in seeds.items()}, **params
+        )
+        assert {renamed[node]: a for node, a in one.level.items()} == other.level
+        for node in one.level:
+            assert [renamed[step] for step in one.path(node)] == other.path(renamed[node])
+        assert [(renamed[node], a) for node, a in one.strongest_memories(20)] == (
+            other.strongest_memories(20)
+        )

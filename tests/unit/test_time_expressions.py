@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentmem._time import EARLIEST, LATEST
 from agentmem.errors import InvalidInputError
+from agentmem.recall.query_time import parse_query_time
 from agentmem.temporal import ParsedTime, find_time_expressions, parse_time_expression
 
 # A Wednesday; its ISO week runs Monday 2025-01-13 to Sunday 2025-01-19.
@@ -707,3 +709,75 @@ def test_word_salad_gives_well_formed_intervals(words: list[str], reference: dat
     parsed = parse_time_expression(text, reference)
     if parsed is not None:
         _assert_well_formed(parsed, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    day=st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)),
+    form=st.sampled_from(
+        ["on {d} {m} {y}", "on {m} {d}, {y}", "in {m} {y}", "on the {d} of {m} {y}"]
+    ),
+    reference=references,
+)
+def test_a_date_with_a_year_is_that_date_or_none(day: date, form: str, reference: datetime):
+    """Whatever its year, a written date is read as itself or not at all (a year past what
+    agentmem holds), never as its day and month in a year counted from the reference."""
+    text = form.format(d=day.day, m=MONTHS[day.month - 1], y=f"{day.year:04d}")
+    whole_month = "{d}" not in form
+    start = day.replace(day=1) if whole_month else day
+    found = find_time_expressions(f"Alice arrived {text}.", reference)
+    assert all(not parsed.relative for parsed in found), (text, found)
+    if found:
+        [parsed] = found
+        assert parsed.start.date() == start, (text, parsed)
+    held = (
+        date(1, 1, 2) <= start and (day.year, day.month) < (9999, 12)
+        if whole_month
+        else (date(1, 1, 2) <= day <= date(9999, 12, 29))
+    )
+    assert bool(found) == held, (text, found)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("Tigran flew to Yerevan on 31 December 9999.", None),  # past the times held
+        ("The treaty runs out in December 9999.", None),
+        ("The vault opens on 29 December 9999.", "9999-12-29"),
+        ("The capsule opens in June 3021.", "3021-06-01"),
+        ("We met on 5 May 0000.", None),  # no year 0
+        ("The abbey was finished on 2 January 0001.", "0001-01-02"),
+    ],
+)
+def test_dates_at_the_edges_of_time(text: str, start: str | None) -> None:
+    found = find_time_expressions(text, REF)
+    assert [p.start.date().isoformat() for p in found] == ([start] if start else [])
+
+
+edges_of_time = st.one_of(
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(1, 3, 1)),
+    st.datetimes(min_value=datetime(9999, 11, 1), max_value=datetime(9999, 12, 30)),
+).map(lambda naive: naive.replace(tzinfo=UTC))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.one_of(
+        absolute_expressions,
+        relative_expressions,
+        st.sampled_from(["recently", "lately", "our last conversation", "the day before it"]),
+        st.builds(
+            "the week {} {} {}".format,
+            st.sampled_from(["before", "after"]),
+            days,
+            st.sampled_from(["January 0001", "December 9999"]),
+        ),
+    ),
+    now=st.one_of(edges_of_time, references.map(lambda r: r.replace(tzinfo=UTC))),
+)
+def test_a_query_period_is_always_one_agentmem_holds(text: str, now: datetime) -> None:
+    """At the first and last days agentmem holds, every period a query names lies inside them,
+    so it can be handed back as a recall's ``time_range`` (to_utc's range)."""
+    found = parse_query_time(f"What did Alice do {text}?", now, now).range
+    if found is not None:
+        assert EARLIEST <= found.start <= found.end <= LATEST, (text, found)

@@ -238,7 +238,8 @@ def spreading_activation(
     Call with ``graph.lock`` held. The walk runs on the graph's slots, each node's edges
     weighed once while the graph is unchanged (:class:`_EdgeFactors`), one at a time or, for a
     node with many (:data:`VECTOR_EDGES`), all at once; the most activated unexplored node is
-    expanded next, ties by id.
+    expanded next, ties as :meth:`MemoryGraph.tie_at` orders them (not by id: two stores that
+    retained the same walk alike).
 
     Args:
         graph: The bank's graph.
@@ -268,12 +269,12 @@ def spreading_activation(
         if slot is not None and a > 0:
             best[slot] = min(1.0, a)
     heap: list[tuple[float, str, int]] = [
-        (-a, graph.node_at(slot), slot) for slot, a in best.items()
+        (-a, graph.tie_at(slot), slot) for slot, a in best.items()
     ]
     heapq.heapify(heap)
     came_from: dict[int, int] = {}
     expanded: set[int] = set()
-    best_of, node_at, push = best.get, graph.node_at, heapq.heappush  # locals: read per edge
+    best_of, tie_at, push = best.get, graph.tie_at, heapq.heappush  # locals: read per edge
     while heap and len(expanded) < budget:
         negative, _, slot = heapq.heappop(heap)
         if slot in expanded or -negative < best[slot]:
@@ -292,14 +293,14 @@ def spreading_activation(
                     best[other] = reached
                     if other not in expanded:  # an expanded node keeps its path: no cycles
                         came_from[other] = slot
-                        push(heap, (-reached, node_at(other), other))
+                        push(heap, (-reached, tie_at(other), other))
         else:
             for other, reached in _stronger(neighbours, factors, activation, best):
                 if reached > best_of(other, 0.0):
                     best[other] = reached
                     if other not in expanded:
                         came_from[other] = slot
-                        push(heap, (-reached, node_at(other), other))
+                        push(heap, (-reached, tie_at(other), other))
     return Activation(graph, best, came_from)
 
 

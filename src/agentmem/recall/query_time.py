@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
+from agentmem._time import EARLIEST, LATEST
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.types import TimeRange
 
@@ -43,9 +44,6 @@ _BEFORE = re.compile(r"\b(?:before|prior\s+to|until|till|up\s+to)\s+(?:the\s+)?$
 _AS_OF = re.compile(r"\b(?:as\s+of|by)\s+(?:the\s+)?$", re.IGNORECASE)
 _AFTER = re.compile(r"\b(?:after|later\s+than)\s+(?:the\s+)?$", re.IGNORECASE)
 RECENT_DAYS = 7
-# Open-ended ranges are clamped to what the stores can hold.
-FLOOR = datetime(1, 1, 2, tzinfo=UTC)
-CEILING = datetime(9999, 12, 30, tzinfo=UTC)
 #: Facts just outside a period still count, less: "last Friday" said on a Sunday is the
 #: first weekend of October give or take a day, and a trip one came back from the day after
 #: "the last two weeks of August" was in them. Within NEAR_SHARE of the named period's length
@@ -105,7 +103,7 @@ def parse_query_time(
         period = TimeRange(min(lo for lo, _ in spans), max(hi for _, hi in spans))
         # "before 2020" is open, but the margin is a share of the year it names.
         named = max(e.end - e.start for e in expressions)
-        bounded = period.start > FLOOR and period.end < CEILING
+        bounded = period.start > EARLIEST and period.end < LATEST
         near = near_margin(period.end - period.start if bounded else named)
         content = _content(content, query)
         keywords = " ".join([content, *(e.text for e in expressions if e.named)])
@@ -115,12 +113,15 @@ def parse_query_time(
             return QueryTime(None, mode, query, asks_when)
         day = last_mention.replace(hour=0, minute=0, second=0, microsecond=0)
         cut = query[: match.start()] + " " + query[match.end() :]
-        period = TimeRange(day, last_mention + timedelta(seconds=1))
+        period = TimeRange(day, min(LATEST, last_mention + timedelta(seconds=1)))
         near = near_margin(period.end - period.start)
         return QueryTime(period, "mention", _content(cut, query), asks_when, near)
     if match := _RECENTLY.search(query):
         cut = query[: match.start()] + " " + query[match.end() :]
-        period = TimeRange(now - timedelta(days=RECENT_DAYS), now + timedelta(seconds=1))
+        period = TimeRange(
+            max(EARLIEST + timedelta(days=RECENT_DAYS), now) - timedelta(days=RECENT_DAYS),
+            min(LATEST, now + timedelta(seconds=1)),
+        )
         near = near_margin(period.end - period.start)
         return QueryTime(period, mode, _content(cut, query), asks_when, near)
     return QueryTime(None, mode, query, asks_when)
@@ -133,11 +134,11 @@ def _open_ended(query: str, expression: ParsedTime) -> tuple[datetime, datetime]
     """
     lead = query[: expression.span[0]]
     if _BEFORE.search(lead):
-        return FLOOR, expression.start
+        return EARLIEST, expression.start
     if _AS_OF.search(lead):
-        return FLOOR, expression.end
+        return EARLIEST, expression.end
     if _AFTER.search(lead):
-        return expression.end, CEILING
+        return expression.end, LATEST
     return expression.start, expression.end
 
 

@@ -15,15 +15,10 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
-from agentmem._time import optional_utc
+from agentmem._time import EARLIEST, LATEST, optional_utc
 from agentmem.errors import InvalidInputError
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
-from agentmem.recall.query_time import (
-    CEILING,
-    FLOOR,
-    NEAR_WEIGHT,
-    TimeMode,
-)
+from agentmem.recall.query_time import NEAR_WEIGHT, TimeMode
 from agentmem.store.graph import bank_graph
 from agentmem.store.records import memories_by_id, to_db_time
 from agentmem.types import TimeRange
@@ -46,8 +41,8 @@ def temporal(ctx: StrategyContext) -> list[StrategyHit]:
     if period is None:
         return _dated(ctx) if ctx.query_time.asks_when else []
     near = ctx.query_time.near
-    lo = max(period.start, FLOOR + near).timestamp() - near.total_seconds()
-    hi = min(period.end, CEILING - near).timestamp() + near.total_seconds()
+    lo = max(period.start, EARLIEST + near).timestamp() - near.total_seconds()
+    hi = min(period.end, LATEST - near).timestamp() + near.total_seconds()
     if ctx.query_time.mode == "mention":
         where = {"$and": [{"mentioned": {"$gte": lo}}, {"mentioned": {"$lt": hi}}]}
     else:
@@ -174,8 +169,8 @@ def timeline(ctx: StrategyContext) -> list[StrategyHit]:
     order = params.get("order", "desc")
     if order not in ("asc", "desc"):
         raise InvalidInputError('order must be "asc" or "desc"')
-    start = optional_utc(params.get("start"), field="start") or FLOOR
-    end = optional_utc(params.get("end"), field="end") or CEILING
+    start = optional_utc(params.get("start"), field="start") or EARLIEST
+    end = optional_utc(params.get("end"), field="end") or LATEST
     entity_ids = ctx.entity_ids(entity)
     if not entity_ids:
         return []

@@ -139,6 +139,7 @@ class MemoryGraph:
         self._out_degree = array("q")  # slot -> how many of its edges, first, are outgoing
         self._times = array("d")  # slot -> mentioned_at as a POSIX timestamp (memories)
         self._seqs = array("q")  # slot -> the memory's seq: the order it was retained in
+        self._ties: list[str] = []  # slot -> its place among nodes of equal activation
         self._entity_flags = bytearray()  # slot -> 1 for an entity
         self._entities: dict[str, _Entity] = {}
         # casefolded name or alias -> entity ids, for "entities named in the query".
@@ -221,6 +222,7 @@ class MemoryGraph:
         all_seqs = np.zeros(count, dtype=np.int64)
         all_seqs[: len(memory_ids)] = seqs
         self._seqs = array("q", all_seqs.tobytes())
+        self._ties = [*map(_memory_tie, seqs.tolist()), *([""] * len(entities))]
         self._entity_flags = bytearray(count)  # each entity's set by _set_entity
         self._part_edges = int(np.count_nonzero(kinds == _PART_OF_CODE))
         for entity_id, name, kind, aliases in entities:
@@ -311,6 +313,7 @@ class MemoryGraph:
             slot = self._slot_of(memory_id)
             self._times[slot] = when.timestamp() if when else 0.0
             self._seqs[slot] = int(seq)
+            self._ties[slot] = _memory_tie(int(seq))
 
     def _add_entity_rows(self, rows: Iterable[tuple[str, str, str, str, Any]]) -> None:
         for memory_id, entity_id, name, kind, aliases in rows:
@@ -340,6 +343,7 @@ class MemoryGraph:
             self._out_degree.append(0)
             self._times.append(0.0)
             self._seqs.append(0)
+            self._ties.append("")
             self._entity_flags.append(0)
         self._slots[node] = slot
         return slot
@@ -383,6 +387,7 @@ class MemoryGraph:
             self._out_degree[slot] = 0
             self._times[slot] = 0.0
             self._seqs[slot] = 0
+            self._ties[slot] = ""
             self._entity_flags[slot] = 0
             self._free.append(slot)
 
@@ -393,7 +398,9 @@ class MemoryGraph:
         if old is not None:
             for alias in (old.name, *old.aliases):
                 self._names.get(alias.casefold(), set()).discard(entity_id)
-        self._entity_flags[self._slot_of(entity_id)] = 1
+        slot = self._slot_of(entity_id)
+        self._entity_flags[slot] = 1
+        self._ties[slot] = f"1{entity.name.casefold()}\0{entity.kind}\0{entity_id}"
         self._entities[entity_id] = entity
         for alias in (entity.name, *entity.aliases):
             self._names.setdefault(alias.casefold(), set()).add(entity_id)
@@ -531,6 +538,13 @@ class MemoryGraph:
         mention time, which a session's turns share)."""
         return self._seqs[slot]
 
+    def tie_at(self, slot: int) -> str:
+        """Where the node in ``slot`` goes among nodes of equal activation: memories first,
+        newest retained first, then entities by name and kind. Made of what two stores that
+        retained the same hold alike (not of ids, which are random), so a walk over either
+        expands the same nodes."""
+        return self._ties[slot]
+
     def export(self, texts: dict[str, str]) -> nx.MultiDiGraph:
         """A public copy: entity nodes named by their canonical name (``name (kind)`` when two
         entities share a name), memory nodes by id with their ``text``."""
@@ -564,6 +578,15 @@ class MemoryGraph:
                         dst = label[code >> _SLOT_SHIFT]
                         out.add_edge(label[slot], dst, key=kind, kind=kind, weight=weight)
             return out
+
+
+#: Above every seq (a BIGINT), so that :func:`_memory_tie` orders memories newest first.
+_SEQ_CEILING = 10**19
+
+
+def _memory_tie(seq: int) -> str:
+    """A memory's :meth:`MemoryGraph.tie_at`: ``0`` then its seq counted down from the top."""
+    return f"0{_SEQ_CEILING - seq:020d}"
 
 
 def _entity_rows(cur: Any, bank_id: str, memory_ids: list[str]) -> Iterator[Any]:

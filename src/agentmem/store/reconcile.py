@@ -34,11 +34,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentmem.config import BankConfig
+from agentmem.errors import NotFoundError
 from agentmem.protocols import Embedder
 from agentmem.retain.pieces import PIECE_FACT_TYPES, piece_texts, readable, stored_pieces
 from agentmem.store.changes import record_change
 from agentmem.store.database import Database
-from agentmem.store.records import json_list, sql_list, write_pieces
+from agentmem.store.dialect import share_lock
+from agentmem.store.records import json_list, require_bank, sql_list, write_pieces
 from agentmem.store.staged_vectors import DROP, StagedVectorStore
 from agentmem.store.vectors import VectorStore, vector_metadata
 
@@ -188,7 +190,10 @@ def _reembed(
     made_with = db.fetchall(
         "SELECT bank_id, embedder, dimension FROM banks WHERE collection = ?", [collection]
     )
-    if made_with and tuple(made_with[0][1:]) != (embedder.name, embedder.dimension):
+    if not made_with:
+        return 0  # the bank was deleted: its collection goes with it
+    bank_id = made_with[0][0]
+    if tuple(made_with[0][1:]) != (embedder.name, embedder.dimension):
         # Vectors of another model would not be comparable with the bank's: they are
         # re-embedded when the store is opened with the bank's own embedder.
         log.warning(
@@ -202,16 +207,40 @@ def _reembed(
     for start in range(0, len(ids), _CHUNK):
         rows = db.fetchall(
             "SELECT id, text, fact_type, occurred_start, occurred_end, mentioned_at "
-            f"FROM memories WHERE list_contains({sql_list('ids')}, id)",
-            {"ids": json_list(ids[start : start + _CHUNK])},
+            f"FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)",
+            {"bank": bank_id, "ids": json_list(ids[start : start + _CHUNK])},
         )
-        if rows:
-            embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
+        if not rows:
+            continue
+        embedded = np.asarray(embedder.embed([r[1] for r in rows]), dtype=np.float32)
+        with db.transaction() as cur:
+            held = _still_held(cur, bank_id, collection, [r[0] for r in rows])
+            keep = [k for k, row in enumerate(rows) if row[0] in held]
             vectors.upsert(
-                collection, [r[0] for r in rows], embedded, [vector_metadata(*r[2:]) for r in rows]
+                collection,
+                [rows[k][0] for k in keep],
+                embedded[keep],
+                [vector_metadata(*rows[k][2:]) for k in keep],
             )
-        done += len(rows)
+        done += len(keep)
     return done
+
+
+def _still_held(cur: Any, bank_id: str, collection: str, ids: list[str]) -> set[str]:  # noqa: ANN401
+    """In a repair's write transaction: those of ``ids`` the bank (this incarnation of it)
+    still holds, none once it is deleted, each kept from being deleted until the transaction
+    ends. Another process may have forgotten them, or deleted the bank, while they were being
+    embedded (in one process the write lock keeps both out)."""
+    try:
+        require_bank(cur, bank_id, collection)
+    except NotFoundError:
+        return set()
+    found = cur.execute(
+        f"SELECT id FROM memories WHERE bank_id = $bank AND list_contains({sql_list('ids')}, id)"
+        + share_lock(cur),
+        {"bank": bank_id, "ids": json_list(ids)},
+    ).fetchall()
+    return {row[0] for row in found}
 
 
 def repair_pieces(engine: Engine) -> int:
@@ -221,9 +250,9 @@ def repair_pieces(engine: Engine) -> int:
     Returns how many were written."""
     db, embedder = engine.db, engine.embedder
     banks = [
-        bank_id
-        for bank_id, config in db.fetchall(
-            "SELECT bank_id, config FROM banks WHERE embedder = ? AND dimension = ? "
+        (bank_id, collection)
+        for bank_id, collection, config in db.fetchall(
+            "SELECT bank_id, collection, config FROM banks WHERE embedder = ? AND dimension = ? "
             "ORDER BY bank_id",
             [embedder.name, embedder.dimension],
         )
@@ -231,7 +260,7 @@ def repair_pieces(engine: Engine) -> int:
     ]
     kinds = ", ".join(f"'{kind}'" for kind in sorted(PIECE_FACT_TYPES))
     written = 0
-    for bank_id in banks:
+    for bank_id, collection in banks:
         rows = db.fetchall(
             f"SELECT id, text, piece_vectors FROM memories WHERE bank_id = ? "
             f"AND fact_type IN ({kinds}) ORDER BY seq",
@@ -246,11 +275,15 @@ def repair_pieces(engine: Engine) -> int:
             chunk = wanted[start : start + _CHUNK]
             pieces = stored_pieces(embedder, [text for _, text in chunk])
             with db.transaction() as cur:
+                held = _still_held(cur, bank_id, collection, [i for i, _ in chunk])
+                if not held:
+                    continue
                 engine.begin_write(cur, bank_id)
-                write_pieces(cur, {i: p for (i, _), p in zip(chunk, pieces, strict=True)})
-                version = record_change(db, cur, bank_id, "repair", [i for i, _ in chunk])
+                kept = [(i, p) for (i, _), p in zip(chunk, pieces, strict=True) if i in held]
+                write_pieces(cur, dict(kept))
+                version = record_change(db, cur, bank_id, "repair", [i for i, _ in kept])
             engine.bank_changed(bank_id, version)
-            written += len(chunk)
+            written += len(kept)
     return written
 
 

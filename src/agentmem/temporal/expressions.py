@@ -88,7 +88,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Literal
 
-from agentmem._time import to_utc
+from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
 from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction, moved_to
 
@@ -473,8 +473,10 @@ _MONTH = (
     r"|November|December)\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b\.?)"
 )
 _DAY_OF_MONTH = r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
-_YEAR = r"(?:(?P<year>[12]\d{3})|['’](?P<yy>\d{2}))(?!\w)"
-_FULL_YEAR = r"(?P<year>[12]\d{3})(?!\w)"
+# The year of a date: any four digits ("31 December 9999" is no December 31 of this year; a
+# year datetime cannot hold makes the date unreal, see _dates_unreal). Bare years are narrower.
+_YEAR = r"(?:(?P<year>\d{4})|['’](?P<yy>\d{2}))(?!\w)"
+_FULL_YEAR = r"(?P<year>\d{4})(?!\w)"
 _NUMBER = (
     r"(?P<n>\d{1,4}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|an?|"
     + "|".join(_NUMBER_WORDS)
@@ -1077,11 +1079,17 @@ class _Candidate:
     match: re.Match[str] | None = None
 
 
-def _resolve(rule: _Rule, match: re.Match[str], at: _Reading) -> _Interval | None:
+def _resolve(
+    rule: _Rule, match: re.Match[str], at: _Reading, unreal: list[tuple[int, int]] | None = None
+) -> _Interval | None:
+    """The interval ``match`` names, None if none; the span of a date that does not exist goes
+    to ``unreal`` (see :func:`_dates_unreal`)."""
     try:
         interval = rule.resolve(match, at)
     except (ValueError, OverflowError):
         # Not a real date (February 30, minute 61) or beyond datetime's years 1-9999.
+        if unreal is not None:
+            unreal.append(match.span())
         return None
     if interval is None or not interval.start < interval.end:
         return None
@@ -1090,21 +1098,48 @@ def _resolve(rule: _Rule, match: re.Match[str], at: _Reading) -> _Interval | Non
 
 def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found: list[_Candidate] = []
+    unreal: list[tuple[int, int]] = []  # spans of dates that do not exist (see _dates_unreal)
     for order, rule in enumerate(_RULES):
         for match in rule.pattern.finditer(text):
-            interval = _resolve(rule, match, at)
+            interval = _resolve(rule, match, at, unreal)
             if interval is None:
                 continue
             in_context = rule.in_context is None or rule.in_context(text, match)
             found.append(
                 _Candidate(match.start(), match.end(), interval, in_context, order, rule, match)
             )
+    found = _real(found, unreal)
     found += _with_part_of_day(text, found)
     found += _with_modifier(text, found)
     found += _ranges(text, found, at)
     found += _since(text, found, at.ref)
-    found += _anchored(text, found)
-    return found
+    found += _anchored(text, found, unreal)
+    return _real(found, unreal)
+
+
+def _real(found: list[_Candidate], unreal: list[tuple[int, int]]) -> list[_Candidate]:
+    """The candidates that name times agentmem holds (to_utc's years) and date no part of an
+    unreal one; the spans of those past the times held join ``unreal``."""
+    held = []
+    for c in found:
+        if c.interval.start >= EARLIEST and c.interval.end - _TICK <= LATEST:
+            held.append(c)
+        else:
+            unreal.append((c.start, c.end))
+    return [c for c in held if not _dates_unreal(c, unreal)]
+
+
+def _dates_unreal(candidate: _Candidate, unreal: list[tuple[int, int]]) -> bool:
+    """Whether ``candidate`` would date, from when it was said, part of a longer date that
+    does not exist: "31 December" of "31 December 9999" (past the years held) is no
+    December 31 of this year. A part that stands alone ("February 2025" of "30 February 2025")
+    is kept."""
+    return candidate.interval.relative and any(
+        start <= candidate.start
+        and candidate.end <= end
+        and end - start > candidate.end - candidate.start
+        for start, end in unreal
+    )
 
 
 _PART_OF_DAY_AFTER = re.compile(
@@ -1291,13 +1326,16 @@ _ANCHORED_BEFORE = re.compile(
 )
 
 
-def _anchored(text: str, found: list[_Candidate]) -> list[_Candidate]:
+def _anchored(
+    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
+) -> list[_Candidate]:
     """Compose a period counted from a date: "the week before 16 November 2023", "two days
     after May 5", "the Sunday before October 25, 2022", "the day after Christmas".
 
     The period is resolved as if said on the anchor: "before" counts back from the anchor's
     first day, "after" forward from its last, so "the week before <a Thursday>" is the ISO
     week before that Thursday's week, the same week "last week" said that Thursday names.
+    One past the years datetime holds goes to ``unreal``.
     """
     composed = []
     for candidate in found:
@@ -1307,7 +1345,9 @@ def _anchored(text: str, found: list[_Candidate]) -> list[_Candidate]:
         if words is None:
             continue
         interval = _resolve_anchored(words, candidate.interval)
-        if interval is not None:
+        if interval is None:
+            unreal.append((words.start(), candidate.end))
+        else:
             composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
     return composed
 
