@@ -3,7 +3,9 @@ tense tags of a call's texts in one batch, the repeat check not read twice (reta
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from importlib import resources
 
 import pytest
 
@@ -58,22 +60,70 @@ def _fact(text: str) -> ExtractedFact:
     return ExtractedFact(text=text, fact_type="world", mentioned_at=T0, message_index=0)
 
 
+def _counted_batches(monkeypatch) -> list[list[str]]:
+    batches: list[list[str]] = []
+    tag = tense._tag
+
+    def counted(texts):
+        batches.append(list(texts))
+        return tag(texts)
+
+    monkeypatch.setattr(tense, "_tag", counted)
+    return batches
+
+
 def test_a_call_tagged_together_is_anchored_as_fact_by_fact(monkeypatch):
     facts = [_fact(f"Ana: {turn}") for turn in _TURNS]
     one_by_one = [timing.anchor_in_time(f) for f in facts]
     tense._TAGS.clear()
-    batches: list[int] = []
-    tag = tense._tag
-
-    def counted(texts):
-        batches.append(len(texts))
-        return tag(texts)
-
-    monkeypatch.setattr(tense, "_tag", counted)
+    batches = _counted_batches(monkeypatch)
     together = timing.anchor_all_in_time(facts)
     assert together == one_by_one
     assert any(f.occurred_start for f in together)
-    assert len(batches) == 1 and batches[0] > 1  # every text wanted, tagged in one batch
+    assert len(batches) == 1 and len(batches[0]) > 1  # every text wanted, tagged in one batch
+    # Texts with no date a tense could pick are not tagged at all.
+    assert "Ana: We moved to Lisbon last week." not in batches[0]
+    assert "Ana: Thanks, that helps!" not in batches[0]
+
+
+def test_every_text_whose_tense_is_read_is_tagged_up_front(monkeypatch):
+    """What ``may_read_tense`` picks covers every text ``clause_direction`` reads the tags of:
+    anchoring the sample conversation's turns tags them in the one batch, none alone."""
+    sample = json.loads(
+        resources.files("agentmem.data").joinpath("sample_conversation.json").read_text("utf-8")
+    )
+    facts = [
+        ExtractedFact(
+            text=f"{m['name']}: {m['content']}",
+            fact_type="world",
+            mentioned_at=datetime.fromisoformat(s["date"]),
+            message_index=0,
+        )
+        for s in sample["sessions"]
+        for m in s["messages"]
+    ]
+    batches = _counted_batches(monkeypatch)
+    anchored = timing.anchor_all_in_time(facts)
+    assert len(batches) == 1
+    assert sum(f.occurred_start is not None for f in anchored) > 5
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("I paid the invoice on March 3.", True),
+        ("See you on Friday!", True),
+        ("We went hiking last summer.", False),  # "last" names the occurrence
+        ("The launch was in Q3 2023.", False),
+        ("The meeting moved to Thursday.", False),  # the day moved to: ahead, whatever the tense
+        ("Thanks, that helps!", False),
+    ],
+)
+def test_only_texts_whose_tense_is_read_are_tagged_up_front(text, read, monkeypatch):
+    batches = _counted_batches(monkeypatch)
+    timing.anchor_all_in_time([_fact(f"Ana: {text}")])
+    assert bool(batches and batches[0]) is read
+    assert len(batches) <= 1
 
 
 def test_a_version_is_settled_only_with_no_write_under_way():

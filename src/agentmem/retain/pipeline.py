@@ -83,11 +83,9 @@ from agentmem.store.records import (
     MemoryRow,
     insert_memories,
     insert_rows,
-    json_list,
     memories_by_id,
     memory_selector,
     require_bank,
-    sql_list,
     sql_strings,
     to_db_time,
     write_pieces,
@@ -402,27 +400,20 @@ def store_facts(
                 insert_memories(cur, rows)
                 ids = [r.memory.id for r in rows]
                 linked = link_entities(engine, cur, bank_id, ids, facts, engine.resolver)
-                insert_rows(
-                    cur,
-                    "links",
-                    [
-                        (bank_id, src, dst, kind, weight, to_db_time(created))
-                        for src, dst, kind, weight in [
-                            # A part follows no fact: the turns' order skips their clauses.
-                            *followed_by_links(
-                                [i for i, f in zip(ids, facts, strict=True) if f.part_of is None]
-                            ),
-                            *caused_by_links(ids, [f.caused_by for f in facts]),
-                            *part_of_links(ids, [f.part_of for f in facts]),
-                            *temporal_links(
-                                dated,
-                                [r.memory for r in rows],
-                                [r.seq for r in rows],
-                                bank_config.temporal_sigma_days,
-                            ),
-                        ]
-                    ],
-                )
+                known_links = [
+                    # A part follows no fact: the turns' order skips their clauses.
+                    *followed_by_links(
+                        [i for i, f in zip(ids, facts, strict=True) if f.part_of is None]
+                    ),
+                    *caused_by_links(ids, [f.caused_by for f in facts]),
+                    *part_of_links(ids, [f.part_of for f in facts]),
+                    *temporal_links(
+                        dated,
+                        [r.memory for r in rows],
+                        [r.seq for r in rows],
+                        bank_config.temporal_sigma_days,
+                    ),
+                ]
                 if rows:
                     engine.keyword.add_pending(cur, rows[0].seq, rows[-1].seq)
                 # Everything above runs while the model embeds and the plan searches.
@@ -434,12 +425,15 @@ def store_facts(
                 targets = plan.existing_targets()
                 alive, parts = _alive(cur, bank_id, targets), _parts(cur, bank_id, targets)
                 newest = [(r.memory.id, r.seq, r.memory.mentioned_at, r.memory.text) for r in rows]
+                # The call's links in one statement (each costs ~1 ms, whatever its rows):
+                # those known from the facts, then those planned from the vectors.
                 insert_rows(
                     cur,
                     "links",
                     [
                         (bank_id, src, dst, kind, weight, to_db_time(created))
                         for src, dst, kind, weight in [
+                            *known_links,
                             *plan.rows(ids, alive, parts),
                             *supersession_links(cur, bank_id, newest),
                         ]
@@ -578,11 +572,15 @@ def _alive(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
 
 
 def _parts(cur, bank_id: str, ids: set[str]) -> set[str]:  # noqa: ANN001
-    """Which of ``ids`` are parts of another memory ("part_of" links)."""
+    """Which of ``ids`` are parts of another memory ("part_of" links). The ids are written as
+    literals: DuckDB then looks them up in the ``links_src`` index instead of testing every
+    link of the store (at 10k memories 0.8 ms, not 1.4)."""
+    if not ids:
+        return set()
     rows = cur.execute(
         "SELECT src_id FROM links WHERE bank_id = $bank AND kind = 'part_of' "
-        f"AND list_contains({sql_list('ids')}, src_id)",
-        {"bank": bank_id, "ids": json_list(sorted(ids))},
+        f"AND src_id IN ({sql_strings(sorted(ids))})",
+        {"bank": bank_id},
     ).fetchall()
     return {row[0] for row in rows}
 

@@ -18,7 +18,8 @@ from datetime import timedelta
 
 from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import find_time_expressions
-from agentmem.temporal.tense import TagsWanted, tag_texts, tags_wanted
+from agentmem.temporal.expressions import may_read_tense
+from agentmem.temporal.tense import tag_texts
 
 # Stored occurrence intervals are inclusive; parsed ones are half-open.
 _INCLUSIVE = timedelta(microseconds=1)
@@ -30,8 +31,8 @@ def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> Extracted
     The first time expression of the fact wins: in "I moved in June and started work last
     week", the fact is about the move. ``date_order`` is the bank's ("MDY" or "DMY").
     """
-    if fact.occurred_start is not None or fact.part_of is not None:
-        return fact  # a part's time is its whole's
+    if not _to_anchor(fact):
+        return fact
     expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
     if not expressions:
         return fact
@@ -42,19 +43,13 @@ def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> Extracted
 def anchor_all_in_time(
     facts: list[ExtractedFact], *, date_order: str = "MDY"
 ) -> list[ExtractedFact]:
-    """:func:`anchor_in_time` of each fact; the texts whose tense decides a date are tagged
-    by spaCy together, not one by one (same tags, a fraction of the time)."""
-    with tags_wanted() as wanted:
-        first = [_anchored_if_tagged(f, date_order) for f in facts]
-    tag_texts(wanted)
-    return [
-        anchored if anchored is not None else anchor_in_time(fact, date_order=date_order)
-        for fact, anchored in zip(facts, first, strict=True)
-    ]
+    """:func:`anchor_in_time` of each fact; first the texts whose tense may decide a date are
+    tagged by spaCy together, not one by one (same tags, a fraction of the time)."""
+    tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
+    return [anchor_in_time(f, date_order=date_order) for f in facts]
 
 
-def _anchored_if_tagged(fact: ExtractedFact, date_order: str) -> ExtractedFact | None:
-    try:
-        return anchor_in_time(fact, date_order=date_order)
-    except TagsWanted:
-        return None
+def _to_anchor(fact: ExtractedFact) -> bool:
+    """Whether the fact's occurrence is read from its text: not given, and not a part (a
+    part's time is its whole's)."""
+    return fact.occurred_start is None and fact.part_of is None

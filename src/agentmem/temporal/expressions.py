@@ -90,13 +90,14 @@ from typing import Literal
 
 from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
-from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction
+from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction, moved_to
 
 __all__ = [
     "DATE_ORDERS",
     "ParsedTime",
     "checked_date_order",
     "find_time_expressions",
+    "may_read_tense",
     "parse_time_expression",
 ]
 
@@ -855,7 +856,8 @@ class _Rule:
 
     ``in_context`` is None when the words are a time expression wherever they stand; otherwise
     it decides from the surrounding text ("June" after "in", a year after "since"). ``anchorable``
-    marks calendar names a range may re-anchor to its other end (see ``_join``).
+    marks calendar names a range may re-anchor to its other end (see ``_join``); ``by_tense``
+    the names that may go without a year, whose occurrence the clause's tense then picks.
     """
 
     name: str
@@ -863,6 +865,7 @@ class _Rule:
     resolve: Resolver
     in_context: ContextCheck | None = None
     anchorable: bool = False
+    by_tense: bool = False
 
 
 def _rule(
@@ -871,8 +874,11 @@ def _rule(
     resolve: Resolver,
     in_context: ContextCheck | None = None,
     anchorable: bool = False,
+    by_tense: bool = False,
 ) -> _Rule:
-    return _Rule(name, re.compile(pattern, re.IGNORECASE), resolve, in_context, anchorable)
+    return _Rule(
+        name, re.compile(pattern, re.IGNORECASE), resolve, in_context, anchorable, by_tense
+    )
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -947,8 +953,11 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_weekday,
         _named_day_in_context,
         anchorable=True,
+        by_tense=True,
     ),
-    _rule("weekend", r"\b(?:the\s+)?weekend\b", _resolve_weekend, _weekend_in_context),
+    _rule(
+        "weekend", r"\b(?:the\s+)?weekend\b", _resolve_weekend, _weekend_in_context, by_tense=True
+    ),
     _rule(
         "season",
         rf"\b(?:{_REL}\s+)?(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\b"
@@ -957,6 +966,7 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_season,
         _bare_needs_preposition,
         anchorable=True,
+        by_tense=True,
     ),
     _rule(
         "holiday",
@@ -964,6 +974,7 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_holiday,
         _named_day_in_context,
         anchorable=True,
+        by_tense=True,
     ),
     _rule(
         "decade_digits",
@@ -983,6 +994,7 @@ _RULES: tuple[_Rule, ...] = (
         r"|(?P<year2>[12]\d{3})[\s/-]*Q(?P<q2>[1-4]))(?!\w)",
         _resolve_quarter,
         anchorable=True,
+        by_tense=True,
     ),
     _rule(
         "ordinal_quarter",
@@ -991,6 +1003,7 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_ordinal_quarter,
         _bare_needs_preposition,
         anchorable=True,
+        by_tense=True,
     ),
     _rule("half_year", r"\bH(?P<h>[12])[\s/-]*(?P<year>[12]\d{3})(?!\w)", _resolve_half_year),
     _rule(
@@ -998,12 +1011,14 @@ _RULES: tuple[_Rule, ...] = (
         rf"{_MONTH}\s+(?:the\s+)?{_DAY_OF_MONTH}(?:,?\s+{_YEAR})?",
         _resolve_month_day,
         anchorable=True,
+        by_tense=True,
     ),
     _rule(
         "day_month",
         rf"\b(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?",
         _resolve_month_day,
         anchorable=True,
+        by_tense=True,
     ),
     _rule("month_year", rf"{_MONTH},?\s+(?:of\s+)?{_YEAR}", _resolve_month_year),
     _rule(
@@ -1014,9 +1029,10 @@ _RULES: tuple[_Rule, ...] = (
         r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])",
         _resolve_ordinal_day,
         _ordinal_day_in_context,
+        by_tense=True,
     ),
     _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
-    _rule("month", _MONTH, _resolve_month, _after_preposition, anchorable=True),
+    _rule("month", _MONTH, _resolve_month, _after_preposition, anchorable=True, by_tense=True),
     _rule(
         "year",
         r"(?:(?<=mid-)|(?<![\w$€£#.,/:-]))(?P<year>[12]\d{3})"
@@ -1026,6 +1042,24 @@ _RULES: tuple[_Rule, ...] = (
         _year_in_context,
     ),
 )
+
+_BY_TENSE = tuple(rule for rule in _RULES if rule.by_tense)
+# The groups that name the occurrence themselves: "last summer", "March 3, 2024", "Q3 2023".
+_WHICH_GROUPS = ("rel", "year", "yy", "year2")
+
+
+def may_read_tense(text: str) -> bool:
+    """Whether the tense of a clause may pick the occurrence of a date in ``text``: it names a
+    calendar day or period without a year or last/this/next ("March 3", "in June", "on
+    Friday"), and not as the day something is moved to. The patterns alone decide, nothing is
+    resolved: retain asks it to tag all such texts of a call in one spaCy batch before it
+    reads their times (a text it misses is tagged alone, with the same tags)."""
+    return any(
+        not any(match.groupdict().get(group) for group in _WHICH_GROUPS)
+        and not moved_to(text, match.start())
+        for rule in _BY_TENSE
+        for match in rule.pattern.finditer(text)
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,9 +31,7 @@ sentence ("I love the painting I did in May": *did*), else the first one after i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from typing import Literal
 
 Direction = Literal["past", "forward", "present"]
@@ -75,43 +73,18 @@ Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase tex
 #: The tags of texts read before; cleared when it holds :data:`_TAGS_KEPT` texts.
 _TAGS: dict[str, tuple[Token, ...]] = {}
 _TAGS_KEPT = 4096
-#: Inside :func:`tags_wanted`: the texts whose tags were wanted and not known.
-_WANTED: ContextVar[list[str] | None] = ContextVar("tags_wanted", default=None)
-
-
-class TagsWanted(Exception):
-    """:func:`clause_direction` needs the tags of a text not tagged yet, inside
-    :func:`tags_wanted`."""
-
-
-@contextmanager
-def tags_wanted() -> Iterator[list[str]]:
-    """Within the block :func:`clause_direction` does not tag a text alone: it adds it to the
-    list yielded and raises :class:`TagsWanted`, so the caller can tag all the texts it
-    wanted in one batch (:func:`tag_texts`, several times cheaper than one at a time) and
-    ask again."""
-    token = _WANTED.set([])
-    try:
-        yield _WANTED.get()  # type: ignore[misc]
-    finally:
-        _WANTED.reset(token)
 
 
 def tag_texts(texts: Iterable[str]) -> None:
-    """Tag the texts not tagged yet in one spaCy batch (a text's tags do not depend on the
-    texts tagged beside it)."""
+    """Tag the texts not tagged yet in one spaCy batch (several times cheaper than one at a
+    time; a text's tags do not depend on the texts tagged beside it), so that
+    :func:`clause_direction` finds their tags."""
     _tag([text for text in dict.fromkeys(texts) if text not in _TAGS])
 
 
 def _tagged(text: str) -> tuple[Token, ...]:
     tokens = _TAGS.get(text)
-    if tokens is not None:
-        return tokens
-    wanted = _WANTED.get()
-    if wanted is not None:
-        wanted.append(text)
-        raise TagsWanted(text)
-    return _tag([text])[0]
+    return tokens if tokens is not None else _tag([text])[0]
 
 
 def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
@@ -121,7 +94,7 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
 
     tagged = [
         tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
-        for doc in load_nlp().pipe(texts, disable=["ner"])
+        for doc in load_nlp().pipe(texts, disable=["ner", "senter"])
     ]
     if len(_TAGS) + len(texts) > _TAGS_KEPT:
         _TAGS.clear()
@@ -134,10 +107,10 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
 
     None when it does not say; the caller then keeps its default reading.
     """
+    if moved_to(text, start):
+        return "forward"
     sentence = _bounds(text, start, end, _SENTENCE_END)
     part = _bounds(text, start, end, _PART_END)
-    if _MOVED_TO.search(text, part[0], start):
-        return "forward"
     tokens = _tagged(text)
     for lo, hi in (part, sentence):
         before = [t for t in tokens if lo <= t[0] and t[1] <= start]
@@ -148,6 +121,13 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     if _PLAN_CUE.search(text, sentence[0], sentence[1]):
         return "forward"
     return None
+
+
+def moved_to(text: str, start: int) -> bool:
+    """Whether the date at ``text[start:]`` is the day something is moved to ("we moved the
+    demo to Friday"): ahead whatever the tense, so no tags are read."""
+    part_start = _bounds(text, start, start, _PART_END)[0]
+    return _MOVED_TO.search(text, part_start, start) is not None
 
 
 def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
