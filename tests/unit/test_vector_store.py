@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import chromadb
+import numpy as np
 from chromadb.config import Settings
 
 import agentmem
-from agentmem.store.vectors import HNSW_CONFIGURATION
+from agentmem.store.vectors import HNSW_CONFIGURATION, VectorStore
 from agentmem.testing import HashEmbedder
 
 
@@ -58,3 +61,46 @@ def test_calls_larger_than_chromas_batch_limit_are_cut_into_batches(tmp_path):
     assert len(nearest) == n and nearest[-1][0][0] == ids[-1]
     store.delete("bank-big", ids[:-1])
     assert store.ids("bank-big") == {ids[-1]}
+
+
+def test_no_read_of_a_collection_runs_while_it_is_written(tmp_path):
+    """Chroma fails a query run while another thread writes the collection ("Nothing found
+    on disk": two recalls of a new bank, one flushing what retain staged). A write held
+    midway keeps every read of that collection waiting, not another bank's; the reads then
+    see the write."""
+    store = VectorStore(tmp_path / "chroma")
+    unit = np.eye(4, dtype=np.float32)
+    store.upsert("bank-a", ["a0"], unit[:1], [{"n": 0}])
+    store.upsert("bank-other", ["o0"], unit[:1], [{"n": 0}])
+    col = store._collection("bank-a")
+    writing, gate = threading.Event(), threading.Event()
+    real_upsert = col.upsert
+
+    def held_upsert(**kwargs):  # noqa: ANN003, ANN202
+        writing.set()
+        assert gate.wait(30)
+        return real_upsert(**kwargs)
+
+    col.upsert = held_upsert
+    writer = threading.Thread(target=store.upsert, args=("bank-a", ["a1"], unit[1:2], [{"n": 1}]))
+    writer.start()
+    assert writing.wait(30)
+    found: dict[str, object] = {}
+    readers = [
+        threading.Thread(target=lambda: found.update(query=store.query("bank-a", unit[1], 2))),
+        threading.Thread(target=lambda: found.update(vectors=store.get_vectors("bank-a", ["a1"]))),
+        threading.Thread(target=lambda: found.update(count=store.count("bank-a"))),
+    ]
+    for reader in readers:
+        reader.start()
+    assert store.query("bank-other", unit[0], 1)[0][0] == "o0"  # another collection is not held
+    for reader in readers:
+        reader.join(0.3)
+        assert reader.is_alive(), "a read ran while the collection was being written"
+    gate.set()
+    writer.join(30)
+    for reader in readers:
+        reader.join(30)
+    assert found["query"][0][0] == "a1" and set(found["vectors"]) == {"a1"}
+    assert found["count"] == 2
+    store.close()

@@ -10,6 +10,7 @@ import hashlib
 import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,50 @@ def collection_name(bank_id: str, namespace: str = "", incarnation: str = "") ->
     return "bank-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
 
 
+class _ReadersOrWriter:
+    """Many readers or one writer of a collection at a time, a waiting writer first.
+
+    Chroma's embedded store fails a query that runs while another thread writes the same
+    collection ("Error creating hnsw segment reader: Nothing found on disk", chromadb 1.5.9:
+    two recalls of a new bank at once, one flushing the vectors retain staged).
+    """
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._waiting = 0  # writers waiting: new readers let them go first
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._turn:
+            while self._writing or self._waiting:
+                self._turn.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._readers -= 1
+                if not self._readers:
+                    self._turn.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._turn:
+            self._waiting += 1
+            while self._writing or self._readers:
+                self._turn.wait()
+            self._waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._writing = False
+                self._turn.notify_all()
+
+
 class VectorStore:
     """Vectors of every bank, in an embedded Chroma ``PersistentClient`` or a Chroma server.
 
@@ -166,6 +211,7 @@ class VectorStore:
             where = url or path
             raise StorageError(f"cannot open the vector store at {where}: {exc}") from exc
         self._collections: dict[str, Any] = {}
+        self._access: dict[str, _ReadersOrWriter] = {}  # collection -> who may use it now
         self._lock = threading.Lock()
         # Embedded only, where this store makes every write: each collection's metadata by
         # id, as filtered queries first read it and kept by the writes below. Fetching the
@@ -178,6 +224,18 @@ class VectorStore:
         """Slices of ``count`` items, each small enough for one Chroma call."""
         for start in range(0, count, self._batch):
             yield slice(start, start + self._batch)
+
+    def _reading(self, name: str) -> Any:
+        """Hold the collection for a read (see :class:`_ReadersOrWriter`)."""
+        return self._turns(name).reading()
+
+    def _writing(self, name: str) -> Any:
+        """Hold the collection for a write, no read running."""
+        return self._turns(name).writing()
+
+    def _turns(self, name: str) -> _ReadersOrWriter:
+        with self._lock:
+            return self._access.setdefault(name, _ReadersOrWriter())
 
     def _collection(self, name: str) -> Any:
         with self._lock:
@@ -207,11 +265,12 @@ class VectorStore:
         embeddings = np.asarray(vectors, dtype=np.float32)
         try:
             for part in self._batches(len(ids)):
-                col.upsert(
-                    ids=list(ids[part]),
-                    embeddings=embeddings[part],
-                    metadatas=list(metadatas[part]),
-                )
+                with self._writing(collection):
+                    col.upsert(
+                        ids=list(ids[part]),
+                        embeddings=embeddings[part],
+                        metadatas=list(metadatas[part]),
+                    )
                 self._wrote(collection, zip(ids[part], metadatas[part], strict=True))
         except Exception as exc:
             raise StorageError(f"vector write failed: {exc}") from exc
@@ -266,12 +325,13 @@ class VectorStore:
         try:
             # No count() first: it costs as much as the query itself, and Chroma returns
             # fewer than n results (none for an empty collection) without complaint.
-            result = col.query(
-                query_embeddings=[np.asarray(vector, dtype=np.float32)],
-                n_results=n,
-                where=where,
-                include=["distances", "metadatas"] if metadata else ["distances"],
-            )
+            with self._reading(collection):
+                result = col.query(
+                    query_embeddings=[np.asarray(vector, dtype=np.float32)],
+                    n_results=n,
+                    where=where,
+                    include=["distances", "metadatas"] if metadata else ["distances"],
+                )
         except Exception as exc:
             raise StorageError(f"vector query failed: {exc}") from exc
         pairs = zip(result["ids"][0], result["distances"][0], strict=True)
@@ -306,7 +366,8 @@ class VectorStore:
             read: dict[str, Mapping[str, Any] | None] = {}
             try:
                 for part in self._batches(len(missing)):
-                    result = col.get(ids=missing[part], include=["metadatas"])
+                    with self._reading(collection):
+                        result = col.get(ids=missing[part], include=["metadatas"])
                     read.update(zip(result["ids"], result["metadatas"], strict=True))
             except Exception as exc:
                 raise StorageError(f"vector read failed: {exc}") from exc
@@ -344,11 +405,12 @@ class VectorStore:
         found: list[list[tuple[str, float]]] = []
         try:
             for part in self._batches(len(queries)):
-                result = col.query(
-                    query_embeddings=queries[part],
-                    n_results=n,
-                    include=["distances"],
-                )
+                with self._reading(collection):
+                    result = col.query(
+                        query_embeddings=queries[part],
+                        n_results=n,
+                        include=["distances"],
+                    )
                 found += [
                     [(i, 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
                     for ids, distances in zip(result["ids"], result["distances"], strict=True)
@@ -366,7 +428,8 @@ class VectorStore:
         found: dict[str, np.ndarray] = {}
         try:
             for part in self._batches(len(wanted)):
-                result = col.get(ids=wanted[part], include=["embeddings"])
+                with self._reading(collection):
+                    result = col.get(ids=wanted[part], include=["embeddings"])
                 found.update(
                     (i, np.asarray(v, dtype=np.float32))
                     for i, v in zip(result["ids"], result["embeddings"], strict=True)
@@ -377,23 +440,29 @@ class VectorStore:
 
     def ids(self, collection: str) -> set[str]:
         """Every id in a collection (used by integrity checks)."""
+        col = self._collection(collection)
         try:
-            return set(self._collection(collection).get(include=[])["ids"])
+            with self._reading(collection):
+                return set(col.get(include=[])["ids"])
         except Exception as exc:
             raise StorageError(f"vector read failed: {exc}") from exc
 
     def count(self, collection: str) -> int:
         """How many vectors a collection holds."""
+        col = self._collection(collection)
         try:
-            return int(self._collection(collection).count())
+            with self._reading(collection):
+                return int(col.count())
         except Exception as exc:
             raise StorageError(f"vector read failed: {exc}") from exc
 
     def dimension(self, collection: str) -> int | None:
         """The length of a collection's vectors (Chroma holds one per collection); None when
         it is empty."""
+        col = self._collection(collection)
         try:
-            found = self._collection(collection).get(limit=1, include=["embeddings"])
+            with self._reading(collection):
+                found = col.get(limit=1, include=["embeddings"])
         except Exception as exc:
             raise StorageError(f"vector read failed: {exc}") from exc
         embeddings = found["embeddings"]
@@ -407,14 +476,15 @@ class VectorStore:
         doomed = list(ids)
         try:
             for part in self._batches(len(doomed)):
-                col.delete(ids=doomed[part])
+                with self._writing(collection):
+                    col.delete(ids=doomed[part])
                 self._wrote(collection, deleted=doomed[part])
         except Exception as exc:
             raise StorageError(f"vector delete failed: {exc}") from exc
 
     def drop(self, collection: str) -> None:
         """Delete a bank's whole collection."""
-        with self._lock:
+        with self._writing(collection), self._lock:
             self._collections.pop(collection, None)
             with self._metadata_lock:
                 self._metadata.pop(collection, None)
