@@ -73,8 +73,8 @@ _SUPERSEDES = (
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
 VECTORS_KEPT = 100_000
-#: Banks of at most this many memories have every vector read at once, on first use (~0.6 s
-#: and 21 MiB at 10k from an embedded Chroma); larger ones read them as recall asks, so that
+#: Banks of at most this many memories have every vector read at once, on first use (~0.5 s
+#: and 50 MiB at 10k from an embedded Chroma); larger ones read them as recall asks, so that
 #: a 100k bank neither waits seconds on its first recall nor holds 200 MiB more at once.
 VECTORS_READ_AT_ONCE = 25_000
 #: Changes after which the copy is loaded anew rather than caught up.
