@@ -75,7 +75,7 @@ _SUPERSEDES = (
 VECTORS_KEPT = 100_000
 #: Banks of at most this many memories have every vector read at once, on first use (~0.5 s
 #: and 50 MiB at 10k from an embedded Chroma); larger ones read them as recall asks, so that
-#: a 100k bank neither waits seconds on its first recall nor holds 200 MiB more at once.
+#: a 100k bank neither waits seconds on its first recall nor takes ~500 MiB more at once.
 VECTORS_READ_AT_ONCE = 25_000
 #: Changes after which the copy is loaded anew rather than caught up.
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
