@@ -5,18 +5,18 @@ tags, importance, access count, metadata), looks up the ``supersedes`` links aro
 candidates and measures the query's cosine with the stored vectors of candidates the semantic
 arm did not return. All three are read here from a per-bank copy instead of the stores: rows
 and links loaded in full on first use, from an embedded Chroma the vectors of every row when
-recall first reads one (one read of the collection, ~0.3 s at 10k, rather than one of
-~0.7 ms in most recalls of a bank whose candidates change), else vectors as recall asks for
-them (at most :data:`VECTORS_KEPT` a bank), then kept at the bank's version (store/changes.py)
-by replaying the change log. The rows and vectors of the memories a change names are dropped
-(read again when next asked for), the entities it names are read again, the ``supersedes``
-links are read again; an entity correction, an import, a deleted bank or a log that no
-longer reaches back drops the copy. Recall's access counts are not changes: a reinforcing
-recall drops the rows it counted once it has committed, and on a store other processes write
-too (PostgreSQL), where their recalls count as well, each row remembers how often the bank's
-counts had moved when it was read (``changes.count_accesses``); candidates read before the
-latest move have their counts read again (one lookup by primary key), so a bank nobody
-reinforces costs no query.
+recall first reads one in a bank of at most :data:`VECTORS_READ_AT_ONCE` memories (one read of
+the collection, ~0.5 s at 10k, rather than one of ~0.7 ms in most recalls of a bank whose
+candidates change), else vectors as recall asks for them (at most :data:`VECTORS_KEPT` a bank),
+then kept at the bank's version (store/changes.py) by replaying the change log. The rows and
+vectors of the memories a change names are dropped (read again when next asked for), the
+entities it names are read again, the ``supersedes`` links are read again; an entity
+correction, an import, a deleted bank or a log that no longer reaches back drops the copy.
+Recall's access counts are not changes: a reinforcing recall drops the rows it counted once it
+has committed, and on a store other processes write too (PostgreSQL), where their recalls count
+as well, each row remembers how often the bank's counts had moved when it was read
+(``changes.count_accesses``); candidates read before the latest move have their counts read
+again (one lookup by primary key), so a bank nobody reinforces costs no query.
 
 Rows are kept as the store returns them (their lists as tuples), each turned into its
 :class:`Memory` value once, when first read (as
