@@ -55,12 +55,25 @@ def retain(base: str, bank: str, text: str) -> str:
     return memory["id"]
 
 
-def recalled(base: str, bank: str, query: str) -> list[str]:
+def recalled(base: str, bank: str, query: str) -> list[dict]:
     response = httpx.post(
         f"{base}/banks/{bank}/recall", json={"query": query, "top_k": 5}, timeout=TIMEOUT
     )
     assert response.status_code == 200, response.text
-    return [hit["memory"]["id"] for hit in response.json()["hits"]]
+    return response.json()["hits"]
+
+
+def assert_recalled(base: str, bank: str, query: str, memory_id: str) -> None:
+    """The memory is among the replica's hits; if not, the failure says what came back, and
+    what the same recall gives a moment later (a miss that heals says: a stale copy)."""
+    hits = recalled(base, bank, query)
+    if memory_id not in [hit["memory"]["id"] for hit in hits]:
+        again = [hit["memory"]["id"] for hit in recalled(base, bank, query)]
+        shown = [(h["memory"]["id"], h["memory"]["text"], h["strategy_details"]) for h in hits]
+        raise AssertionError(
+            f"{memory_id} not recalled by {base} for {query!r}: {shown}; "
+            f"asked again: {memory_id in again} {again}"
+        )
 
 
 def stored_ids(base: str, bank: str) -> set[str]:
@@ -91,7 +104,7 @@ def client(number: int, bases: list[str], ledger: Ledger) -> None:
             # Visible through another replica at its next call: by id and by recall.
             got = httpx.get(f"{reader}/banks/{bank}/memories/{memory_id}", timeout=TIMEOUT)
             assert got.status_code == 200, got.text
-            assert memory_id in recalled(reader, bank, f"Who is {token}?")
+            assert_recalled(reader, bank, f"Who is {token}?", memory_id)
             if step % 3 == 2:
                 doomed = mine.pop(rng.randrange(len(mine)))
                 doomed_bank = ledger.kept[doomed][0]
