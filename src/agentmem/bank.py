@@ -24,7 +24,7 @@ from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.links import normalize_kind, validate_weight
 from agentmem.recall.pipeline import recall as run_recall
 from agentmem.retain import corrections
-from agentmem.retain.messages import check_retain_size, validate_optional_str
+from agentmem.retain.messages import check_retain_size, string_list, validate_optional_str
 from agentmem.retain.pipeline import retain as run_retain
 from agentmem.retain.repeats import retained_from
 from agentmem.store.changes import record_change
@@ -522,9 +522,7 @@ class MemoryBank:
         """
         if ids is None and tags is None and document_id is None:
             raise InvalidInputError("forget needs ids, tags or document_id")
-        id_list = [ids] if isinstance(ids, str) else (None if ids is None else list(ids))
-        if id_list is not None and not all(isinstance(i, str) for i in id_list):
-            raise InvalidInputError("ids must be strings")
+        id_list = None if ids is None else string_list(ids, field="ids")
         tag_list = list(normalize_tags(tags)) if tags is not None else None
         doc = validate_optional_str(document_id, field="document_id", max_len=512)
         # With the profiles refreshed before another writer may read or write the bank: a

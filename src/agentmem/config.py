@@ -8,16 +8,18 @@ every stage of the pipeline reads one object instead of twenty arguments.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.errors import InvalidInputError, shown
 from agentmem.links import EDGE_KINDS, normalize_kind
 from agentmem.retain.labels import LabelGroup, parse_label_groups
-from agentmem.retain.messages import clean_text
+from agentmem.retain.messages import clean_text, string_list
 from agentmem.temporal.expressions import checked_date_order
 from agentmem.types import FACT_TYPES, TimeRange
 
@@ -333,12 +335,8 @@ def _optional_text(value: object, name: str) -> str | None:
 def _normalize_strategies(strategies: Iterable[str] | str | None) -> tuple[str, ...]:
     if strategies is None:
         return TEMPR_STRATEGIES
-    if isinstance(strategies, str):
-        strategies = [strategies]
     names: list[str] = []
-    for raw in strategies:
-        if not isinstance(raw, str):
-            raise InvalidInputError(f"strategy names are strings, got {type(raw).__name__}")
+    for raw in string_list(strategies, field="strategies"):
         name = STRATEGY_ALIASES.get(raw.strip().lower(), raw.strip().lower())
         if name not in STRATEGY_PARAMS:
             known = sorted({*STRATEGY_PARAMS, *STRATEGY_ALIASES})
@@ -369,10 +367,7 @@ def _validate_strategy_params(
         if key == "edge_types":
             if value is None:
                 continue
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, Iterable):
-                raise InvalidInputError("edge_types must be a list of link kinds")
+            value = string_list(value, field="edge_types")
             kinds = tuple(dict.fromkeys(normalize_kind(v, EDGE_KINDS) for v in value))
             if not kinds:
                 raise InvalidInputError("edge_types must name at least one link kind")
@@ -381,18 +376,14 @@ def _validate_strategy_params(
             # HEBBS's hard cap: deeper requests are bounded, not refused.
             result[key] = min(_positive_int(value, "max_depth"), 10)
         elif key == "direction":
-            if value not in CAUSAL_DIRECTIONS:
+            if not isinstance(value, str) or value not in CAUSAL_DIRECTIONS:
                 raise InvalidInputError(f"direction must be one of {sorted(CAUSAL_DIRECTIONS)}")
             result[key] = value
         elif key == "seed_memory_id":
             if value is None:
                 continue
-            seeds = [value] if isinstance(value, str) else value
-            if (
-                not isinstance(seeds, Iterable)
-                or not (seeds := list(seeds))
-                or not all(isinstance(s, str) and s for s in seeds)
-            ):
+            seeds = string_list(value, field="seed_memory_id")
+            if not seeds or not all(seeds):
                 raise InvalidInputError("seed_memory_id must be a memory id or a list of them")
             result[key] = value if isinstance(value, str) else tuple(seeds)
         elif key == "analogical_alpha":
@@ -467,7 +458,7 @@ class RecallConfig:
         query = clean_text(query)  # as retained text is: no control chars, no lone surrogates
         if not query.strip():
             raise InvalidInputError("query must not be empty")
-        if tags_match not in TAGS_MATCH_MODES:
+        if not isinstance(tags_match, str) or tags_match not in TAGS_MATCH_MODES:
             raise InvalidInputError(f"tags_match must be one of {sorted(TAGS_MATCH_MODES)}")
         if rerank is not None and not isinstance(rerank, bool):
             raise InvalidInputError(f"rerank must be None, True or False, got {shown(rerank)}")
@@ -517,13 +508,18 @@ def check_query(query: object, max_chars: int | None) -> None:
 def _normalize_fact_types(fact_types: Iterable[str] | str | None) -> tuple[str, ...] | None:
     if fact_types is None:
         return None
-    if isinstance(fact_types, str):
-        fact_types = [fact_types]
-    values = tuple(dict.fromkeys(fact_types))
+    values = tuple(dict.fromkeys(string_list(fact_types, field="fact_types")))
     bad = [v for v in values if v not in FACT_TYPES]
     if bad or not values:
         raise InvalidInputError(f"fact_types must be a non-empty subset of {list(FACT_TYPES)}")
     return values
+
+
+def as_path(value: object, *, field: str = "path") -> Path:
+    """A caller's file or directory path (a string or path-like, not empty) as a ``Path``."""
+    if not isinstance(value, str | os.PathLike) or not str(value).strip():
+        raise InvalidInputError(f"{field} must be a non-empty file path, got {shown(value)}")
+    return Path(value)
 
 
 def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -531,11 +527,9 @@ def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     deduplicated, sorted."""
     if tags is None:
         return ()
-    if isinstance(tags, str):
-        tags = [tags]
     result: set[str] = set()
-    for tag in tags:
-        if not isinstance(tag, str) or not tag.strip():
+    for tag in string_list(tags, field="tags"):
+        if not tag.strip():
             raise InvalidInputError(f"tags must be non-empty strings, got {shown(tag)}")
         # Control characters and lone surrogates (which UTF-8 cannot store) are refused.
         if any(ord(ch) < 32 or "\ud800" <= ch <= "\udfff" for ch in tag) or len(tag) > 256:

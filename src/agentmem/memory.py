@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from agentmem.bank import MemoryBank
-from agentmem.config import BankConfig, EngineConfig
+from agentmem.config import BankConfig, EngineConfig, as_path
 from agentmem.consolidate.observations import consolidate
 from agentmem.consolidate.worker import ConsolidationWorker, SharedConsolidationWorker
 from agentmem.engine import Engine
@@ -89,7 +89,9 @@ def _vector_namespace(db: Database, chroma_url: str | None) -> str:
 
 def _store_directory(path: str | Path | None) -> Path:
     """The embedded store's directory, created if missing (a temporary one for None)."""
-    directory = Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else Path(path)
+    directory = (
+        Path(tempfile.mkdtemp(prefix="agentmem-")) if path is None else as_path(path, field="path")
+    )
     if directory.exists() and not directory.is_dir():
         raise InvalidInputError(f"{directory} exists and is not a directory")
     try:

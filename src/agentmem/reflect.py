@@ -19,9 +19,10 @@ from pydantic import BaseModel, Field
 from agentmem.config import BankConfig, RecallConfig, check_query
 from agentmem.consolidate.observations import OBSERVATION, create_observation
 from agentmem.engine import Engine
-from agentmem.errors import InvalidInputError, NotFoundError
+from agentmem.errors import InvalidInputError, NotFoundError, shown
 from agentmem.llm.prompts import reflect_messages
 from agentmem.recall.pipeline import recall
+from agentmem.retain.messages import string_list
 from agentmem.store.records import load_memories
 from agentmem.types import Memory, Reflection, ReflectPrompt
 
@@ -144,13 +145,12 @@ def commit(
 
 
 def _ids(values: Iterable[str]) -> list[str]:
-    ids = [values] if isinstance(values, str) else list(values)
-    if not all(isinstance(i, str) for i in ids):
-        raise InvalidInputError("cited_ids must be strings")
-    return list(dict.fromkeys(ids))
+    return list(dict.fromkeys(string_list(values, field="cited_ids")))
 
 
 def _texts(values: Iterable[Any], field: str) -> list[str]:
+    if isinstance(values, Mapping) or not isinstance(values, str | Iterable):
+        raise InvalidInputError(f"{field} must be a list of texts, got {shown(values)}")
     texts = [values] if isinstance(values, str) else list(values)
     cleaned = []
     for text in texts:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 import pytest
 
@@ -160,3 +161,66 @@ def test_every_library_error_is_an_agentmem_error():
 
 def test_conversation_is_left_intact(bank):
     assert len(bank.memories()) == len(CONVERSATION)
+
+
+# Values of the wrong shape for a parameter that takes one string or a list of strings.
+WRONG_SHAPES = [
+    42,
+    1.5,
+    math.nan,
+    True,
+    b"bytes",
+    {"a": "b"},
+    datetime(9999, 12, 31),
+    object(),
+    [1],
+    ["ok", None],
+    [["nested"]],
+]
+
+
+def _every_entry_taking_strings(bank, mem, tmp_path, value):
+    """(name, call) of every public entry whose parameter takes one or many strings."""
+    stored = bank.memories()[0].id
+    return [
+        ("retain tags", lambda: bank.retain("fine", tags=value)),
+        ("recall tags", lambda: bank.recall("x", tags=value)),
+        ("recall tags_match", lambda: bank.recall("x", tags=["a"], tags_match=value)),
+        ("recall strategies", lambda: bank.recall("x", strategies=value)),
+        ("recall fact_types", lambda: bank.recall("x", fact_types=value)),
+        ("causal direction", lambda: bank.recall("x", strategies="causal", direction=value)),
+        ("causal seeds", lambda: bank.recall("x", strategies="causal", seed_memory_id=value)),
+        ("forget ids", lambda: bank.forget(value)),
+        ("forget tags", lambda: bank.forget(tags=value)),
+        ("memories tags", lambda: bank.memories(tags=value)),
+        (
+            "reflect cited_ids",
+            lambda: bank.reflect_commit("x", observations=["o"], cited_ids=value),
+        ),
+        ("reflect observations", lambda: bank.reflect_commit("x", observations=value)),
+        ("reflect cited, one good", lambda: bank.reflect_commit("x", cited_ids=[stored, value])),
+        ("export path", lambda: bank.export(value)),
+        ("import path", lambda: mem.import_(value)),
+        ("store path", lambda: agentmem.AgentMemory(value)),
+    ]
+
+
+@pytest.mark.parametrize("value", WRONG_SHAPES, ids=repr)
+def test_a_value_of_the_wrong_shape_is_refused_at_every_entry(bank, mem, tmp_path, value):
+    before = ([m.id for m in bank.memories()], mem.banks())
+    for name, call in _every_entry_taking_strings(bank, mem, tmp_path, value):
+        if name in ("reflect cited, one good",) and isinstance(value, list):
+            continue  # a list inside the list is the case above it
+        if name in ("export path", "import path", "store path") and isinstance(value, list):
+            continue  # not a path either way; the scalar shapes cover the check
+        try:
+            result = call()
+        except agentmem.InvalidInputError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - the point: nothing but AgentMemError
+            pytest.fail(f"{name} with {value!r}: {type(exc).__name__}: {exc}")
+        if isinstance(result, agentmem.AgentMemory):
+            result.close()
+        pytest.fail(f"{name} accepted {value!r}")
+    assert ([m.id for m in bank.memories()], mem.banks()) == before
+    assert not mem.check_integrity().problems

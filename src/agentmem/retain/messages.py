@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -105,6 +105,22 @@ def validate_importance(value: object) -> float | None:
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:
         raise InvalidInputError(f"importance must be in [0, 1], got {value!r}")
     return float(value)
+
+
+def string_list(values: object, *, field: str) -> list[str]:
+    """One string or an iterable of strings, as a list: anything else (a number, a mapping,
+    bytes, a datetime) is refused here rather than failing somewhere inside."""
+    if isinstance(values, str):
+        return [values]
+    if isinstance(values, Mapping | bytes | bytearray) or not isinstance(values, Iterable):
+        raise InvalidInputError(
+            f"{field} must be a string or a list of strings, got {shown(values)}"
+        )
+    items = list(values)
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidInputError(f"{field} must be strings, got {shown(item)}")
+    return items
 
 
 def validate_optional_str(value: object, *, field: str, max_len: int = 1024) -> str | None:

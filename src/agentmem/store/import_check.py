@@ -39,7 +39,7 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from agentmem._time import optional_utc, to_utc, utc_now
-from agentmem.config import BankConfig, Limits, normalize_tags
+from agentmem.config import BankConfig, Limits, as_path, normalize_tags
 from agentmem.errors import InvalidInputError, shown
 from agentmem.links import STORED_KINDS, normalize_kind, validate_weight
 from agentmem.retain.corrections import validate_name
@@ -475,7 +475,7 @@ def check_export(
     Raises:
         InvalidInputError: The first violation found, naming its line and field.
     """
-    path = Path(path)
+    path = as_path(path)
     header = read_header(path)
     if header["embedder"] == embedder_name and header["dimension"] != dimension:
         raise InvalidInputError(

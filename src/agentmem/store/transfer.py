@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentmem.config import as_path
 from agentmem.errors import InvalidInputError, StorageError
 from agentmem.retain.pieces import PIECE_FACT_TYPES, stored_pieces
 from agentmem.store.changes import record_change
@@ -88,6 +89,7 @@ def export_bank(
     progress: ProgressCallback | None = None,
 ) -> int:
     """Write a bank to ``path`` as JSON Lines; returns the number of memories written."""
+    path = as_path(path)
     db = engine.db
     with db.write_lock:  # a consistent snapshot: no write lands while the rows are read
         header_row = db.fetchall(
@@ -129,7 +131,7 @@ def export_bank(
             [bank_id],
         )
         try:
-            out = Path(path).open("w", encoding="utf-8")  # noqa: SIM115 (closed below)
+            out = path.open("w", encoding="utf-8")  # noqa: SIM115 (closed below)
         except OSError as exc:
             raise StorageError(f"cannot write the export to {path}: {exc.strerror}") from exc
         with out:
