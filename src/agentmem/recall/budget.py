@@ -24,7 +24,8 @@ def fit_to_budget(
     for position, hit in enumerate(hits):
         tokens = count_tokens(hit.memory.text)
         if total + tokens <= max_tokens:
-            kept.append(replace(hit, tokens=tokens))
+            # Built, not ``replace``d: under half the cost, for every hit of every recall.
+            kept.append(RecallHit(hit.memory, hit.score, hit.strategy_details, tokens))
             total += tokens
         elif position == 0:
             text = truncate_to_tokens(hit.memory.text, max_tokens)

@@ -49,9 +49,12 @@ class StrategyContext:
                     self.collection, self.query_vector, self.pool, where
                 )
                 scale = self.engine.cosine_scale
-                self._semantic = ranked(
-                    [(memory_id, scale(cosine)) for memory_id, cosine in scored], cosine_relevance
-                )
+                # One pass, positional: what ``ranked`` builds, at two thirds of the cost.
+                hits = []
+                for rank, (memory_id, cosine) in enumerate(scored, start=1):
+                    score = scale(cosine)
+                    hits.append(StrategyHit(memory_id, rank, score, cosine_relevance(score)))
+                self._semantic = hits
             return self._semantic
 
     def cosines(self, memory_ids: list[str]) -> dict[str, float]:

@@ -43,10 +43,11 @@ class ScoreFusionReranker:
         arms = sorted({name for c in candidates for name in c.hits})
         weights = {arm: self._weights.get(arm, 0.5) for arm in arms}
         total = sum(weights.values()) or 1.0
-        return [
-            sum(
-                w * (c.hits[arm].normalized if arm in c.hits else 0.0) for arm, w in weights.items()
-            )
-            / total
-            for c in candidates
-        ]
+        # Arm by arm over all candidates, from 0 as ``sum`` adds (the same floats): no
+        # generator per candidate.
+        sums: list[float] = [0] * len(candidates)
+        for arm, w in weights.items():
+            for i, c in enumerate(candidates):
+                hit = c.hits.get(arm)
+                sums[i] += w * (0.0 if hit is None else hit.normalized)
+        return [s / total for s in sums]

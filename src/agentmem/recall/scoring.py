@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from datetime import datetime
 from typing import NamedTuple
 
@@ -53,3 +54,40 @@ def signals(
         importance=memory.importance,
         reinforcement=reinforcement(memory.access_count, cap),
     )
+
+
+def composite_scores(
+    scored: Iterable[tuple[Memory, float]],
+    weights: ScoringWeights,
+    now: datetime,
+    window_days: float,
+    cap: int,
+) -> list[float]:
+    """``signals(memory, relevance, ...).composite(weights)`` of each (memory, relevance).
+
+    Recall scores every candidate (~50) to return ten; the calls and tuples of
+    :func:`signals` were most of that cost, so this does the same arithmetic inline, in the
+    same order (the same floats), and takes each access count's reinforcement once.
+    """
+    w_relevance, w_recency = weights.w_relevance, weights.w_recency
+    w_importance, w_reinforcement = weights.w_importance, weights.w_reinforcement
+    total = weights.total
+    log_cap = math.log2(1 + cap)
+    reinforcements: dict[int, float] = {}
+    composites = []
+    for memory, relevance in scored:
+        count = memory.access_count
+        reinforced = reinforcements.get(count)
+        if reinforced is None:
+            reinforced = reinforcements[count] = min(1.0, math.log2(1 + max(0, count)) / log_cap)
+        age_days = (now - memory.mentioned_at).total_seconds() / 86_400
+        composites.append(
+            (
+                w_relevance * min(1.0, max(0.0, relevance))
+                + w_recency * min(1.0, max(0.0, 1.0 - age_days / window_days))
+                + w_importance * memory.importance
+                + w_reinforcement * reinforced
+            )
+            / total
+        )
+    return composites
