@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping
+from datetime import datetime
 from unittest.mock import patch
 
 from hypothesis import given, settings
@@ -178,3 +179,64 @@ def test_two_stores_that_retained_the_same_walk_alike(mentions, links, seeds, bu
         assert [(renamed[node], a) for node, a in one.strongest_memories(20)] == (
             other.strongest_memories(20)
         )
+
+
+HUB_MEMORIES = [f"h{i}" for i in range(60)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    hubs=st.lists(st.integers(0, 59), min_size=1, max_size=3, unique=True),
+    spokes=st.lists(
+        st.tuples(st.integers(0, 59), st.sampled_from(KINDS), _WEIGHT, st.booleans()),
+        min_size=20,
+        max_size=160,
+    ),
+    mentions=st.lists(st.tuples(st.integers(0, 59), st.integers(0, 3)), max_size=80),
+    days=st.lists(st.integers(0, 2), min_size=60, max_size=60),
+    seeds=st.dictionaries(
+        st.sampled_from(HUB_MEMORIES + ENTITIES), _WEIGHT, min_size=1, max_size=4
+    ),
+    budget=st.integers(1, 80),
+    vector_edges=st.sampled_from([0, 4, 48]),
+)
+def test_nodes_with_many_edges_raise_what_an_edge_by_edge_walk_raises(
+    hubs, spokes, mentions, days, seeds, budget, vector_edges
+):
+    """Hubs (a turn that many near-duplicates link to, an entity on many memories) are raised
+    all at once, their memories batched on the heap: the activations, paths, expansion and
+    the strongest memories (ties in activation and mention time) stay those of the oracle."""
+    graph = MemoryGraph()
+    graph._add_memories(
+        (m, datetime(2024, 1, 1 + days[seq]), seq) for seq, m in enumerate(HUB_MEMORIES)
+    )
+    graph._add_entity_rows(
+        (HUB_MEMORIES[m], ENTITIES[e], f"name {e}", "person", ()) for m, e in mentions
+    )
+    for n, (other, kind, weight, outgoing) in enumerate(spokes):
+        hub = HUB_MEMORIES[hubs[n % len(hubs)]]
+        src, dst = (hub, HUB_MEMORIES[other]) if outgoing else (HUB_MEMORIES[other], hub)
+        graph.add_link(src, dst, kind, weight)
+    params = {
+        "budget": budget,
+        "decay": 0.8,
+        "causal_boost": 2.0,
+        "edge_types": None,
+        "kind_weights": {},
+    }
+    with graph.lock:
+        level, came_from = edge_by_edge(graph, seeds, **params)
+        with patch.object(graph_walk, "VECTOR_EDGES", vector_edges):
+            reached = spreading_activation(graph, seeds, **params)
+        assert reached.level == level
+        assert reached.came_from == {graph.slot(n): graph.slot(m) for n, m in came_from.items()}
+        memories = [(node, a) for node, a in level.items() if not graph.is_entity(node)]
+        memories.sort(
+            key=lambda pair: (
+                -pair[1],
+                -graph.mentioned_at(pair[0]),
+                -HUB_MEMORIES.index(pair[0]),
+            )
+        )
+        for n in (1, 5, 30, 100):
+            assert reached.strongest_memories(n) == memories[:n]

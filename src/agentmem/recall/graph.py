@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -94,22 +94,31 @@ class Activation:
         graph = self.graph
         slots = np.fromiter(self.best, dtype=np.int64, count=len(self.best))
         levels = np.fromiter(self.best.values(), dtype=np.float64, count=len(self.best))
-        memories = ~graph.entity_slot_flags()[slots]
+        memories = ~graph.entity_flags_at(slots)
         slots, levels = slots[memories], levels[memories]
         # The n-th best activation; only the memories at or above it are ordered by time.
         cut = len(levels) - n
         floor = float(np.partition(levels, cut)[cut]) if cut >= 0 else -1.0
         above = np.flatnonzero(levels >= floor)
-        tied = list(zip(slots[above].tolist(), levels[above].tolist(), strict=True))
-        tied.sort(
-            key=lambda pair: (
-                -pair[1],
-                -graph.mentioned_at_slot(pair[0]),
-                -graph.seq_at(pair[0]),
-                graph.node_at(pair[0]),
+        slots, levels = slots[above], levels[above]
+        times, seqs = graph.mentioned_at_slots(slots), graph.seqs_at(slots)
+        order = np.lexsort((-seqs, -times, -levels))
+        ordered = levels[order], times[order], seqs[order]
+        if np.any(np.logical_and.reduce([key[1:] == key[:-1] for key in ordered])):
+            # Two memories alike in all three (one seq twice): their ids decide, in Python.
+            tied = list(zip(slots.tolist(), levels.tolist(), strict=True))
+            tied.sort(
+                key=lambda pair: (
+                    -pair[1],
+                    -graph.mentioned_at_slot(pair[0]),
+                    -graph.seq_at(pair[0]),
+                    graph.node_at(pair[0]),
+                )
             )
-        )
-        return [(graph.node_at(slot), a) for slot, a in tied[:n]]
+            return [(graph.node_at(slot), a) for slot, a in tied[:n]]
+        order = order[:n]
+        best = zip(slots[order].tolist(), levels[order].tolist(), strict=True)
+        return [(graph.node_at(slot), a) for slot, a in best]
 
 
 #: Edges of one node from which the walk weighs them with numpy, all at once, rather than one
@@ -146,6 +155,7 @@ class _EdgeFactors:
         self._hop = hop
         self._extra = extra
         self._edges: dict[int, tuple[array[int], array[float]]] = {}
+        self._vectors: dict[int, _VectorEdges] = {}
         self._kept = 0
 
     def of(self, slot: int) -> tuple[array[int], array[float]]:
@@ -175,12 +185,55 @@ class _EdgeFactors:
             factor *= extra[kind]
             neighbours.append(other)
             factors.append(factor)
-        if self._kept + len(neighbours) > FACTORS_KEPT:
-            self._edges.clear()
-            self._kept = 0
+        self._keep(len(neighbours))
         self._edges[slot] = neighbours, factors
-        self._kept += len(neighbours)
         return neighbours, factors
+
+    def vectors_of(self, slot: int) -> _VectorEdges:
+        """:meth:`of` as arrays, each neighbour once with the largest factor of its edges (the
+        one that reaches it most strongly: a product is monotonic in a factor)."""
+        found = self._vectors.get(slot)
+        if found is not None:
+            return found
+        neighbours, factors = self.of(slot)
+        slots = np.array(neighbours, dtype=np.int64)
+        weights = np.array(factors, dtype=np.float64)
+        order = np.lexsort((weights, slots))
+        slots, weights = slots[order], weights[order]
+        last = np.ones(len(slots), dtype=bool)
+        last[:-1] = slots[1:] != slots[:-1]
+        slots, weights = slots[last], weights[last]
+        graph = self.graph
+        found = _VectorEdges(
+            array("q", slots.tobytes()),
+            slots,
+            weights,
+            graph.entity_flags_at(slots),
+            graph.seqs_at(slots),
+        )
+        self._keep(len(slots))
+        self._vectors[slot] = found
+        return found
+
+    def _keep(self, edges: int) -> None:
+        """Make room for ``edges`` more kept edges (all are dropped past FACTORS_KEPT)."""
+        if self._kept + edges > FACTORS_KEPT:
+            self._edges.clear()
+            self._vectors.clear()
+            self._kept = 0
+        self._kept += edges
+
+
+class _VectorEdges(NamedTuple):
+    """A node's edges as a walk weighs them all at once (:meth:`_EdgeFactors.vectors_of`):
+    its neighbours (as an int array, for dict lookups, and as numpy's), each neighbour's
+    factor, whether it is an entity and its seq (a memory's place among equal activations)."""
+
+    neighbours: array[int]
+    slots: np.ndarray
+    factors: np.ndarray
+    entity: np.ndarray
+    seqs: np.ndarray
 
 
 #: Per graph mirror: the graph's version they were weighed at, and its edge factors per walk
@@ -211,16 +264,92 @@ def _edge_factors(
     return factors
 
 
-def _stronger(
-    neighbours: array[int], factors: array[float], activation: float, best: Mapping[int, float]
-) -> list[tuple[int, float]]:
-    """(neighbour, activation) of the edges that reach a neighbour more strongly than ``best``
-    has it, in edge order, weighed with numpy (the same products as the walk's loop)."""
-    reached = np.minimum(1.0, activation * np.frombuffer(factors, dtype=np.float64))
-    before = np.fromiter(map(best.get, neighbours, repeat(0.0)), np.float64, len(neighbours))
-    raised = np.flatnonzero(reached > before)
-    others = np.frombuffer(neighbours, dtype=np.int64)[raised]
-    return list(zip(others.tolist(), reached[raised].tolist(), strict=True))
+class _Walk:
+    """The state of one walk beside its activations and heap: the paths, the nodes expanded,
+    and the batches of memories that nodes with many edges raised.
+
+    A node with many edges (a turn that hundreds of near-duplicates link to) raises them all
+    at once: their activations and paths are set with numpy and dict updates, and its
+    memories go on the heap as one batch in heap order, with an entry for its first only;
+    popping it puts the next on. Since every entry pops in the order of (-activation, tie,
+    slot), the walk expands what it would with an entry per memory. A batch keeps only the
+    memories the budget left can still expand: before a memory of the batch pops, every one
+    ahead of it in the batch has been expanded (through this entry or a stronger one).
+    """
+
+    def __init__(
+        self,
+        graph: MemoryGraph,
+        best: dict[int, float],
+        heap: list[tuple[float, str, int, int]],
+        budget: int,
+    ) -> None:
+        self.graph = graph
+        self.best = best
+        self.heap = heap
+        self.budget = budget
+        self.came_from: dict[int, int] = {}
+        self.expanded: set[int] = set()
+        self._batches: list[Iterator[tuple[float, int]]] = []
+        self._flags: bytearray | None = None  # slot -> 1 once expanded (for raise_all)
+
+    def expand(self, slot: int) -> None:
+        """Count ``slot`` as expanded."""
+        self.expanded.add(slot)
+        if self._flags is not None:
+            self._flags[slot] = 1
+
+    def next_of(self, batch: int) -> None:
+        """Put the next memory of a batch whose entry popped on the heap."""
+        following = next(self._batches[batch], None)
+        if following is not None:
+            negative, slot = following
+            heapq.heappush(self.heap, (negative, self.graph.tie_at(slot), slot, batch))
+
+    def raise_all(self, slot: int, activation: float, edges: _VectorEdges) -> None:
+        """Give every neighbour of ``slot`` that its edges reach more strongly than before
+        that activation, and a path through ``slot`` with a place on the heap unless it was
+        expanded (the small nodes' loop in :func:`spreading_activation`, all at once)."""
+        best = self.best
+        reached = np.minimum(1.0, activation * edges.factors)
+        before = np.fromiter(
+            map(best.get, edges.neighbours, repeat(0.0)), np.float64, len(edges.neighbours)
+        )
+        raised = np.flatnonzero(reached > before)
+        if not len(raised):
+            return
+        others, levels = edges.slots[raised], reached[raised]
+        best.update(zip(others.tolist(), levels.tolist(), strict=True))
+        if self._flags is None:
+            self._flags = bytearray(self.graph.slot_count)
+            for done in self.expanded:
+                self._flags[done] = 1
+        opened = ~np.frombuffer(self._flags, dtype=np.bool_)[others]
+        raised, others, levels = raised[opened], others[opened], levels[opened]
+        self.came_from.update(zip(others.tolist(), repeat(slot)))
+        entity = edges.entity[raised]
+        tie_at, heap = self.graph.tie_at, self.heap
+        for other, level in zip(others[entity].tolist(), levels[entity].tolist(), strict=True):
+            heapq.heappush(heap, (-level, tie_at(other), other, -1))
+        memory = ~entity
+        self._batch(others[memory], -levels[memory], -edges.seqs[raised][memory])
+
+    def _batch(self, slots: np.ndarray, negative: np.ndarray, ties: np.ndarray) -> None:
+        """Put these memories on the heap as one batch: in the order of (-activation, -seq,
+        slot), as their entries would pop, as many as the budget left can expand."""
+        left = self.budget - len(self.expanded)
+        if left <= 0 or not len(slots):
+            return
+        if len(slots) > left:  # the `left` first by activation, with those tied with the last
+            cut = np.partition(negative, left - 1)[left - 1]
+            ahead = np.flatnonzero(negative <= cut)
+            slots, negative, ties = slots[ahead], negative[ahead], ties[ahead]
+        order = np.lexsort((slots, ties, negative))[:left]
+        batch = zip(negative[order].tolist(), slots[order].tolist(), strict=True)
+        first, first_slot = next(batch)
+        self._batches.append(batch)
+        entry = (first, self.graph.tie_at(first_slot), first_slot, len(self._batches) - 1)
+        heapq.heappush(self.heap, entry)
 
 
 def spreading_activation(
@@ -268,39 +397,37 @@ def spreading_activation(
         slot = graph.slot(node)
         if slot is not None and a > 0:
             best[slot] = min(1.0, a)
-    heap: list[tuple[float, str, int]] = [
-        (-a, graph.tie_at(slot), slot) for slot, a in best.items()
+    # Entries (-activation, tie, slot, batch): a batch's entry (number ≥ 0) stands for the
+    # rest of the batch after it (see _Walk.raise_all); no two entries share the first three.
+    heap: list[tuple[float, str, int, int]] = [
+        (-a, graph.tie_at(slot), slot, -1) for slot, a in best.items()
     ]
     heapq.heapify(heap)
-    came_from: dict[int, int] = {}
-    expanded: set[int] = set()
-    best_of, tie_at, push = best.get, graph.tie_at, heapq.heappush  # locals: read per edge
+    walk = _Walk(graph, best, heap, budget)
+    came_from, expanded = walk.came_from, walk.expanded
+    best_of, tie_at, push, pop = best.get, graph.tie_at, heapq.heappush, heapq.heappop
     while heap and len(expanded) < budget:
-        negative, _, slot = heapq.heappop(heap)
+        negative, _, slot, batch = pop(heap)
+        if batch >= 0:
+            walk.next_of(batch)
         if slot in expanded or -negative < best[slot]:
             continue  # a stale entry: the node was reached again more strongly
-        expanded.add(slot)
+        walk.expand(slot)
         activation = best[slot]
         neighbours, factors = edge_factors.of(slot)
-        # In edge order: of two edges to one node, the later raises it only if stronger. The
-        # two loops share their body: a call per edge would cost more than the rest of it.
-        if len(neighbours) < VECTOR_EDGES:
-            for other, factor in zip(neighbours, factors, strict=True):
-                reached = activation * factor
-                if reached > 1.0:
-                    reached = 1.0
-                if reached > best_of(other, 0.0):
-                    best[other] = reached
-                    if other not in expanded:  # an expanded node keeps its path: no cycles
-                        came_from[other] = slot
-                        push(heap, (-reached, tie_at(other), other))
-        else:
-            for other, reached in _stronger(neighbours, factors, activation, best):
-                if reached > best_of(other, 0.0):
-                    best[other] = reached
-                    if other not in expanded:
-                        came_from[other] = slot
-                        push(heap, (-reached, tie_at(other), other))
+        if len(neighbours) >= VECTOR_EDGES:
+            walk.raise_all(slot, activation, edge_factors.vectors_of(slot))
+            continue
+        # In edge order: of two edges to one node, the later raises it only if stronger.
+        for other, factor in zip(neighbours, factors, strict=True):
+            reached = activation * factor
+            if reached > 1.0:
+                reached = 1.0
+            if reached > best_of(other, 0.0):
+                best[other] = reached
+                if other not in expanded:  # an expanded node keeps its path: no cycles
+                    came_from[other] = slot
+                    push(heap, (-reached, tie_at(other), other, -1))
     return Activation(graph, best, came_from)
 
 

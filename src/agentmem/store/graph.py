@@ -515,6 +515,10 @@ class MemoryGraph:
         """:meth:`is_entity_slot` of every slot, as a boolean array (a copy)."""
         return np.frombuffer(bytes(self._entity_flags), dtype=np.bool_)
 
+    def entity_flags_at(self, slots: np.ndarray) -> np.ndarray:
+        """:meth:`is_entity_slot` of each of ``slots`` (int64), as a boolean array (a copy)."""
+        return np.frombuffer(self._entity_flags, dtype=np.bool_)[slots]
+
     def edge_codes(self, slot: int) -> tuple[Sequence[int], Sequence[float]]:
         """The edges touching ``slot``, in the order :meth:`edges_of` gives them: a code per
         edge (``code >> SLOT_SHIFT`` the neighbour's slot, ``code & KIND_MASK`` the index of
@@ -537,6 +541,14 @@ class MemoryGraph:
         """The seq of the memory in ``slot``: the order it was retained in (for ties of
         mention time, which a session's turns share)."""
         return self._seqs[slot]
+
+    def seqs_at(self, slots: np.ndarray) -> np.ndarray:
+        """:meth:`seq_at` of each of ``slots`` (int64), as an array (a copy)."""
+        return np.frombuffer(self._seqs, dtype=np.int64)[slots]
+
+    def mentioned_at_slots(self, slots: np.ndarray) -> np.ndarray:
+        """:meth:`mentioned_at_slot` of each of ``slots`` (int64), as an array (a copy)."""
+        return np.frombuffer(self._times, dtype=np.float64)[slots]
 
     def tie_at(self, slot: int) -> str:
         """Where the node in ``slot`` goes among nodes of equal activation: memories first,
