@@ -16,6 +16,7 @@ from agentmem.models.cosine import CosineScale
 from agentmem.protocols import Embedder, Extractor, LanguageModel, Reranker
 from agentmem.retain.entity_cache import catch_up_index, catch_up_resolver
 from agentmem.retain.resolve import EntityResolver
+from agentmem.retain.supersession import StoredStatements
 from agentmem.store import changes
 from agentmem.store.database import Database
 from agentmem.store.dated_facts import DatedFacts
@@ -66,6 +67,9 @@ class Engine:
     graphs: dict[str, MemoryGraph] = field(default_factory=dict)
     # Dated facts in time order (store/dated_facts.py), used by retain under the write lock.
     dated_facts: dict[str, DatedFacts] = field(default_factory=dict)
+    # The stored statements supersession has read (retain/supersession.py), used under the
+    # write lock; they may hold deleted rows, which supersession looks up again.
+    stored_statements: dict[str, StoredStatements] = field(default_factory=dict)
     # Resolvers carrying the bank's entity corrections (retain/corrections.py).
     resolvers: dict[str, EntityResolver] = field(default_factory=dict)
     # The banks' settings (MemoryBank.config).
@@ -265,4 +269,5 @@ _MIRRORS: dict[str, Callable[[Any, str, Any, list[changes.Change]], bool]] = {
     "resolvers": catch_up_resolver,
     "configs": lambda cur, bank_id, config, log: not any(c.kind == "configure" for c in log),
     "handles": lambda cur, bank_id, handle, log: True,  # dropped by import and delete_bank
+    "stored_statements": lambda cur, bank_id, statements, log: statements.catch_up(log),
 }

@@ -73,7 +73,7 @@ from agentmem.retain.repeats import (
     subset,
     with_wholes,
 )
-from agentmem.retain.supersession import supersession_links
+from agentmem.retain.supersession import StoredStatements, supersession_links
 from agentmem.retain.timing import anchor_all_in_time
 from agentmem.store.changes import is_local, record_change, settled_version
 from agentmem.store.dated_facts import DatedFacts
@@ -394,6 +394,7 @@ def store_facts(
                     )
                 doomed = list(gone.memory_ids)
                 dated = _dated_facts(engine, cur, bank_id)  # before this call's facts are in
+                statements = _stored_statements(engine, cur, bank_id)
                 rows = _memory_rows(
                     cur, bank_id, episode_id, facts, hashes, tags, doc_id, context, created
                 )
@@ -435,7 +436,7 @@ def store_facts(
                         for src, dst, kind, weight in [
                             *known_links,
                             *plan.rows(ids, alive, parts),
-                            *supersession_links(cur, bank_id, newest),
+                            *supersession_links(cur, bank_id, newest, statements),
                         ]
                     ],
                 )
@@ -468,10 +469,13 @@ def store_facts(
         except BaseException:
             wait([embedding, planned])  # never leave work running for a call that has failed
             engine.drop_mirror("entity_indexes", bank_id)  # it may hold entities that rolled back
+            # Its statements were read under this transaction's deletes, which rolled back.
+            engine.drop_mirror("stored_statements", bank_id)
             raise
         dated.add((r.memory, r.seq) for r in rows)  # committed: the bank's time order has them
         engine.bank_changed(bank_id, version)
         engine.keep_mirror("dated_facts", bank_id, dated, version)
+        engine.keep_mirror("stored_statements", bank_id, statements, version)
         write_vectors(engine, bank_id, collection, rows, vectors)
         if doomed:
             delete_vectors(engine, collection, doomed)
@@ -537,6 +541,11 @@ def _in_call_order(
 def _dated_facts(engine: Engine, cur, bank_id: str) -> DatedFacts:  # noqa: ANN001
     dated = engine.mirror("dated_facts", bank_id, cur)
     return dated if dated is not None else DatedFacts.load(cur, bank_id)
+
+
+def _stored_statements(engine: Engine, cur, bank_id: str) -> StoredStatements:  # noqa: ANN001
+    statements = engine.mirror("stored_statements", bank_id, cur)
+    return statements if statements is not None else StoredStatements()
 
 
 def _embedding_text(fact: ExtractedFact) -> str:

@@ -20,12 +20,13 @@ two facts that both hold.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from agentmem.models.nlp import load_nlp
+from agentmem.store.changes import Change
 from agentmem.store.dialect import regex_search
 from agentmem.store.records import from_db_time
 
@@ -338,14 +339,159 @@ class Statement:
     mentioned_at: datetime
     slots: tuple[Slot, ...]
 
+    @property
+    def order(self) -> tuple[datetime, int]:
+        """Its place in the bank's time order: mention, then retain order."""
+        return (self.mentioned_at, self.seq)
+
+
+#: A stored fact is a candidate for a new statement's (subject, family) when it names the
+#: subject and holds a word of the family (``_FAMILY_WORDS``): the key of that test.
+Key = tuple[str, str]
+
+
+class StoredStatements:
+    """A bank's stored statements that a new one may supersede (or be superseded by), read
+    from the store as retains ask for them: each retain reads only the rows stored since.
+
+    A retain's candidates are the bank's facts that name one of its statements' subjects and
+    hold a word of the statement's family (a :data:`Key`); read by a scan of the whole bank,
+    they cost more as the bank grew (5-6 ms a call at 10k memories). Here each key remembers
+    the ``seq`` up to which the bank's rows were read for it, and the next retain asking for
+    it reads only the rows after. That misses no row: a bank's rows get their ``seq`` under
+    the bank's write lock (``memory_seq``, after ``begin_write``), in this process or any
+    other, so the rows not yet read come after, and a row whose text changes gets a new
+    ``seq``. It may hold rows deleted since (by any process): :func:`supersession_links`
+    looks up again the rows it would link, and forgets those gone.
+
+    A mirror of the engine (``Engine.stored_statements``), used under the write lock: it is
+    dropped when the bank is rewritten (import, ``delete_bank``, in any process: the change
+    log says so) and when a retain that read into it rolls back.
+    """
+
+    def __init__(self) -> None:
+        self._read_to: dict[Key, int] = {}  # key -> the rows up to this seq were read for it
+        self._statements: dict[str, Statement] = {}  # memory id ->
+        self._keys: dict[str, set[Key]] = {}  # memory id -> the keys it was read for
+        # (subject, family) of a slot -> the statements filling it, by id
+        self._by_slot: dict[tuple[str, str], dict[str, Statement]] = {}
+        self._latest: dict[tuple[str, str], tuple[datetime, int]] = {}  # newest order there
+
+    def read(
+        self,
+        cur: Any,  # noqa: ANN401
+        bank_id: str,
+        wanted: Sequence[Key],
+        new: Sequence[tuple[str, int, datetime, str]],
+    ) -> None:
+        """Read the bank's rows that pass the test of a ``wanted`` key and were not read for
+        it yet, except the ``new`` memories (the retain's own, inserted already)."""
+        starts = [self._read_to.get(key, 0) for key in wanted]
+        tests = [
+            f"(seq > $from{n} AND contains(lower(text), $subject{n}) "
+            f"AND {regex_search(cur, 'text', f'words{n}')})"
+            for n in range(len(wanted))
+        ]
+        params: dict[str, object] = {
+            "bank": bank_id,
+            "new": [memory_id for memory_id, *_ in new],
+            "first": min(starts),
+        }
+        for n, ((subject, family), start) in enumerate(zip(wanted, starts, strict=True)):
+            params.update({f"subject{n}": subject, f"words{n}": _FAMILY_WORDS[family]})
+            params[f"from{n}"] = start
+        # One scan for every key (the bank's texts are read once), from the oldest key's last
+        # read on: rows are stored in seq order, so the scan skips the blocks before it.
+        rows = cur.execute(
+            f"SELECT id, seq, mentioned_at, text, {', '.join(tests)} FROM memories "
+            "WHERE bank_id = $bank AND seq > $first AND fact_type IN ('world', 'experience') "
+            f"AND NOT list_contains($new, id) AND ({' OR '.join(tests)})",
+            params,
+        ).fetchall()
+        parsed = slots_of([row[3] for row in rows])
+        for (memory_id, seq, when, _, *passed), slots in zip(rows, parsed, strict=True):
+            if slots:
+                keys = {key for key, test in zip(wanted, passed, strict=True) if test}
+                self._add(Statement(memory_id, seq, _aware(when), tuple(slots)), keys)
+        # Every row of the bank before the retain's own was there to read.
+        first_new = min(seq for _, seq, *_ in new)
+        self._read_to.update(dict.fromkeys(wanted, first_new - 1))
+
+    def _add(self, statement: Statement, keys: set[Key]) -> None:
+        known = self._statements.get(statement.id)
+        if known is not None and known.seq == statement.seq:
+            self._keys[statement.id] |= keys
+            return
+        self.forget([statement.id])  # a row stored again under its id is read anew
+        self._statements[statement.id] = statement
+        self._keys[statement.id] = keys
+        for slot_key in {(slot.subject, slot.family) for slot in statement.slots}:
+            self._by_slot.setdefault(slot_key, {})[statement.id] = statement
+            latest = self._latest.get(slot_key)
+            if latest is None or statement.order > latest:
+                self._latest[slot_key] = statement.order
+
+    def catch_up(self, log: Sequence[Change]) -> bool:
+        """After writes through another process: the rows they added come after those read
+        (read at the next ask), those they forgot are dropped. Always caught up (True)."""
+        self.forget(m for c in log if c.kind == "forget" for m in c.memory_ids)
+        return True
+
+    def forget(self, memory_ids: Iterable[str]) -> None:
+        """Drop the statements of memories that are gone (the newest order of a slot stays:
+        it only lets :meth:`pairs` skip plans no stored statement follows)."""
+        for memory_id in memory_ids:
+            statement = self._statements.pop(memory_id, None)
+            if statement is not None:
+                del self._keys[memory_id]
+                for slot in statement.slots:
+                    self._by_slot.get((slot.subject, slot.family), {}).pop(memory_id, None)
+
+    def pairs(
+        self, statements: Sequence[Statement], wanted: set[Key]
+    ) -> dict[tuple[str, str], tuple[Statement, Statement]]:
+        """The (later, earlier) pairs of a new statement and a stored one read for a
+        ``wanted`` key where the later supersedes the earlier, by their ids."""
+        found: dict[tuple[str, str], tuple[Statement, Statement]] = {}
+        for new in statements:
+            for slot in new.slots:
+                slot_key = (slot.subject, slot.family)
+                # A plan that is not a change supersedes nothing: only a stored statement
+                # mentioned after it can supersede it.
+                if (
+                    slot.family.startswith("plan ")
+                    and not slot.change
+                    and self._latest.get(slot_key, new.order) <= new.order
+                ):
+                    continue
+                for old in self._by_slot.get(slot_key, {}).values():
+                    if not self._keys[old.id] & wanted:
+                        continue
+                    later, earlier = (new, old) if old.order < new.order else (old, new)
+                    if (later.id, earlier.id) not in found and _supersedes_any(later, earlier):
+                        found[(later.id, earlier.id)] = (later, earlier)
+        return found
+
+
+def _supersedes_any(later: Statement, earlier: Statement) -> bool:
+    return any(supersedes(n, o) for n in later.slots for o in earlier.slots)
+
 
 def supersession_links(
     cur: Any,  # noqa: ANN401
     bank_id: str,
     new: Sequence[tuple[str, int, datetime, str]],
+    stored: StoredStatements | None = None,
 ) -> list[tuple[str, str, str, float]]:
     """``supersedes`` links between new memories ``(id, seq, mentioned_at, text)`` and the
-    bank's (read through ``cur``, the retain transaction), later mention → earlier."""
+    bank's (read through ``cur``, the retain transaction, into ``stored``: the bank's
+    statements read before, or none), later mention → earlier, in time order of the later
+    then of the earlier.
+
+    A stored statement is one of the bank's facts that names the subject of a new one's slot
+    with a word of its family; two stored statements were linked (or not) when the later one
+    was retained.
+    """
     slots = slots_of([text for *_, text in new])
     statements = [
         Statement(memory_id, seq, when, tuple(found))
@@ -354,53 +500,39 @@ def supersession_links(
     ]
     if not statements:
         return []
-    older = _stored_statements(cur, bank_id, statements)
-    links: list[tuple[str, str, str, float]] = []
-    everyone = sorted([*older, *statements], key=lambda s: (s.mentioned_at, s.seq))
-    new_ids = {s.id for s in statements}
-    new_before: list[Statement] = []  # the new statements met so far, in order
-    for later_index, later in enumerate(everyone):
-        # Two stored statements were linked (or not) when the later one was retained.
-        earlier_ones = everyone[:later_index] if later.id in new_ids else new_before
-        for earlier in earlier_ones:
-            if any(supersedes(n, o) for n in later.slots for o in earlier.slots):
-                links.append((later.id, earlier.id, SUPERSEDES, 1.0))
-        if later.id in new_ids:
-            new_before.append(later)
-    return links
-
-
-def _stored_statements(
-    cur: Any,  # noqa: ANN401
-    bank_id: str,
-    statements: Sequence[Statement],
-) -> list[Statement]:
-    """The bank's facts that may fill the same slots as ``statements`` (same subject named,
-    a word of the family), parsed."""
+    stored = StoredStatements() if stored is None else stored
     wanted = sorted(
         {(slot.subject, slot.family.split()[0]) for s in statements for slot in s.slots}
     )
-    # One scan of the bank for every (subject, family) wanted: the bank's texts are read once.
-    either = " OR ".join(
-        f"(contains(lower(text), $subject{n}) AND {regex_search(cur, 'text', f'words{n}')})"
-        for n in range(len(wanted))
-    )
-    params: dict[str, object] = {"bank": bank_id, "new": [s.id for s in statements]}
-    for n, (subject, family) in enumerate(wanted):
-        params.update({f"subject{n}": subject, f"words{n}": _FAMILY_WORDS[family]})
-    rows = cur.execute(
-        "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
-        f"AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) AND ({either})",
-        params,
-    ).fetchall()
-    found = {memory_id: (seq, when, text) for memory_id, seq, when, text in rows}
-    ids = list(found)
-    parsed = slots_of([found[i][2] for i in ids])
+    stored.read(cur, bank_id, wanted, new)
+    pairs = stored.pairs(statements, set(wanted))
+    for index, later in enumerate(statements):
+        for earlier in statements[:index]:
+            first, second = (later, earlier) if earlier.order < later.order else (earlier, later)
+            if _supersedes_any(first, second):
+                pairs[(first.id, second.id)] = (first, second)
+    new_ids = {s.id for s in statements}
+    linked_stored = {s.id: s.seq for pair in pairs.values() for s in pair if s.id not in new_ids}
+    alive = _still_stored(cur, bank_id, linked_stored)
+    stored.forget(set(linked_stored) - alive)
     return [
-        Statement(i, found[i][0], _aware(found[i][1]), tuple(slots))
-        for i, slots in zip(ids, parsed, strict=True)
-        if slots
+        (later.id, earlier.id, SUPERSEDES, 1.0)
+        for later, earlier in sorted(pairs.values(), key=lambda p: (p[0].order, p[1].order))
+        if (later.id in new_ids or later.id in alive)
+        and (earlier.id in new_ids or earlier.id in alive)
     ]
+
+
+def _still_stored(cur: Any, bank_id: str, rows: dict[str, int]) -> set[str]:  # noqa: ANN401
+    """Which of the memories (id -> the seq they were read with) the bank holds unchanged."""
+    if not rows:
+        return set()
+    found = cur.execute(
+        "SELECT id, seq FROM memories WHERE bank_id = $bank AND list_contains($ids, id) "
+        "AND fact_type IN ('world', 'experience')",
+        {"bank": bank_id, "ids": sorted(rows)},
+    ).fetchall()
+    return {memory_id for memory_id, seq in found if rows[memory_id] == seq}
 
 
 def _aware(value: datetime) -> datetime:

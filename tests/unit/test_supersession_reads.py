@@ -1,0 +1,214 @@
+"""Supersession's stored statements, read per key from the rows stored since the last ask
+(``StoredStatements``), give the links the scan of the whole bank gave: the reference below is
+that scan (the implementation before it), run beside every retain of a mixed history (updates,
+plans and their changes, statements told late, documents replaced, memories forgotten, retains
+rolled back, the bank deleted or imported again, a second writer on the same store: another
+process, or a replica on PostgreSQL)."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentmem
+from agentmem.retain import pipeline
+from agentmem.retain.supersession import (
+    _FAMILY_WORDS,
+    SUPERSEDES,
+    Statement,
+    _aware,
+    slots_of,
+    supersedes,
+)
+from agentmem.store.dialect import regex_search
+from agentmem.testing import HashEmbedder
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+_CITIES = ["Berlin", "Lisbon", "Porto", "Rome", "Oslo"]
+_ORGS = ["Acme", "Globex", "Initech"]
+_SAID = [
+    "I live in {city}.",
+    "We moved to {city} last week.",
+    "I work at {org} now.",
+    "I started a new job at {org}.",
+    "I quit my job.",
+    "I also work at {org}.",
+    "My new phone number is 555-01{n}.",
+    "My favourite colour is {colour}.",
+    "We're planning a trip to {city} in May.",
+    "The {city} trip is cancelled.",
+    "The meeting moved to Friday.",
+    "We have a meeting with {org} next week.",
+    "{name} moved to {city}.",
+    "{name} works at {org}.",
+    "Thanks, that helps!",
+]
+
+
+def reference_links(
+    cur: Any,  # noqa: ANN401
+    bank_id: str,
+    new: Sequence[tuple[str, int, datetime, str]],
+) -> list[tuple[str, str, str, float]]:
+    """The links as the scan of the bank found them (``supersession_links`` until now)."""
+    slots = slots_of([text for *_, text in new])
+    statements = [
+        Statement(memory_id, seq, when, tuple(found))
+        for (memory_id, seq, when, _), found in zip(new, slots, strict=True)
+        if found
+    ]
+    if not statements:
+        return []
+    wanted = sorted(
+        {(slot.subject, slot.family.split()[0]) for s in statements for slot in s.slots}
+    )
+    either = " OR ".join(
+        f"(contains(lower(text), $subject{n}) AND {regex_search(cur, 'text', f'words{n}')})"
+        for n in range(len(wanted))
+    )
+    params: dict[str, object] = {"bank": bank_id, "new": [s.id for s in statements]}
+    for n, (subject, family) in enumerate(wanted):
+        params.update({f"subject{n}": subject, f"words{n}": _FAMILY_WORDS[family]})
+    rows = cur.execute(
+        "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
+        f"AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) AND ({either})",
+        params,
+    ).fetchall()
+    parsed = slots_of([text for *_, text in rows])
+    older = [
+        Statement(i, seq, _aware(when), tuple(found))
+        for (i, seq, when, _), found in zip(rows, parsed, strict=True)
+        if found
+    ]
+    links: list[tuple[str, str, str, float]] = []
+    everyone = sorted([*older, *statements], key=lambda s: (s.mentioned_at, s.seq))
+    new_ids = {s.id for s in statements}
+    new_before: list[Statement] = []
+    for later_index, later in enumerate(everyone):
+        earlier_ones = everyone[:later_index] if later.id in new_ids else new_before
+        for earlier in earlier_ones:
+            if any(supersedes(n, o) for n in later.slots for o in earlier.slots):
+                links.append((later.id, earlier.id, SUPERSEDES, 1.0))
+        if later.id in new_ids:
+            new_before.append(later)
+    return links
+
+
+class _RolledBack(Exception):
+    """Raised by a retain after its links were made: its transaction rolls back."""
+
+
+#: One step of a history: ``(writer, what, said, document, days_late, pick)``; ``said`` is
+#: indexes into _SAID and the fillers, ``pick`` chooses the memory forgotten.
+_STEP = st.tuples(
+    st.sampled_from([0, 0, 0, 1]),
+    st.sampled_from(["retain"] * 8 + ["forget", "fail", "delete", "reimport"]),
+    st.lists(st.integers(0, 10**6), min_size=1, max_size=4),
+    st.one_of(st.none(), st.sampled_from([f"doc-{n}" for n in range(4)])),
+    st.sampled_from([0, 0, 0, 3, 40]),
+    st.integers(0, 10**6),
+)
+
+
+def _said(choice: int) -> dict[str, str]:
+    rng = random.Random(choice)
+    said = rng.choice(_SAID).format(
+        city=rng.choice(_CITIES),
+        org=rng.choice(_ORGS),
+        n=rng.randrange(10, 14),
+        colour=rng.choice(["green", "blue"]),
+        name=rng.choice(["Stan", "Lena"]),
+    )
+    return {"role": "user", "name": rng.choice(["Ana", "Ben"]), "content": said}
+
+
+def retain_history(store: object, steps: Sequence[tuple], bank_id: str = "b") -> int:
+    """Run ``steps`` (:data:`_STEP`) into ``store`` through two AgentMemory (the second a
+    writer the first does not see), checking every retain's links against the reference;
+    returns how many supersedes links were made."""
+    made: list[int] = []
+    fail = [False]
+    real = pipeline.supersession_links
+
+    def checked(cur, bank_id, new, stored):  # noqa: ANN001, ANN202
+        expected = reference_links(cur, bank_id, new)
+        links = real(cur, bank_id, new, stored)
+        assert links == expected
+        made.append(len(links))
+        if fail[0]:
+            raise _RolledBack
+        return links
+
+    embedder = HashEmbedder()
+    with (
+        mock.patch.object(pipeline, "supersession_links", checked),
+        agentmem.AgentMemory(store, embedder=embedder) as first,
+        agentmem.AgentMemory(store, embedder=embedder) as second,
+        tempfile.TemporaryDirectory() as scratch,
+    ):
+        for index, (writer, what, said, document, late, pick) in enumerate(steps):
+            mem = (first, second)[writer]
+            bank = mem.bank(bank_id)
+            if what == "forget":
+                memories = bank.memories()
+                if memories:
+                    bank.forget(memories[pick % len(memories)].id)
+            elif what in ("delete", "reimport"):
+                # The other AgentMemory's vectors staged for the bank's collection would be
+                # written to a collection gone (not what this test is about).
+                for each in (first, second):
+                    each._engine.vectors.flush()
+            if what == "delete":
+                mem.delete_bank(bank_id)
+            elif what == "reimport":
+                bank.export(Path(scratch) / "bank.jsonl")
+                mem.delete_bank(bank_id)
+                mem.import_(Path(scratch) / "bank.jsonl", bank_id=bank_id)
+            elif what in ("retain", "fail"):
+                fail[0] = what == "fail"
+                when = T0 + timedelta(days=index - late)
+                try:
+                    bank.retain([_said(c) for c in said], mentioned_at=when, document_id=document)
+                except _RolledBack:
+                    assert fail[0]
+                fail[0] = False
+    return sum(made)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_STEP, min_size=1, max_size=20))
+def test_links_read_from_the_rows_stored_since_are_those_of_a_scan(steps):
+    with tempfile.TemporaryDirectory() as store:
+        retain_history(Path(store) / "store", steps)
+
+
+def _steps(seed: int, count: int = 70) -> list[tuple]:
+    """A long history, mostly retains, whose links are many (the property's examples are
+    short)."""
+    rng = random.Random(seed)
+    kinds = ["retain"] * 16 + ["forget", "forget", "fail", "delete", "reimport"]
+    return [
+        (
+            int(rng.random() < 0.2),
+            rng.choice(kinds),
+            [rng.randrange(10**6) for _ in range(rng.randint(1, 4))],
+            f"doc-{rng.randrange(6)}" if rng.random() < 0.4 else None,
+            rng.randrange(60) if rng.random() < 0.2 else 0,
+            rng.randrange(10**6),
+        )
+        for _ in range(count)
+    ]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_long_history_links_as_a_scan_does(tmp_path, seed):
+    assert retain_history(tmp_path / "store", _steps(seed)) > 10
