@@ -28,7 +28,7 @@ from typing import Any
 from agentmem.models.nlp import load_nlp
 from agentmem.store.changes import Change
 from agentmem.store.dialect import regex_search
-from agentmem.store.records import from_db_time
+from agentmem.store.records import from_db_time, memories_by_id
 
 SUPERSEDES = "supersedes"
 
@@ -524,15 +524,14 @@ def supersession_links(
 
 
 def _still_stored(cur: Any, bank_id: str, rows: dict[str, int]) -> set[str]:  # noqa: ANN401
-    """Which of the memories (id -> the seq they were read with) the bank holds unchanged."""
-    if not rows:
-        return set()
-    found = cur.execute(
-        "SELECT id, seq FROM memories WHERE bank_id = $bank AND list_contains($ids, id) "
-        "AND fact_type IN ('world', 'experience')",
-        {"bank": bank_id, "ids": sorted(rows)},
-    ).fetchall()
-    return {memory_id for memory_id, seq in found if rows[memory_id] == seq}
+    """Which of the memories (id -> the seq they were read with) the bank holds unchanged
+    (by their ids: answered from the primary key, where a bound id list scans the bank)."""
+    found = memories_by_id(cur, bank_id, rows, "m.id, m.seq, m.fact_type") if rows else []
+    return {
+        memory_id
+        for memory_id, seq, fact_type in found
+        if rows[memory_id] == seq and fact_type in ("world", "experience")
+    }
 
 
 def _aware(value: datetime) -> datetime:
