@@ -145,3 +145,28 @@ def test_a_fact_staged_twice_before_a_flush_keeps_its_later_vector(tmp_path):
         assert bank.memories()[0].text == "Desk parcel."
         assert float(np.dot(stored, embedder.embed(["Desk parcel."])[0])) > 0.999
         assert mem.check_integrity().ok
+
+
+def test_vectors_staged_for_a_bank_deleted_and_imported_anew_elsewhere_are_dropped(tmp_path):
+    """Two AgentMemory of one process on one store: the second stages a fact, the first
+    exports the bank, deletes it and imports it again (same ids, a new collection). The
+    stale stage must not be written into the deleted collection, and closing must work."""
+    path = tmp_path / "s"
+    first = agentmem.AgentMemory(path, embedder=HashEmbedder())
+    second = agentmem.AgentMemory(path, embedder=HashEmbedder())
+    try:
+        first.bank("b").retain("Ann likes tea.", mentioned_at=T0)
+        first.bank("b").recall("tea", reinforce=False)  # the first's own stage is written
+        staged = {m.id for m in second.bank("b").retain("Bob likes coffee.", mentioned_at=T0)}
+        assert second._engine.vectors.staged == len(staged)
+        first.bank("b").export(tmp_path / "b.jsonl")
+        first.delete_bank("b")
+        first.import_(tmp_path / "b.jsonl")
+        second.close()  # raised StorageError: the staged collection no longer exists
+        bank = first.bank("b")
+        assert staged <= _chroma_ids(first, bank)  # the import brought its vector along
+        report = first.check_integrity()
+        assert report.ok, report.problems
+    finally:
+        second.close()
+        first.close()

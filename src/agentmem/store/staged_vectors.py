@@ -169,15 +169,25 @@ class StagedVectorStore:
             )
 
     def _held(self, staged: Sequence[_Staged]) -> set[str]:
-        """The staged ids whose memory the store holds. Another ``AgentMemory`` of this
-        process on the same file may have deleted a memory whose vector is staged here (its
-        delete flushes only its own stage): that vector must not reach Chroma."""
-        by_bank: dict[str, list[str]] = {}
+        """The staged ids whose memory the store holds, in the collection they were staged
+        for. Another ``AgentMemory`` of this process on the same file may have deleted a
+        memory whose vector is staged here (its delete flushes only its own stage), or the
+        whole bank, even imported it anew with the same ids into a new collection: such a
+        vector must not reach Chroma (its old collection is gone)."""
+        by_bank: dict[tuple[str, str], list[str]] = {}
         for s in staged:
-            by_bank.setdefault(s.bank_id, []).extend(s.ids)
+            by_bank.setdefault((s.bank_id, s.collection), []).extend(s.ids)
+        current = {
+            bank_id: row[0][0] if row else None
+            for bank_id in {bank_id for bank_id, _ in by_bank}
+            for row in [
+                self._db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
+            ]
+        }
         return {
             row[0]
-            for bank_id, ids in by_bank.items()
+            for (bank_id, collection), ids in by_bank.items()
+            if current[bank_id] == collection
             for row in memories_by_id(self._db, bank_id, ids, "m.id")
         }
 
