@@ -177,13 +177,13 @@ class StagedVectorStore:
         by_bank: dict[tuple[str, str], list[str]] = {}
         for s in staged:
             by_bank.setdefault((s.bank_id, s.collection), []).extend(s.ids)
-        current = {
-            bank_id: row[0][0] if row else None
-            for bank_id in {bank_id for bank_id, _ in by_bank}
-            for row in [
-                self._db.fetchall("SELECT collection FROM banks WHERE bank_id = ?", [bank_id])
-            ]
-        }
+        current: dict[str, str | None] = {}  # bank id -> its collection now (None: deleted)
+        for bank_id, _ in by_bank:
+            if bank_id not in current:
+                rows = self._db.fetchall(
+                    "SELECT collection FROM banks WHERE bank_id = ?", [bank_id]
+                )
+                current[bank_id] = rows[0][0] if rows else None
         return {
             row[0]
             for (bank_id, collection), ids in by_bank.items()
