@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +171,40 @@ def test_vectors_staged_for_a_bank_deleted_and_imported_anew_elsewhere_are_dropp
     finally:
         second.close()
         first.close()
+
+
+def test_a_read_during_another_threads_flush_still_finds_the_staged_facts(store_path):
+    """The stage is emptied only once Chroma holds its vectors: a concurrent read that found
+    it empty while they were in flight searched Chroma without them (CI saw a LangChain
+    ``ainvoke`` pair lose its semantic hits this way)."""
+    embedder = HashEmbedder()
+    with agentmem.AgentMemory(store_path, embedder=embedder) as mem:
+        bank = mem.bank("b")
+        ids = {m.id for m in bank.retain("Bob drinks espresso after lunch.", mentioned_at=T0)}
+        vectors = mem._engine.vectors
+        chroma = vectors._store
+        in_upsert, release = threading.Event(), threading.Event()
+        upsert = chroma.upsert
+
+        def slow_upsert(*args, **kwargs):
+            in_upsert.set()
+            release.wait(10)
+            return upsert(*args, **kwargs)
+
+        chroma.upsert = slow_upsert
+        flusher = threading.Thread(target=vectors.flush)
+        flusher.start()
+        assert in_upsert.wait(10)
+        found: list[set[str]] = []
+        query = embedder.embed_query("espresso")
+        reader = threading.Thread(
+            target=lambda: found.append({i for i, _ in vectors.query(bank._collection, query, 5)})
+        )
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive()  # it waits for the flush in flight...
+        release.set()
+        flusher.join(10)
+        reader.join(10)
+        assert found == [ids]  # ...and then finds the fact
+        assert mem.check_integrity().ok

@@ -141,32 +141,31 @@ class StagedVectorStore:
             self.flush()
 
     def flush(self) -> None:
-        """Write every staged vector to Chroma, then clear their journal entries."""
+        """Write every staged vector to Chroma, then clear their journal entries.
+
+        The vectors stay staged until Chroma holds them: a read that finds the stage empty
+        (its unlocked peek) knows they are in Chroma, not in flight in another thread's flush.
+        """
         if not self._staged:  # unlocked peek: a stage() that has not returned may be missed
             return
         with self._db.write_lock, self._lock:
-            staged, self._staged, self._count = self._staged, [], 0
-            try:
-                live = self._held(staged)
-                for collection in dict.fromkeys(s.collection for s in staged):
-                    ids, vectors, metadatas = _newest(staged, collection)
-                    keep = [k for k, memory_id in enumerate(ids) if memory_id in live]
-                    self._store.upsert(
-                        collection,
-                        [ids[k] for k in keep],
-                        vectors[keep],
-                        [metadatas[k] for k in keep],
-                    )
-            except BaseException:
-                # Keep them staged: the next flush retries (upserts are idempotent), and the
-                # journal still holds them should the process die first.
-                self._staged = staged
-                self._count = sum(len(s.ids) for s in staged)
-                raise
+            staged = self._staged
+            if not staged:  # another thread's flush wrote them while this one waited
+                return
+            live = self._held(staged)
+            for collection in dict.fromkeys(s.collection for s in staged):
+                ids, vectors, metadatas = _newest(staged, collection)
+                keep = [k for k, memory_id in enumerate(ids) if memory_id in live]
+                # Should this raise, everything stays staged: the next flush retries (upserts
+                # are idempotent), and the journal still holds them should the process die.
+                self._store.upsert(
+                    collection, [ids[k] for k in keep], vectors[keep], [metadatas[k] for k in keep]
+                )
             self._db.execute(
                 f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
                 {"ids": json_list(i for s in staged for i in s.ids)},
             )
+            self._staged, self._count = [], 0
 
     def _held(self, staged: Sequence[_Staged]) -> set[str]:
         """The staged ids whose memory the store holds, in the collection they were staged
