@@ -71,6 +71,12 @@ async def test_refused_calls_are_tool_errors_with_agentmem_messages(bank):
         assert missing.is_error and "content" in missing.content[0].text
         too_big = await client.call_tool("retain_memory", {"content": "x", "importance": 3})
         assert too_big.is_error and "importance" in too_big.content[0].text
+        # A misspelt argument is refused, not dropped (the SDK alone would ignore it).
+        misspelt = await client.call_tool("retain_memory", {"content": "Tea.", "tag": ["x"]})
+        assert misspelt.is_error and "tag" in misspelt.content[0].text
+        assert "Extra inputs are not permitted" in misspelt.content[0].text
+        schema = (await client.list_tools()).tools[0].input_schema
+        assert schema["additionalProperties"] is False
     assert bank.stats()["memories"] == 0
 
 

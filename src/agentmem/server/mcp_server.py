@@ -24,9 +24,10 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agentmem import __version__
 from agentmem.bank import MemoryBank
@@ -67,6 +68,35 @@ def _tool_function(
     return call
 
 
+def _sdk_tool(tool: MemoryTool, bank: MemoryBank) -> Tool:
+    """The SDK's registration of one memory tool, refusing arguments it does not name.
+
+    The SDK builds the argument model from the function's signature and drops names it does
+    not know, so a misspelt argument (``tag`` for ``tags``) would vanish without a word; here
+    the model forbids them, and the published schema says so (``additionalProperties``).
+    """
+    registered = Tool.from_function(
+        _tool_function(tool, bank),
+        name=tool.name,
+        description=tool.description,
+        annotations=ToolAnnotations(
+            title=tool.name.replace("_", " "),
+            read_only_hint=tool.read_only,
+            destructive_hint=tool.destructive,
+            idempotent_hint=tool.read_only,
+            open_world_hint=False,
+        ),
+        structured_output=True,
+    )
+    loose = registered.fn_metadata.arg_model
+    strict = type(
+        loose.__name__, (loose,), {"model_config": ConfigDict(**loose.model_config, extra="forbid")}
+    )
+    registered.fn_metadata.arg_model = strict
+    registered.parameters = strict.model_json_schema(by_alias=True)
+    return registered
+
+
 def create_mcp_server(bank: MemoryBank, *, name: str = "agentmem") -> MCPServer:
     """An MCP server offering ``bank``'s memory tools.
 
@@ -78,22 +108,13 @@ def create_mcp_server(bank: MemoryBank, *, name: str = "agentmem") -> MCPServer:
         An :class:`mcp.server.MCPServer`; ``run()`` serves stdio, and
         :func:`streamable_http_app` gives the HTTP app.
     """
-    server = MCPServer(name, instructions=_INSTRUCTIONS, version=__version__, log_level="WARNING")
-    for tool in available_tools(bank):
-        server.add_tool(
-            _tool_function(tool, bank),
-            name=tool.name,
-            description=tool.description,
-            annotations=ToolAnnotations(
-                title=tool.name.replace("_", " "),
-                read_only_hint=tool.read_only,
-                destructive_hint=tool.destructive,
-                idempotent_hint=tool.read_only,
-                open_world_hint=False,
-            ),
-            structured_output=True,
-        )
-    return server
+    return MCPServer(
+        name,
+        instructions=_INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        tools=[_sdk_tool(tool, bank) for tool in available_tools(bank)],
+    )
 
 
 def streamable_http_app(
