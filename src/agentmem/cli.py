@@ -54,6 +54,7 @@ from agentmem.migrate import migrate
 from agentmem.models.offline import EMBEDDERS
 from agentmem.schemas import RecallHitOut
 from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
+from agentmem.store.import_check import read_header
 from agentmem.store.postgres.database import is_postgres_url
 from agentmem.types import RecallHit, RecallResult
 
@@ -257,8 +258,7 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
-    if not os.path.isfile(args.file):  # before the store is created for it
-        raise NotFoundError(f"no file {args.file}")
+    read_header(args.file)  # a file that is no export is refused before a store is made for it
     with _store_for_write(args.path, args.embedder) as mem, _progress(console) as progress:
         task = progress.add_task(f"importing {args.file}", total=None)
         bank = mem.import_(

@@ -383,6 +383,7 @@ class AgentMemory:
             The bank, holding everything the file holds.
 
         Raises:
+            NotFoundError: No file at ``path``.
             InvalidInputError: Not an export file, any line or field of it outside the
                 contract of retain, link and configure (the message names the line and
                 field), a bad bank id, or the bank already holds memories. Nothing is

@@ -143,6 +143,21 @@ def test_import_refuses_a_bank_that_has_memories_and_non_export_files(mem, rich_
     assert mem.banks() == ["alice"]
 
 
+def test_import_of_no_file_or_a_folder_says_so_and_creates_nothing(mem, tmp_path, capsys):
+    with pytest.raises(agentmem.NotFoundError, match="no file"):
+        mem.import_(tmp_path / "missing.jsonl", bank_id="copy")
+    with pytest.raises(agentmem.InvalidInputError, match="is not a file") as refused:
+        mem.import_(tmp_path, bank_id="copy")
+    assert str(refused.value).count(str(tmp_path)) == 1  # said once, not wrapped twice
+    assert mem.banks() == []
+    target = tmp_path / "target"
+    for path in (tmp_path / "missing.jsonl", tmp_path, "/dev/null"):
+        assert main(["import", "--path", str(target), "--bank", "copy", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "no file" in err and "/dev/null is not a file" in err
+    assert not target.exists()  # refused before a store was made for it
+
+
 def test_cli_export_and_import(store_path, tmp_path, capsys):
     with agentmem.AgentMemory(store_path) as mem:
         mem.bank("notes").retain(CONVERSATION, mentioned_at=T0)

@@ -40,7 +40,7 @@ import numpy as np
 
 from agentmem._time import optional_utc, to_utc, utc_now
 from agentmem.config import BankConfig, Limits, as_path, normalize_tags
-from agentmem.errors import InvalidInputError, shown
+from agentmem.errors import InvalidInputError, NotFoundError, shown
 from agentmem.links import STORED_KINDS, normalize_kind, validate_weight
 from agentmem.retain.corrections import validate_name
 from agentmem.retain.messages import (
@@ -379,8 +379,8 @@ def read_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` of every non-empty line, the header included."""
     try:
         handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInputError(f"{path} is not an agentmem export: {exc}") from exc
+    except OSError as exc:  # unreadable (permissions, or gone since it was checked)
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     with handle:
         try:
             for number, line in enumerate(handle, start=1):
@@ -407,9 +407,15 @@ def read_header(path: str | Path) -> dict[str, Any]:
     """The header line of an export file, checked (except for its counts).
 
     Raises:
-        InvalidInputError: Not an agentmem export of a known format, or a bad header field.
+        NotFoundError: No file at ``path``.
+        InvalidInputError: Not a file, not an agentmem export of a known format, or a bad
+            header field.
     """
     path = Path(path)
+    if not path.exists():
+        raise NotFoundError(f"no file {path}")
+    if not path.is_file():
+        raise InvalidInputError(f"{path} is not a file (an export is one JSON Lines file)")
     try:
         number, obj = next(read_lines(path))
     except StopIteration:
