@@ -34,6 +34,16 @@ def client(memory, serve):
         yield http
 
 
+def test_a_query_parameter_no_route_takes_is_refused(client):
+    client.post("/banks/b/retain", json={"content": "Alice likes tea.", "mentioned_at": T0})
+    assert len(client.get("/banks/b/memories", params={"limit": 1}).json()) == 1
+    for path, params in [("/banks/b/memories", {"limt": 1}), ("/banks", {"x": ""})]:
+        refused = client.get(path, params=params)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["errors"][0]["loc"] == ["query", next(iter(params))]
+        assert refused.json()["errors"][0]["type"] == "extra_forbidden"
+
+
 def test_every_data_route_needs_the_token_when_one_is_set(client):
     for method, path in [
         ("GET", "/health"),
@@ -305,5 +315,9 @@ def test_import_honours_bank_id_and_refuses_a_bad_file_without_creating_a_bank(c
         assert refused.json()["error"] == "InvalidInputError"
         assert f"line {index + 1} " in refused.json()["detail"] and name in refused.json()["detail"]
     assert client.post("/import", params={"bank_id": "../x"}, content=exported).status_code == 400
+    # A misspelt parameter is refused, not ignored (it would import into the file's bank "b").
+    misspelt = client.post("/import", params={"bank": "copy2"}, content=exported)
+    assert misspelt.status_code == 422
+    assert misspelt.json()["detail"] == "query.bank: unknown parameter (takes: bank_id)"
     assert sorted(memory.banks()) == ["b", "copy"]
     assert memory.check_integrity().ok

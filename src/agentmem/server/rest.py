@@ -29,9 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -276,6 +277,36 @@ async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body.model_dump(), status_code=500)
 
 
+def _query_names(dependant: Any) -> set[str]:  # noqa: ANN401 (FastAPI's Dependant)
+    """The query parameters a route's endpoint and its dependencies take."""
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def _known_query_parameters(request: Request) -> None:
+    """Refuse a query parameter the route does not take instead of ignoring it: a misspelt
+    ``?bank=copy`` for ``?bank_id=copy`` would import under the file's own bank id."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = _query_names(route.dependant)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        takes = ", ".join(sorted(known)) or "none"
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("query", name),
+                    "msg": f"unknown parameter (takes: {takes})",
+                    "type": "extra_forbidden",
+                }
+                for name in unknown
+            ]
+        )
+
+
 def create_app(
     memory: AgentMemory,
     *,
@@ -319,6 +350,7 @@ def create_app(
         version=__version__,
         summary="Long-term memory for LLM agents: retain, recall, reflect.",
         responses=errors,
+        dependencies=[Depends(_known_query_parameters)],
     )
     app.state.memory = memory
     app.add_exception_handler(AgentMemError, _agentmem_error)
