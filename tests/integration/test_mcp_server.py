@@ -75,8 +75,8 @@ async def test_refused_calls_are_tool_errors_with_agentmem_messages(bank):
         misspelt = await client.call_tool("retain_memory", {"content": "Tea.", "tag": ["x"]})
         assert misspelt.is_error and "tag" in misspelt.content[0].text
         assert "Extra inputs are not permitted" in misspelt.content[0].text
-        schema = (await client.list_tools()).tools[0].input_schema
-        assert schema["additionalProperties"] is False
+        schemas = [tool.input_schema for tool in (await client.list_tools()).tools]
+        assert [schema["additionalProperties"] for schema in schemas] == [False] * 4
     assert bank.stats()["memories"] == 0
 
 
