@@ -93,7 +93,7 @@ def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
             pieces = load_pieces(mem._engine.db, "crash", list(stored), HashEmbedder().dimension)
             assert set(pieces) == set(stored)
             assert {p.shape[0] for p in pieces.values()} == {2}
-            sample = rng.sample(sorted(acknowledged), 15)
+            sample = rng.sample(sorted(acknowledged), min(15, len(acknowledged)))
             # Chroma holds each acknowledged fact's own vector (compared exactly: an HNSW
             # query over thousands of near-identical texts may rank a neighbour first).
             vectors = mem._engine.vectors.get_vectors(bank._collection, sample)
