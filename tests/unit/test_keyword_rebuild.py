@@ -208,3 +208,59 @@ def test_query_terms_match_the_sql_tokeniser(store, query):
 def store(tmp_path_factory):
     with agentmem.AgentMemory(tmp_path_factory.mktemp("terms"), embedder=HashEmbedder()) as mem:
         yield mem
+
+
+_TURNS = st.lists(
+    st.text(
+        alphabet=st.sampled_from(
+            list("abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789 .,;:'!?-_()")
+            + list("éüçİıßØ记忆ΩΣµ\u0301\u00a0²½")
+        ),
+        min_size=1,
+        max_size=60,
+    ).filter(lambda text: any(c.isalnum() for c in text))
+    | st.sampled_from(
+        [
+            "Caroline painted a lake; the lake's painting sold for $300!",
+            "the and of it is",  # stopwords only: a row of length 0
+            "Running runners ran: RUN, run, runs.",
+            "café naïve Ümlaut İstanbul straße",
+            "Ωμέγα and 记忆 at 9.30am, room 42",
+        ]
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=_TURNS)
+def test_a_write_indexes_the_postings_a_rebuild_would(pending_store, turns):
+    """A retain's pending postings, counted in Python, are exactly those the rebuild's SQL
+    makes of the same rows, and its bank's statistics stay those of the rows."""
+    from agentmem.store.keyword import _RANGE, STATS_MISMATCH, _tokenized
+
+    db = pending_store._engine.db
+    (before,) = db.fetchall("SELECT coalesce(max(seq), 0) FROM memories")[0]
+    bank_id = f"b{before}"
+    messages = [{"role": "user", "name": "Ann", "content": turn} for turn in turns]
+    pending_store.bank(bank_id).retain(messages, mentioned_at=T0)
+    first, last = db.fetchall("SELECT min(seq), max(seq) FROM memories WHERE seq > ?", [before])[0]
+    bounds = {"first": first, "last": last}
+    expected = db.fetchall(f"SELECT * FROM ({_tokenized(_RANGE)}) ORDER BY ALL", bounds)
+    written = db.fetchall(
+        "SELECT bank_id, seq, field, term, tf, len FROM keyword_pending "
+        f"WHERE {_RANGE} ORDER BY ALL",
+        bounds,
+    )
+    assert written == expected
+    assert db.fetchall(STATS_MISMATCH, {"bank": bank_id}) == []
+
+
+@pytest.fixture(scope="module")
+def pending_store(tmp_path_factory):
+    never_fold = agentmem.EngineConfig(keyword_rebuild_min=10**9)
+    with agentmem.AgentMemory(
+        tmp_path_factory.mktemp("pending"), embedder=HashEmbedder(), config=never_fold
+    ) as mem:
+        yield mem

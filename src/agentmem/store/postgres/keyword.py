@@ -33,16 +33,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import duckdb
 
 from agentmem.store.database import fts_extension_path
 from agentmem.store.keyword import (
-    _ASCII_TOKEN,
     _FIXED_POINT,
     BM25_B,
     BM25_K1,
@@ -50,8 +48,10 @@ from agentmem.store.keyword import (
     IGNORE_PATTERN,
     STEM_CACHE_SIZE,
     KeywordIndex,
-    tokenize_sql,
+    row_terms,
+    sql_tokens,
 )
+from agentmem.store.keyword import split_tokens as _split_tokens
 
 #: Advisory lock key under which the index's tables and dictionary are created.
 KEYWORD_SCHEMA_LOCK = 0x6167656E746B7764  # "agentkwd"
@@ -244,15 +244,8 @@ class DuckDBTokenizer:
 
     def tokens(self, texts: Sequence[str]) -> list[list[str]]:
         """The tokens of each text (stopwords included), in order."""
-        if not texts:
-            return []
         with self._lock:
-            (lists,) = self._con.execute(
-                f"SELECT list_transform($texts::VARCHAR[], t -> list_filter({tokenize_sql('t')}, "
-                "x -> x <> ''))",
-                {"texts": list(texts)},
-            ).fetchone()
-        return lists
+            return sql_tokens(self._con, texts)
 
     def stems(self, tokens: Sequence[str]) -> dict[str, str]:
         """DuckDB's ``stem(token, 'porter')`` of each token."""
@@ -279,15 +272,7 @@ def _pg_stems_alike(token: str) -> bool:
 
 def split_tokens(texts: Sequence[str]) -> list[list[str]]:
     """Each text's tokens, as DuckDB's fts tokeniser gives them (stopwords included)."""
-    found: list[list[str] | None] = [
-        _ASCII_TOKEN.findall(t.lower()) if t.isascii() else None for t in texts
-    ]
-    others = [i for i, tokens in enumerate(found) if tokens is None]
-    for i, tokens in zip(
-        others, duckdb_tokenizer().tokens([texts[i] for i in others]), strict=True
-    ):
-        found[i] = tokens
-    return found  # type: ignore[return-value]
+    return _split_tokens(texts, duckdb_tokenizer().tokens)
 
 
 # Rows of a bank holding each term in the fact itself, and (under term NULL) the bank's rows.
@@ -386,29 +371,24 @@ class PostgresKeywordIndex:
         """Insert the postings, docs and statistics of ``rows`` (seq, bank, fact, context)."""
         if not rows:
             return
-        split = split_tokens([text for r in rows for text in (r[2], r[3])])
-        fields = [
-            (self._kept(split[2 * i]), self._kept(split[2 * i + 1])) for i in range(len(rows))
-        ]
-        stems = self._stemmed(cur, (t for pair in fields for tokens in pair for t in tokens))
+        found = row_terms(
+            rows, duckdb_tokenizer().tokens, self._stopwords, partial(self._stemmed, cur)
+        )
         docs: dict[str, list[Any]] = {"doc_seqs": [], "doc_banks": [], "doc_lens": []}
         postings: dict[str, list[Any]] = {
             k: [] for k in ("banks", "terms", "seqs", "lens", "tf_fact", "tf_context")
         }
-        for (seq, bank_id, _, _), (fact, context) in zip(rows, fields, strict=True):
-            length = len(fact) + len(context)
-            docs["doc_seqs"].append(seq)
-            docs["doc_banks"].append(bank_id)
-            docs["doc_lens"].append(length)
-            in_fact = Counter(stems[t] for t in fact)
-            in_context = Counter(stems[t] for t in context)
-            for term in sorted(in_fact.keys() | in_context.keys()):
-                postings["banks"].append(bank_id)
+        for row in found:
+            docs["doc_seqs"].append(row.seq)
+            docs["doc_banks"].append(row.bank_id)
+            docs["doc_lens"].append(row.length)
+            for term in sorted(row.fact.keys() | row.context.keys()):
+                postings["banks"].append(row.bank_id)
                 postings["terms"].append(term)
-                postings["seqs"].append(seq)
-                postings["lens"].append(length)
-                postings["tf_fact"].append(in_fact[term])
-                postings["tf_context"].append(in_context[term])
+                postings["seqs"].append(row.seq)
+                postings["lens"].append(row.length)
+                postings["tf_fact"].append(row.fact[term])
+                postings["tf_context"].append(row.context[term])
         cur.execute(_INSERT, {**docs, **postings})
 
     def add_pending(self, cur: Any, first_seq: int, last_seq: int) -> None:  # noqa: ANN401
