@@ -674,6 +674,22 @@ def test_capitalised_words_spacy_missed() -> None:
     assert ("Will", "person") in found("I met Will at the University of Michigan.")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A title opening the sentence, then a name capitalised mid-sentence: a person.
+        ("Nurse Joy checked on Tim.", [("Nurse Joy", "person"), ("Tim", "person")]),
+        ("Aunt Linda sent a card.", [("Aunt Linda", "person")]),  # spaCy says ORG
+        ("Detective Rao called again.", [("Detective Rao", "person")]),
+        # The title alone is a role, no name.
+        ("Doctor said Maya needs rest.", [("Maya", "person")]),
+        ("I saw the doctor today.", []),
+    ],
+)
+def test_a_title_before_a_name_makes_a_person(text: str, expected: list) -> None:
+    assert found(text) == expected
+
+
 def test_common_capitalised_words_are_not_entities() -> None:
     assert found("Meeting notes are ready. Thanks, everyone!") == []
     assert found("OK. Yes. Hello there.") == []

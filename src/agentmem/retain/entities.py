@@ -341,6 +341,8 @@ def _from_spacy_entity(
     titled = start > 0 and _is_title(doc[start - 1])
     if titled:
         start -= 1  # keep "Dr." with "Smith": "Dr. Smith" is how the user names them
+    # A title spaCy took into the entity says the same: "Aunt Linda" is a person.
+    title_inside = not titled and end - start > 1 and _is_title(doc[start])
 
     name = _clean_name(doc[start:end].text, keep_the=kind == "product")
     if not name:
@@ -361,7 +363,7 @@ def _from_spacy_entity(
         )
     )
     votes[kind] += SPACY_WEIGHT
-    _name_votes(votes, key, first_word, end - start, titled, speaker_key, kind)
+    _name_votes(votes, key, first_word, end - start, titled or title_inside, speaker_key, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
 
@@ -521,12 +523,14 @@ def _capitalised_mention(
     votes = kind_evidence(doc, start, end)
     # Every sentence starts with a capital: there a word needs a cue to be a name ("Tigran
     # flew to ...", "Mateus thinks ...") or must be a known first name; else it names
-    # something only if the bank already knows it by that name.
+    # something only if the bank already knows it by that name. A capital inside the
+    # sentence is no such accident: "Nurse Joy checked on Tim" names Nurse Joy.
     tentative = (
         doc[start].is_sent_start
         and not _is_cued(votes)
         and words[0].lower_ not in FIRST_NAMES
         and not CODE_RE.match(key)
+        and not any(_is_capitalised(t.text) for t in words[1:])
     )
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT

@@ -191,8 +191,9 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
 # Titles before and generational/degree suffixes after a person's name; they say nothing
 # about who the person is, so they are dropped before names are compared.
 HONORIFICS: frozenset[str] = _word_set(
-    "mr mrs ms miss mx dr doc prof professor sir dame lord lady rev reverend fr father "
-    "sr sister br brother capt captain col gen lt sgt officer coach judge"
+    "mr mrs ms miss mx dr doc doctor prof professor sir dame lord lady rev reverend fr father "
+    "sr sister br brother capt captain col gen lt sgt officer coach judge nurse detective "
+    "inspector pastor rabbi imam aunt auntie uncle"
 )
 _NAME_SUFFIXES = _word_set("jr sr ii iii iv phd md esq dds")
 # Dropped from the end of org names before comparison ("ACME Inc." is "Acme").
