@@ -55,6 +55,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ),
     ("The next invoice will be due on the 10th of February.", FEB_20, "2026-02-10", "2026-02-10"),
     ("I want to visit Rome in June.", FEB_20, "2025-06-01", "2025-06-30"),
+    ("Kenji's daughter Aiko starts kindergarten in September.", FEB_20, "2025-09-01", "2025-09-30"),
+    ("We meet the contractor on Thursday.", FEB_20, "2025-02-27", "2025-02-27"),
+    ("Mark takes the bar exam in July.", FEB_20, "2025-07-01", "2025-07-31"),
     ("I've been planning a trip to Oslo in July.", FEB_20, "2025-07-01", "2025-07-31"),
     # Past, said after the date.
     ("I paid the invoice on March 3.", FEB_20, "2024-03-03", "2024-03-03"),
@@ -267,8 +270,17 @@ NOT_DATES = [
 ]
 
 
-@pytest.mark.parametrize("text", NOT_DATES)
-def test_numbers_that_are_no_dates_store_no_occurrence(
+# Habits: no single occurrence is meant, so none is stored.
+HABITS = [
+    "Fatima volunteers at the Red Cross every Saturday.",
+    "We usually go hiking in May.",
+    "Every year in May we go to the lake.",
+    "My mom calls me every Sunday.",
+]
+
+
+@pytest.mark.parametrize("text", NOT_DATES + HABITS)
+def test_numbers_that_are_no_dates_and_habits_store_no_occurrence(
     mem: agentmem.AgentMemory, text: str
 ) -> None:
     [created] = mem.bank("numbers").retain(text, mentioned_at=FEB_20).memories

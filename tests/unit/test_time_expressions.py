@@ -373,9 +373,16 @@ BY_TENSE = [
     ("She turns 30 on May 5.", "2025-05-05", "2025-05-06"),
     ("The course starts in September.", "2025-09-01", "2025-10-01"),
     ("The store opens at 9 on Monday.", "2025-02-24", "2025-02-25"),
-    # ... but not a habit, nor a date that describes a noun.
-    ("We usually go hiking in May.", "2024-05-01", "2024-06-01"),
+    # ... also with its object and a place between the verb and the date.
+    ("Aiko starts kindergarten in September.", "2025-09-01", "2025-10-01"),
+    ("We meet the contractor on Thursday.", "2025-02-27", "2025-02-28"),
+    ("I fly to Rome in July.", "2025-07-01", "2025-08-01"),
+    ("The kids go back to school in September.", "2025-09-01", "2025-10-01"),
+    ("My brother gets married on June 28.", "2025-06-28", "2025-06-29"),
+    # ... but not a date that describes a noun, nor a verb of a state.
     ("I love the photos from June.", "2024-06-01", "2024-07-01"),
+    ("I miss the beaches in August.", "2024-08-01", "2024-09-01"),
+    ("I remember the storm in January.", "2025-01-01", "2025-02-01"),
 ]
 
 
@@ -383,6 +390,43 @@ BY_TENSE = [
 def test_a_name_without_a_year_follows_its_clause(text: str, start: str, end: str) -> None:
     [found] = find_time_expressions(text, FEB_20)
     assert (found.start, found.end) == (utc(start), utc(end))
+
+
+# A habit names no single occurrence, so its calendar names date nothing.
+RECURRENCES = [
+    "We usually go hiking in May.",
+    "Fatima volunteers at the Red Cross every Saturday.",
+    "My mom calls me every Sunday.",
+    "Every year in May we go to the lake.",
+    "Each summer we rent a cabin in Maine.",
+    "She always visits her parents at Thanksgiving.",
+    "We typically close the books on the 5th.",
+    "He sees his kids every other weekend.",
+]
+
+
+@pytest.mark.parametrize("text", RECURRENCES)
+def test_a_recurrence_dates_nothing(text: str) -> None:
+    assert find_time_expressions(text, FEB_20) == []
+
+
+def test_a_recurrence_leaves_the_dates_of_its_other_parts_and_real_periods() -> None:
+    def days(text: str) -> list[tuple[datetime, datetime]]:
+        return [(f.start, f.end) for f in find_time_expressions(text, FEB_20)]
+
+    # Another part of the sentence, a named year or "last": one period as before.
+    assert days("I usually swim, but on Friday I ran.") == [(utc("2025-02-14"), utc("2025-02-15"))]
+    assert days("In 2019 we usually went hiking in May.")[0] == (
+        utc("2019-01-01"),
+        utc("2020-01-01"),
+    )
+    assert days("Every Saturday last month I volunteered.") == [
+        (utc("2025-01-01"), utc("2025-02-01"))
+    ]
+    # "every" that counts no unit of the calendar is no habit.
+    assert days("I loved every minute of our trip in May.") == [
+        (utc("2024-05-01"), utc("2024-06-01"))
+    ]
 
 
 NUMERIC = [

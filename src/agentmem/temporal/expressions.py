@@ -90,7 +90,7 @@ from typing import Literal
 
 from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
-from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction, moved_to
+from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction, moved_to, recurs
 
 __all__ = [
     "DATE_ORDERS",
@@ -1055,7 +1055,8 @@ def may_read_tense(text: str) -> bool:
     resolved: retain asks it to tag all such texts of a call in one spaCy batch before it
     reads their times (a text it misses is tagged alone, with the same tags)."""
     return any(
-        not any(match.groupdict().get(group) for group in _WHICH_GROUPS)
+        _names_no_occurrence(rule, match)
+        and not recurs(text, *match.span())
         and not moved_to(text, match.start())
         for rule in _BY_TENSE
         for match in rule.pattern.finditer(text)
@@ -1101,6 +1102,8 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     unreal: list[tuple[int, int]] = []  # spans of dates that do not exist (see _dates_unreal)
     for order, rule in enumerate(_RULES):
         for match in rule.pattern.finditer(text):
+            if _recurring(rule, match):
+                continue
             interval = _resolve(rule, match, at, unreal)
             if interval is None:
                 continue
@@ -1115,6 +1118,18 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found += _since(text, found, at.ref)
     found += _anchored(text, found, unreal)
     return _real(found, unreal)
+
+
+def _names_no_occurrence(rule: _Rule, match: re.Match[str]) -> bool:
+    """Whether ``match`` is a calendar name with neither a year nor last/this/next ("March
+    3", "in June", "on Friday"), whose occurrence its clause picks."""
+    return rule.by_tense and not any(match.groupdict().get(g) for g in _WHICH_GROUPS)
+
+
+def _recurring(rule: _Rule, match: re.Match[str]) -> bool:
+    """Whether ``match`` names a recurrence ("every Saturday", "we usually go hiking in
+    May"): it then dates nothing, as no single occurrence is meant."""
+    return _names_no_occurrence(rule, match) and recurs(match.string, *match.span())
 
 
 def _real(found: list[_Candidate], unreal: list[tuple[int, int]]) -> list[_Candidate]:

@@ -66,6 +66,36 @@ MOVED_FROM = re.compile(_MOVE + r"[^.;!?]{0,30}?\bfrom\s+$", re.I)
 _HABIT = frozenset(
     {"usually", "always", "often", "sometimes", "never", "every", "each", "normally", "generally"}
 )
+# A habit's adverbs, and "every"/"each" before a unit of the calendar: a date without a year
+# in their part of the sentence names a recurrence ("we usually go hiking in May", "every
+# Saturday", "each year in June"), not one occurrence. "Every" alone is no habit: "I loved
+# every minute of our trip in May".
+_RECURRENCE = re.compile(
+    r"\b(?:usually|always|often|sometimes|never|normally|generally|typically|regularly"
+    r"|frequently|rarely|seldom|(?:every|each)\s+(?:other\s+|single\s+)?(?:time|day|night"
+    r"|morning|afternoon|evening|week(?:end)?|month|year|season|spring|summer|autumn|fall"
+    r"|winter|quarter|holiday|birthday|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b)",
+    re.IGNORECASE,
+)
+# Verbs whose simple present tells of a state, not of an event the date schedules: "I miss
+# the beaches in August", "I remember the storm in January".
+_STATIVE = frozenset(
+    form
+    for verb in (
+        "like", "love", "hate", "prefer", "enjoy", "adore", "dislike", "miss", "remember",
+        "recall", "know", "believe", "think", "mean", "doubt", "regret", "appreciate",
+        "imagine", "understand", "recognize", "recognise", "forget", "mind", "own",
+    )
+    for form in (verb, f"{verb}s", f"{verb}es")
+)  # fmt: skip
+# What may stand between a simple present and the date that schedules it: its object and a
+# place ("starts school in", "meet the contractor on", "fly to Rome in").
+_COMPLEMENT = frozenset(
+    {"IN", "CD", "RP", "PRP", "PRP$", "RB", "DT", "TO", "JJ", "NN", "NNS", "NNP", "NNPS", "POS"}
+)
+_MAX_COMPLEMENT = 6
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 
@@ -121,6 +151,14 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     if _PLAN_CUE.search(text, sentence[0], sentence[1]):
         return "forward"
     return None
+
+
+def recurs(text: str, start: int, end: int) -> bool:
+    """Whether the date at ``text[start:end]`` names a recurrence rather than one occurrence:
+    a habit's adverb or "every"/"each" with a unit of the calendar in its part of the sentence
+    ("we usually go hiking in May", "she volunteers every Saturday"). No tags are read."""
+    lo, hi = _bounds(text, start, end, _PART_END)
+    return _RECURRENCE.search(text, lo, hi) is not None
 
 
 def moved_to(text: str, start: int) -> bool:
@@ -182,8 +220,13 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     if verb[3] in _BE_OR_HAVE:
         # The date is what "is" says ("is in August", "is on the 3rd"), not a quality's time.
         return verb[3] in _BE and all(t[2] in ("IN", "DT", "RB") for t in after)
-    # An event verb and its time: at most a short complement between ("turns 30 on").
-    return len(after) <= 3 and all(t[2] in ("IN", "CD", "RP", "PRP", "RB") for t in after)
+    # An event verb and its time, at most its object and a place between ("turns 30 on",
+    # "starts school in", "flies to Rome in"), unless the verb tells of a state.
+    return (
+        verb[3] not in _STATIVE
+        and len(after) <= _MAX_COMPLEMENT
+        and all(t[2] in _COMPLEMENT for t in after)
+    )
 
 
 def _first_after(tokens: list[Token]) -> Direction | None:
