@@ -287,3 +287,91 @@ def test_find_retained_keeps_the_retain_limits_and_refuses_a_deleted_bank(tmp_pa
         mem.delete_bank("b")
         with pytest.raises(agentmem.NotFoundError):
             bank.find_retained("hello")
+
+
+CHAT = [
+    {"role": "user", "name": "Ana", "content": "I moved to Berlin last June."},
+    {"role": "assistant", "content": "Nice! How do you like it?"},
+    {"role": "user", "name": "Ana", "content": "Love it, but I miss Lisbon."},
+    {"role": "assistant", "content": "Lisbon is lovely in the spring."},
+    {"role": "user", "name": "Ana", "content": "My sister Giulia still lives there."},
+]
+
+
+def _texts(bank) -> list[str]:
+    return [m.text for m in bank.memories() if m.fact_type != "observation"]
+
+
+def test_an_agent_sending_the_whole_untimed_history_at_every_turn_stores_each_turn_once(tmp_path):
+    """The common agent loop: ``retain(history)`` after every turn, with no times given."""
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        for turn in range(1, len(CHAT) + 1):
+            result = bank.retain(CHAT[:turn])
+            assert len(result.created) == 1  # only the new turn
+            assert len(result.already_stored) == turn - 1
+        assert _texts(bank) == [
+            "Ana: I moved to Berlin last June.",
+            "Assistant: Nice! How do you like it?",
+            "Ana: Love it, but I miss Lisbon.",
+            "Assistant: Lisbon is lovely in the spring.",
+            "Ana: My sister Giulia still lives there.",
+        ]
+        # Every call's raw episode is kept whole, the repeated turns with it.
+        assert mem.check_integrity().ok
+    with _open(tmp_path / "s") as mem:  # after a reopen, the next turn continues as well
+        bank = mem.bank("b")
+        bank.retain([*CHAT, {"role": "assistant", "content": "Say hi to Giulia!"}])
+        assert len(_texts(bank)) == len(CHAT) + 1
+        assert mem.check_integrity().ok
+
+
+def test_a_window_of_the_last_turns_continues_too_and_other_calls_are_left_alone(tmp_path):
+    with _open(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        for start in range(len(CHAT) - 1):  # the last two turns at each call
+            bank.retain(CHAT[start : start + 2])
+        assert len(_texts(bank)) == len(CHAT)
+        # Another bank's history is not this bank's.
+        other = mem.bank("other")
+        assert len(other.retain(CHAT[3:]).created) == 2
+        # The same words again with nothing new after them are stored: they may be said again.
+        again = bank.retain(CHAT[3:])
+        assert len(again.created) == 2
+        # Leading turns that are not the bank's last messages are new, as are timed ones.
+        assert len(bank.retain(CHAT[:2]).created) == 2
+        timed = [{**m, "timestamp": "2025-03-01T10:00:00Z"} for m in CHAT[:2]]
+        assert len(bank.retain([*timed, CHAT[2]]).created) == 3
+        # A call that says when is a new mention of what it repeats.
+        said = bank.retain([*CHAT[1:3], CHAT[3]], mentioned_at=T0)
+        assert len(said.created) == 3
+        assert mem.check_integrity().ok
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    turns=st.lists(
+        st.sampled_from(["tea", "coffee", "Berlin", "Lisbon", "ok", "thanks"]),
+        min_size=1,
+        max_size=6,
+    ),
+    window=st.integers(min_value=1, max_value=4),
+)
+def test_any_sliding_window_of_an_untimed_chat_stores_each_turn_once(
+    tmp_path_factory, turns, window
+):
+    """A chat sent as its last ``window`` turns after each new turn stores exactly its turns,
+    in order, whatever repeats the turns themselves hold."""
+    chat = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": word}
+        for i, word in enumerate(turns)
+    ]
+    with _open(tmp_path_factory.mktemp("w")) as mem:
+        bank = mem.bank("b")
+        for end in range(1, len(chat) + 1):
+            bank.retain(chat[max(0, end - window) : end])
+        stored = [t.split(": ", 1)[1] for t in _texts(bank)]
+        assert stored == [m["content"] for m in chat]
+        assert mem.check_integrity().ok

@@ -16,6 +16,8 @@ class Message:
     name: str | None
     mentioned_at: datetime
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Whether the message carries its own ``timestamp`` (else it has the call's time).
+    timed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

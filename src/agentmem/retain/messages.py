@@ -179,6 +179,7 @@ def _message(raw: object, index: int, default_time: datetime, max_depth: int) ->
         name=name or _DEFAULT_SPEAKERS.get(role),
         mentioned_at=timestamp or default_time,
         metadata=metadata,
+        timed=timestamp is not None,
     )
 
 

@@ -147,6 +147,7 @@ def retain(
         metadata=call_metadata,
         entity_id=explicit_entity,
         links=explicit_links,
+        time_given=given_when is not None,
     )
     # Read first: under the write lock, the same settled version means they still hold.
     seen_version = settled_version(engine.db, bank_id)

@@ -12,6 +12,13 @@ Two content hashes are stored with the rows (schema version 2, ``store/database.
   text). Without a ``document_id``, a message is an exact repeat when the bank holds a fact of
   the same hash mentioned at the same time, and it is not extracted again.
 
+A call that says nothing of when (no ``mentioned_at``, no message ``timestamp``) cannot be
+matched by time: each such call is dated now. An agent that sends the whole conversation, or
+its last turns, at every call would store each turn again and again. So the leading messages
+of such a call that repeat, in order, the last messages the bank stored are a continuation
+of them and are skipped, as long as the call adds something after them (a call that repeats
+them all and adds nothing may be the same words said again, and is stored).
+
 The pipeline checks both before extraction (a repeat costs no model time) and again under the
 write lock before it writes, so two threads retaining the same thing at once store it once.
 """
@@ -64,11 +71,15 @@ class RepeatCheck:
         document_id: The call's document, if any.
         call_hash: Hash of the whole call (stored on its episode).
         messages: ``(message hash, mentioned_at)`` of each message of the call.
+        untimed_lead: How many of the first messages have no time given (neither their own
+            ``timestamp`` nor the call's ``mentioned_at``): those may continue the bank's
+            last messages.
     """
 
     document_id: str | None
     call_hash: str
     messages: tuple[tuple[str, datetime], ...]
+    untimed_lead: int = 0
 
 
 def repeat_check(
@@ -80,8 +91,10 @@ def repeat_check(
     metadata: dict[str, Any],
     entity_id: str | None,
     links: list[tuple[str, str, float]],
+    time_given: bool,
 ) -> RepeatCheck:
-    """The :class:`RepeatCheck` of a validated retain call."""
+    """The :class:`RepeatCheck` of a validated retain call (``time_given``: the call has a
+    ``mentioned_at``)."""
     messages = [
         [m.role, m.name, m.content, m.mentioned_at.isoformat(), m.metadata]
         for m in request.messages
@@ -89,10 +102,18 @@ def repeat_check(
     times = [request.occurred_start, request.occurred_end]
     call = [request.is_text, messages, times, request.context, sorted(tags), importance]
     call += [metadata, entity_id, sorted(links)]
+    untimed_lead = 0
+    while (
+        not time_given
+        and untimed_lead < len(request.messages)
+        and not request.messages[untimed_lead].timed
+    ):
+        untimed_lead += 1
     return RepeatCheck(
         document_id,
         _digest(call),
         tuple((message_hash(m), m.mentioned_at) for m in request.messages),
+        untimed_lead,
     )
 
 
@@ -129,6 +150,8 @@ def find_repeats(conn: Any, bank_id: str, check: RepeatCheck) -> Repeats:  # noq
             return Repeats(unchanged=True, held=[m for m, _ in document])
         return Repeats(document=document)
     held = held_messages(conn, bank_id, check.messages)
+    for i, memories in enumerate(continued_messages(conn, bank_id, check)):
+        held[i] = memories
     repeated = frozenset(i for i, found in enumerate(held) if found)
     return Repeats(
         unchanged=len(repeated) == len(check.messages),
@@ -159,6 +182,54 @@ def held_messages(
         [m for m in by_hash.get(h, ()) if when is None or m.mentioned_at == _stored(when)]
         for h, when in keys
     ]
+
+
+def continued_messages(conn: Any, bank_id: str, check: RepeatCheck) -> list[list[Memory]]:  # noqa: ANN401
+    """The memories of the call's first messages that continue the bank's last messages: the
+    longest run of its untimed leading messages that repeats, in order, the messages the bank
+    stored last, shorter than the call (see the module docstring). Empty when none does."""
+    most = min(check.untimed_lead, len(check.messages) - 1)
+    leading = [h for h, _ in check.messages[:most]]
+    # Most calls continue nothing: the bank's last message alone tells (a short read).
+    if most < 1 or not (last := _last_messages(conn, bank_id, 1)) or last[0][0] not in leading:
+        return []
+    last = _last_messages(conn, bank_id, most) if most > 1 else last
+    for count in range(min(most, len(last)), 0, -1):
+        tail = last[len(last) - count :]
+        if [h for h, _ in tail] == leading[:count]:
+            ids = sorted({i for _, message_ids in tail for i in message_ids})
+            rows = conn.execute(
+                MEMORY_SELECT + f"WHERE m.bank_id = $bank AND m.id IN ({sql_strings(ids)})",
+                {"bank": bank_id},
+            ).fetchall()
+            by_id = {m.id: m for m in map(memory_from_row, rows)}
+            return [[by_id[i] for i in reversed(message_ids)] for _, message_ids in tail]
+    return []
+
+
+def _last_messages(conn: Any, bank_id: str, count: int) -> list[tuple[str, list[str]]]:  # noqa: ANN401
+    """The bank's last ``count`` retained messages, oldest first: each one's hash and the ids of
+    its facts (a message's facts are stored together, under its hash and episode)."""
+    messages: list[tuple[str, str | None, list[str]]] = []  # hash, episode, memory ids
+    batch, offset = 64 * count, 0
+    while len(messages) <= count:
+        rows = conn.execute(
+            "SELECT id, content_hash, episode_id FROM memories "
+            "WHERE bank_id = $bank AND content_hash IS NOT NULL "
+            f"ORDER BY seq DESC LIMIT {batch} OFFSET {offset}",
+            {"bank": bank_id},
+        ).fetchall()
+        for memory_id, content_hash, episode_id in rows:
+            if messages and messages[-1][:2] == (content_hash, episode_id):
+                messages[-1][2].append(memory_id)
+            else:
+                messages.append((content_hash, episode_id, [memory_id]))
+        if len(rows) < batch:
+            break
+        offset += batch
+    # The oldest message read may have more facts beyond the rows read: it is not counted.
+    complete = messages[:count] if len(messages) > count else messages
+    return [(h, ids) for h, _, ids in reversed(complete)]
 
 
 # The mention time given to messages without a timestamp, to tell them apart (never stored).
