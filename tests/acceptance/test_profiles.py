@@ -80,6 +80,25 @@ def test_a_profile_gathers_a_speakers_statements_across_sessions(store_path: Pat
     assert profile.mentioned_at == T0 + timedelta(days=30)  # its newest source
 
 
+def test_the_same_words_said_again_are_one_item_of_a_profile(store_path: Path) -> None:
+    with AgentMemory(store_path) as mem:
+        bank = _on(mem.bank("friends"))
+        for month in range(3):  # said three times, a month apart
+            bank.retain(_messages(SESSION_1[:1]), mentioned_at=T0 + timedelta(days=30 * month))
+        assert _profile(bank, "Bob", "activities") is None  # one item is no profile
+        bank.retain(_messages(SESSION_1[2:]), mentioned_at=T0 + timedelta(days=10))
+        profile = _profile(bank, "Bob", "activities")
+        assert profile is not None
+        assert profile.text == (
+            "Bob's activities and hobbies: signed up for a pottery class; "
+            "play the clarinet in a local jazz band."
+        )
+        [newest] = [m for m in _facts(bank, "pottery") if m.mentioned_at == T0 + timedelta(60)]
+        assert newest.id in profile.metadata["source_memory_ids"]
+        assert profile.metadata["proof_count"] == 2
+        assert bank.check_integrity().ok
+
+
 def test_a_profile_is_recalled_for_an_aggregation_question(store_path: Path) -> None:
     with AgentMemory(store_path) as mem:
         bank = _on(mem.bank("friends"))

@@ -35,6 +35,7 @@ from agentmem.consolidate.observations import (
 from agentmem.engine import Engine
 from agentmem.recall.calibrated import STOPWORDS, content_tokens
 from agentmem.retain.facts import EntityMention
+from agentmem.retain.repeats import normalize_text
 from agentmem.store.database import Database
 from agentmem.store.forget import forget_memories
 from agentmem.store.records import MEMORY_SELECT, load_memories, memories_by_id, memory_from_row
@@ -230,9 +231,12 @@ def planned_profiles(
             grouped.setdefault((subject, key), []).append(item)
     planned = {}
     for group, items in grouped.items():
+        items.reverse()  # the facts come in the order they were stored
+        items.sort(key=lambda item: item.mentioned_at, reverse=True)
+        # The same words said again are one item, cited by their newest statement.
+        said = {normalize_text(item.text): item for item in reversed(items)}
+        items = [item for item in items if said[normalize_text(item.text)] is item]
         if len(items) >= min_items:
-            items.reverse()  # the facts come in the order they were stored
-            items.sort(key=lambda item: item.mentioned_at, reverse=True)
             planned[group] = items[:MAX_ITEMS]
     return planned
 
