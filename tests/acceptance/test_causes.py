@@ -141,6 +141,14 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
             "A burst pipe in the basement led to a week without hot water.",
             "A burst pipe in the basement.",
         ),
+        (
+            "I missed the early bus. That's why I was late for the interview.",
+            "I missed the early bus.",
+        ),
+        (
+            "The printer jammed because the paper was damp, and I gave up on it.",
+            "The paper was damp.",
+        ),
     ],
 )
 def test_each_causal_cue_in_a_chat_turn_stores_its_cause(
@@ -299,3 +307,23 @@ def test_a_result_that_follows_a_split_sentence_is_caused_by_the_sentence(
     assert (sentence.id, clause.id) in links
     assert (result.id, sentence.id) in links
     assert (result.id, clause.id) not in links
+
+
+def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_before(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("result")
+    # A sentence this short is one fact with the next: its clause is split off as the cause.
+    whole, cause = bank.retain(
+        "The road was icy. As a result, the bus crashed.", mentioned_at=T0
+    ).memories
+    assert whole.text == "The road was icy. As a result, the bus crashed."
+    assert cause.text == "The road was icy."
+    assert caused_by(bank) == {(whole.id, cause.id)}
+    # A clause after ", and I ..." is no part of the cause: nothing says it caused anything.
+    other = mem.bank("and")
+    other.retain("I stayed home because my flight was cancelled, and I watched Dune.")
+    texts = [m.text for m in other.memories()]
+    assert "My flight was cancelled." in texts
+    assert not any("Dune" in t for t in texts[1:])
+    assert bank.check_integrity().ok and other.check_integrity().ok

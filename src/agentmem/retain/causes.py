@@ -12,7 +12,9 @@ was delayed" states a cause and its effect at once.
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
   married");
 - ", so" followed by a clause ("It rained, so we stayed in"), never "so that" or "so much";
-- "as a result", "which is why", "that's why" after the cause;
+- "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
+  next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
+  cause);
 - "X led to / caused / resulted in Y": X is the cause.
 
 The extractor stores each cause clause as a fact of its own, right after the whole sentence's
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["as_fact_text", "cause_clauses", "states_the_same"]
+__all__ = ["EFFECT_OPENERS", "as_fact_text", "cause_clauses", "states_the_same"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“‘(])")
 _SUBJECT = (
@@ -46,6 +48,14 @@ _DATING = re.compile(r"\b(?:last|first|ago)\b", re.IGNORECASE)
 _PERFECT = re.compile(
     r"\b(?:have|has|had|'ve|’ve|'d|’d)\s+(?:not\s+|never\s+|always\s+|been\s+)?\w+(?:ed|en|wn|ne)\b"
     r"|\b(?:have|has|had)\s+been\b|\b(?:'ve|’ve|'s|’s) been\b",
+    re.IGNORECASE,
+)
+#: A sentence or fact that opens with one of these is the effect of what was said before it.
+EFFECT_OPENERS = re.compile(
+    r"^(?:as a result|as a consequence|consequently|therefore|thus(?!\s+far\b)|hence"
+    r"|because of (?:that|this)"
+    r"|that'?s why|that is why|this is why|which is why|so that'?s why|that led to|this led to"
+    r"|thanks to (?:that|this)|for that reason)\b",
     re.IGNORECASE,
 )
 _CLAUSE_END = r"(?P<end>[^.;!?]*)"
@@ -72,6 +82,7 @@ _VERB = re.compile(
 )
 _NEXT_CLAUSE = re.compile(
     r",\s*(?:and\s+)?(?:so|but|yet)\s+(?!that\b|much\b)"
+    r"|,\s*and\s+(?:then\s+)?(?=(?:i|we|he|she|they)\s)"  # ", and I watched a film": a new clause
     r"|,?\s+(?:which|whereas|while|although|though)\s+",
     re.IGNORECASE,
 )
@@ -96,8 +107,9 @@ def cause_clauses(text: str) -> list[str]:
     ("since 2019", "so much"), gives none.
     """
     found: list[str] = []
-    for sentence in _SENTENCE.split(text.strip()):
-        cause = _cause_in(sentence.strip())
+    sentences = [s.strip() for s in _SENTENCE.split(text.strip())]
+    for before, sentence in zip(["", *sentences], sentences, strict=False):
+        cause = _cause_in(sentence) or _cause_before(before, sentence)
         if cause and cause.casefold() not in (c.casefold() for c in found):
             found.append(cause)
     return found
@@ -131,7 +143,7 @@ def _cause_in(sentence: str) -> str | None:
     match = _TRAILING.match(sentence)
     if match:
         # "... because the API was down, so we moved the demo": the cause ends before the
-        # next clause that is a consequence or a contrast.
+        # next clause that is a consequence, a contrast or a new subject's ", and I ...".
         cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
         if _is_cause(match.group("cue"), cause, match.group("effect")):
             return _clean(cause)
@@ -143,6 +155,16 @@ def _cause_in(sentence: str) -> str | None:
         if match and enough and _words(match.group("effect")) >= 2:
             return _clean(cause)
     return None
+
+
+def _cause_before(before: str, sentence: str) -> str | None:
+    """The sentence ``before`` as the cause of ``sentence`` when this one opens with an effect
+    marker ("The road was icy. As a result, the bus crashed.")."""
+    opener = EFFECT_OPENERS.match(sentence)
+    cause = _after_speaker(before.rstrip(".!? "))
+    if opener is None or not _says_something(cause) or _words(sentence[opener.end() :]) < 2:
+        return None
+    return _clean(cause)
 
 
 def _is_cause(cue: str, cause: str, effect: str) -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 from agentmem.errors import InvalidInputError, shown
 from agentmem.links import normalize_kind, validate_weight
 from agentmem.models.cosine import CosineScale
-from agentmem.retain.causes import cause_clauses
+from agentmem.retain.causes import EFFECT_OPENERS, cause_clauses
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -42,12 +42,6 @@ if TYPE_CHECKING:
 # Weight of a cue-phrase link between neighbouring facts: weaker evidence than an explicit link.
 CUE_LINK_WEIGHT = 0.8
 _SPEAKER = re.compile(r"^[^:\n]{1,80}:\s+")
-_EFFECT_OPENERS = re.compile(
-    r"^(?:as a result|as a consequence|consequently|therefore|thus|hence|because of (?:that|this)"
-    r"|that'?s why|that is why|this is why|which is why|so that'?s why|that led to|this led to"
-    r"|thanks to (?:that|this)|for that reason)\b",
-    re.IGNORECASE,
-)
 _CAUSE_OPENERS = re.compile(
     r"^(?:because|'cause|that'?s because|it'?s because|it was because|the reason (?:is|was))\b",
     re.IGNORECASE,
@@ -214,7 +208,7 @@ def _causal_links(
         # "Because the supplier was late, the launch slipped" holds its own cause: the fact
         # before it is neither its cause nor its effect.
         self_contained = bool(fact.caused_by) or bool(cause_clauses(body))
-        if before is not None and not self_contained and _EFFECT_OPENERS.match(body):
+        if before is not None and not self_contained and EFFECT_OPENERS.match(body):
             links.append((i, before, CUE_LINK_WEIGHT))
             continue
         if before is not None and not self_contained and _CAUSE_OPENERS.match(body):
