@@ -504,6 +504,19 @@ def _from_capitalised_words(
         i = j
 
 
+def _proper_subject(doc: Doc, start: int, end: int) -> bool:
+    """Whether ``doc[start:end]``, opening its sentence, is a proper noun that a finite verb
+    follows ("Amara started a new job"): the tagger reads a common noun there as NN ("Dinner
+    was great"), so a proper noun doing something names someone or something."""
+    return (
+        end < len(doc)
+        and all(t.tag_ in ("NNP", "NNPS") for t in doc[start:end])
+        and doc[end].tag_ in ("VBD", "VBZ", "MD")
+        and doc[end].text.isalpha()
+        and doc[end].text.islower()
+    )
+
+
 def _continues_name(doc: Doc, j: int, covered: set[int]) -> bool:
     return j < len(doc) and j not in covered and not doc[j].is_sent_start and _is_name_word(doc[j])
 
@@ -532,6 +545,10 @@ def _capitalised_mention(
         and not CODE_RE.match(key)
         and not any(_is_capitalised(t.text) for t in words[1:])
     )
+    if tentative and _proper_subject(doc, start, end):
+        # Someone doing something, most likely; weaker than any label spaCy gives.
+        tentative = False
+        votes["person"] += SPACY_WEIGHT / 2
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)

@@ -137,7 +137,9 @@ _ORG_VERBS = _words("acquired acquires billed invoiced charged employs merged se
 _PRODUCT_VERBS_AFTER = _words("launches ships crashed crashes supports")
 _PRODUCT_VERBS_BEFORE = _words(
     "launch launched launching ship shipped release released use uses using used install "
-    "installed download downloaded bought buy buying ordered"
+    "installed download downloaded bought buy buying ordered "
+    # A work read or watched ("reading Dune", "watched Severance") is a product too.
+    "read reads reading reread rereading watch watches watched watching binged binging"
 )
 _TRADE_NOUNS = _words("invoice invoices bill bills refund quote order shipment delivery payment")
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
