@@ -377,6 +377,9 @@ BY_TENSE = [
     ("Aiko starts kindergarten in September.", "2025-09-01", "2025-10-01"),
     ("We meet the contractor on Thursday.", "2025-02-27", "2025-02-28"),
     ("I fly to Rome in July.", "2025-07-01", "2025-08-01"),
+    ("I'm off to Rome in July.", "2025-07-01", "2025-08-01"),
+    ("Off to Rome in July!", "2025-07-01", "2025-08-01"),
+    ("We were off to Rome in July.", "2024-07-01", "2024-08-01"),
     ("The kids go back to school in September.", "2025-09-01", "2025-10-01"),
     ("My brother gets married on June 28.", "2025-06-28", "2025-06-29"),
     # ... but not a date that describes a noun, nor a verb of a state.

@@ -47,7 +47,7 @@ _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
 _PLAN_CUE = re.compile(
     r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
     r"|can['’]?t\s+wait|cannot\s+wait|looking\s+forward|hop(?:e|es|ing)\s+to|about\s+to"
-    r"|excited\s+(?:for|about)|booked|will|shall)\b|\w['’]ll\b",
+    r"|excited\s+(?:for|about)|booked|will|shall|off\s+to)\b|\w['’]ll\b",
     re.IGNORECASE,
 )
 
