@@ -133,7 +133,8 @@ _PLACE_LIKE_NAMES = _word_set(
 _MONTHS_AND_DAYS = _word_set(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday "
-    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun"
+    "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "mondays tuesdays wednesdays thursdays fridays saturdays sundays"  # "on Mondays"
 )
 # Holidays spaCy files as dates.
 _CALENDAR_WORDS = _word_set(
@@ -506,8 +507,8 @@ def _from_capitalised_words(
 
 def _proper_subject(doc: Doc, start: int, end: int) -> bool:
     """Whether ``doc[start:end]``, opening its sentence, is a proper noun that a finite verb
-    follows ("Amara started a new job"): the tagger reads a common noun there as NN ("Dinner
-    was great"), so a proper noun doing something names someone or something."""
+    follows ("Amara started a new job", "Stripe declined the card"): the tagger reads a common
+    noun there as NN ("Dinner was great"), so a proper noun doing something is a name."""
     return (
         end < len(doc)
         and all(t.tag_ in ("NNP", "NNPS") for t in doc[start:end])
@@ -546,9 +547,7 @@ def _capitalised_mention(
         and not any(_is_capitalised(t.text) for t in words[1:])
     )
     if tentative and _proper_subject(doc, start, end):
-        # Someone doing something, most likely; weaker than any label spaCy gives.
-        tentative = False
-        votes["person"] += SPACY_WEIGHT / 2
+        tentative = False  # a name, but of whom or what the verb alone does not say
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)
