@@ -348,3 +348,47 @@ def test_a_statement_retained_late_is_superseded_by_the_newer_one_already_stored
         bank.forget(lisbon.memories[0].id)
         assert _supersedes(mem) == set()
         assert bank.check_integrity().problems == ()
+
+
+def test_a_change_that_lies_ahead_supersedes_only_once_it_happens(tmp_path):
+    """ "I'm moving to Lisbon next month" does not make "I live in Berlin" stale before the
+    move."""
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        berlin = bank.retain(_content("Ana: I live in Berlin."), mentioned_at=OLD).memories[0].id
+        moving = bank.retain(_content("Ana: I'm moving to Lisbon next month."), mentioned_at=NEW)
+        [moving] = moving.memories
+        assert (moving.id, berlin) in _supersedes(mem)  # the link is stored when said
+        assert moving.occurred_start == datetime(2025, 4, 1, tzinfo=UTC)
+
+        def recalled(now: datetime) -> dict[str, dict]:
+            hits = bank.recall("Where does Ana live?", now=now, reinforce=False).hits
+            return {h.memory.id: h.strategy_details for h in hits}
+
+        before = recalled(NOW)  # March 11: Ana still lives in Berlin
+        assert "superseded" not in before[berlin] and "supersedes" not in before[moving.id]
+        after = recalled(datetime(2025, 4, 2, tzinfo=UTC))
+        assert after[berlin]["superseded"] == {"by": [moving.id]}
+        assert after[moving.id]["supersedes"] == {"ids": [berlin]}
+        # Before the change was even said, nothing supersedes Berlin either.
+        assert "superseded" not in recalled(OLD + timedelta(days=1))[berlin]
+        assert mem.check_integrity().ok
+
+
+@pytest.mark.parametrize(
+    ("newer_start", "older_start", "now", "holds"),
+    [
+        (None, None, NOW, True),  # a plain update, said before now
+        (NOW - timedelta(days=9), None, NOW, True),  # a move that has happened
+        (NOW + timedelta(days=20), None, NOW, False),  # a move ahead: the old home holds
+        (NOW + timedelta(days=20), NOW + timedelta(days=5), NOW, True),  # a plan changed
+        (None, None, NEW - timedelta(days=1), False),  # said after now
+    ],
+)
+def test_supersession_holds_as_of_now(newer_start, older_start, now, holds):
+    from agentmem.recall.supersession import supersedes_at
+
+    def memory(said: datetime, start: datetime | None) -> agentmem.Memory:
+        return agentmem.Memory("m", "b", "text", "world", start, start, said)
+
+    assert supersedes_at(memory(NEW, newer_start), memory(OLD, older_start), now) is holds

@@ -39,7 +39,9 @@ def recall(engine: Engine, bank_id: str, collection: str, config: RecallConfig) 
     _measure_informative_coverage(ctx, candidates)
     reranker = choose_reranker(engine, config.rerank)
     _rerank(reranker, config, candidates)
-    mark_superseded(engine, bank_id, candidates, demote=ctx.query_time.range is None)
+    mark_superseded(
+        engine, bank_id, candidates, demote=ctx.query_time.range is None, now=config.now
+    )
     scored = _score(engine, reranker, config, candidates, _recency_reference(ctx))
     hits, total_tokens, dropped = fit_to_budget(scored, config.max_tokens)
     if config.reinforce and hits:
