@@ -202,8 +202,10 @@ def continued_messages(conn: Any, bank_id: str, check: RepeatCheck) -> list[list
                 MEMORY_SELECT + f"WHERE m.bank_id = $bank AND m.id IN ({sql_strings(ids)})",
                 {"bank": bank_id},
             ).fetchall()
-            by_id = {m.id: m for m in map(memory_from_row, rows)}
-            return [[by_id[i] for i in reversed(message_ids)] for _, message_ids in tail]
+            by_id = {m.id: m for m in map(memory_from_row, rows)}  # less any forgotten since
+            return [
+                [by_id[i] for i in reversed(message_ids) if i in by_id] for _, message_ids in tail
+            ]
     return []
 
 
