@@ -91,11 +91,15 @@ _STATIVE = frozenset(
     for form in (verb, f"{verb}s", f"{verb}es")
 )  # fmt: skip
 # What may stand between a simple present and the date that schedules it: its object and a
-# place ("starts school in", "meet the contractor on", "fly to Rome in").
+# place ("starts school in", "meet the contractor on", "fly to Rome in"); a preposition of
+# time or a noun's ("hurts since the long run on Sunday") makes the date the noun's.
 _COMPLEMENT = frozenset(
     {"IN", "CD", "RP", "PRP", "PRP$", "RB", "DT", "TO", "JJ", "NN", "NNS", "NNP", "NNPS", "POS"}
 )
+_COMPLEMENT_PREPOSITIONS = frozenset({"to", "into", "at", "for", "with"})
 _MAX_COMPLEMENT = 6
+# "Until June", "by Friday": the end of something that holds now lies ahead.
+_UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 
@@ -142,13 +146,14 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     sentence = _bounds(text, start, end, _SENTENCE_END)
     part = _bounds(text, start, end, _PART_END)
     tokens = _tagged(text)
+    until = _UNTIL.search(text, part[0], start) is not None
     for lo, hi in (part, sentence):
         before = [t for t in tokens if lo <= t[0] and t[1] <= start]
         after = [t for t in tokens if end <= t[0] and t[1] <= hi]
         direction = _nearest_before(before) or _first_after(after)
-        if direction is not None:
+        if direction == "past" or (direction is not None and not until):
             return direction
-    if _PLAN_CUE.search(text, sentence[0], sentence[1]):
+    if until or _PLAN_CUE.search(text, sentence[0], sentence[1]):
         return "forward"
     return None
 
@@ -226,6 +231,7 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
         verb[3] not in _STATIVE
         and len(after) <= _MAX_COMPLEMENT
         and all(t[2] in _COMPLEMENT for t in after)
+        and all(t[2] != "IN" or t[3] in _COMPLEMENT_PREPOSITIONS for t in after[:-1])
     )
 
 
