@@ -451,3 +451,45 @@ def test_recall_raises_the_relevance_of_a_memory_naming_what_is_asked_for(tmp_pa
     assert "names the place asked for: Lisbon" in hits[lisbon].why
     # It names no place: its relevance does not move.
     assert with_kind[home] == pytest.approx(without[home], abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Why was the launch delayed?", True),
+        ("How come Ana moved to Lisbon?", True),
+        ("What led to the outage?", True),
+        ("What was the reason for the delay?", True),
+        ("When was the launch delayed?", False),
+        ("Whyte Avenue is where?", False),  # whole words only
+    ],
+)
+def test_a_question_asks_for_a_cause_by_its_wording(question, asks):
+    from agentmem.recall.calibrated import asks_for_cause
+
+    assert asks_for_cause(question) is asks
+
+
+def test_calibrated_reranker_prefers_a_memory_stating_a_cause_for_a_why_question():
+    from agentmem.recall.calibrated import CalibratedReranker, stated_cause
+
+    def candidate(memory_id: str, text: str) -> Candidate:
+        hits = {
+            "semantic": StrategyHit(memory_id, 1, 0.4, 0.7),
+            "keyword": StrategyHit(memory_id, 1, 2.0, 1.0),
+        }
+        return Candidate(Memory(memory_id, "b", text, "world", None, None, NOW), hits, cosine=0.4)
+
+    cause = candidate("c", "Ana: The launch moved because the vendor's API was down.")
+    others = [
+        candidate(f"o{i}", f"Ana: The launch moved {when}.")
+        for i, when in enumerate(["to May", "again", "twice", "at last"])
+    ]
+    assert stated_cause(cause.memory.text) == "the vendor's API was down"
+    assert stated_cause(others[0].memory.text) is None
+    first, *rest = CalibratedReranker().rerank("Why did the launch move?", [cause, *others])
+    assert first > max(rest)
+    assert "states the cause asked for: the vendor's API was down" in cause.reasons
+    # A cause answers only a question asking for one.
+    first, *rest = CalibratedReranker().rerank("When did the launch move?", [cause, *others])
+    assert first == pytest.approx(max(rest))

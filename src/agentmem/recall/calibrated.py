@@ -68,6 +68,7 @@ from typing import NamedTuple
 from agentmem.config import FusionWeights
 from agentmem.recall.candidates import Candidate
 from agentmem.recall.rerank import ScoreFusionReranker, arm_weights
+from agentmem.retain.causes import cause_clauses
 from agentmem.types import Memory
 
 # Logistic coefficients (see the module docstring).
@@ -205,6 +206,24 @@ def answer_kinds(query: str) -> frozenset[str]:
     )
 
 
+#: A question that asks for a cause: "Why ...?", "How come ...?", "What led to ...?".
+_ASKS_WHY = re.compile(
+    r"\b(?:why|how come|what (?:is|was|were|are) the reasons?|what (?:caused|led to|made))\b"
+)
+
+
+def asks_for_cause(query: str) -> bool:
+    """Whether a question asks for a cause; a memory that states one then answers its kind."""
+    return _ASKS_WHY.search(query.lower()) is not None
+
+
+@lru_cache(maxsize=_TEXTS_KEPT)
+def stated_cause(text: str) -> str | None:
+    """The first cause a memory's text states ("... because the vendor's API was down"), as
+    retain reads it (:func:`~agentmem.retain.causes.cause_clauses`); None if it states none."""
+    return next(iter(cause_clauses(text)), None)
+
+
 def answer_entity(
     kinds: frozenset[str], query_words: frozenset[str], candidate: Candidate
 ) -> tuple[str, str] | None:
@@ -242,11 +261,13 @@ def _session(memory: Memory) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Question:
-    """What the model reads of a query: its content words, all its words, the kinds it asks for."""
+    """What the model reads of a query: its content words, all its words, the kinds it asks
+    for, and whether it asks for a cause."""
 
     content: frozenset[str]
     words: frozenset[str]
     kinds: frozenset[str]
+    cause: bool = False
 
 
 class _Signals(NamedTuple):
@@ -277,7 +298,9 @@ def _reasons(
         reasons.append("said by the person the query names")
     if in_first_person:
         reasons.append("a first-person statement")
-    if answer is not None:
+    if answer is not None and answer[1] == "cause":
+        reasons.append(f"states the cause asked for: {answer[0]}")
+    elif answer is not None:
         reasons.append(f"names the {answer[1]} asked for: {answer[0]}")
     if in_period:
         reasons.append("dated inside the period asked about")
@@ -379,7 +402,10 @@ class CalibratedReranker:
         if not arms >= _MODEL_ARMS:
             return self._fallback.rerank(query, candidates)
         question = _Question(
-            content_words(query), frozenset(_WORD.findall(query.lower())), answer_kinds(query)
+            content_words(query),
+            frozenset(_WORD.findall(query.lower())),
+            answer_kinds(query),
+            asks_for_cause(query),
         )
         signals = [self._signals(question, candidate) for candidate in candidates]
         in_period = selectivity([s.in_period > 0 for s in signals])
@@ -420,6 +446,9 @@ class CalibratedReranker:
             if cosine > UNRELATED_COSINE
             else None
         )
+        if answer is None and question.cause and cosine > UNRELATED_COSINE:
+            cause = stated_cause(candidate.memory.text)
+            answer = None if cause is None else (cause, "cause")
         candidate.reasons = _reasons(said_by_named, in_first_person, answer, in_period)
         wanted = question.content
         coverage = (
