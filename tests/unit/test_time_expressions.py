@@ -833,3 +833,32 @@ def test_a_query_period_is_always_one_agentmem_holds(text: str, now: datetime) -
     found = parse_query_time(f"What did Alice do {text}?", now, now).range
     if found is not None:
         assert EARLIEST <= found.start <= found.end <= LATEST, (text, found)
+
+
+_NAMES = st.sampled_from(
+    ["Monday", "Friday", "May", "September", "the 5th", "Christmas", "the summer", "March 3"]
+)
+_PREPOSITIONS = {"Monday": "on", "Friday": "on", "the 5th": "on", "March 3": "on"}
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    name=_NAMES,
+    habit=st.sampled_from(
+        ["usually", "always", "often", "typically", "every year", "each week", "every other week"]
+    ),
+    verb=st.sampled_from(["go hiking", "visit my aunt", "close the books", "see the band"]),
+    said=st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2060, 1, 1)),
+)
+def test_a_habit_dates_no_calendar_name_and_the_same_clause_without_it_does(
+    name: str, habit: str, verb: str, said: datetime
+) -> None:
+    preposition = _PREPOSITIONS.get(name, "at" if name == "Christmas" else "in")
+    adverb = habit in ("usually", "always", "often", "typically")
+    habitual = (
+        f"We {habit} {verb} {preposition} {name}."
+        if adverb
+        else (f"We {verb} {preposition} {name} {habit}.")
+    )
+    assert find_time_expressions(habitual, said.replace(tzinfo=UTC)) == []
+    assert find_time_expressions(f"We {verb} {preposition} {name}.", said.replace(tzinfo=UTC))
