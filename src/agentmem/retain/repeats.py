@@ -125,13 +125,17 @@ class Repeats:
         unchanged: The call's document holds exactly this content: nothing is to be written.
         held: Memories the call would store again (all of an unchanged document's, or those
             of its exact-repeat messages), oldest first.
-        repeated_messages: Indexes of the call's messages that are exact repeats.
+        repeated_messages: Indexes of the call's messages that are not to be stored: exact
+            repeats, and those that continue the bank's last messages.
+        continued: Those of them that continue the bank's last messages (an untimed call may
+            hold the same message again after them: the same words said anew).
         document: The document's current memories with their hashes, when the call replaces it.
     """
 
     unchanged: bool = False
     held: list[Memory] = field(default_factory=list)
     repeated_messages: frozenset[int] = frozenset()
+    continued: frozenset[int] = frozenset()
     document: list[tuple[Memory, str | None]] = field(default_factory=list)
 
 
@@ -150,13 +154,14 @@ def find_repeats(conn: Any, bank_id: str, check: RepeatCheck) -> Repeats:  # noq
             return Repeats(unchanged=True, held=[m for m, _ in document])
         return Repeats(document=document)
     held = held_messages(conn, bank_id, check.messages)
-    for i, memories in enumerate(continued_messages(conn, bank_id, check)):
-        held[i] = memories
+    continued = continued_messages(conn, bank_id, check)
+    held[: len(continued)] = continued
     repeated = frozenset(i for i, found in enumerate(held) if found)
     return Repeats(
         unchanged=len(repeated) == len(check.messages),
         held=_unique(m for found in held for m in found),
         repeated_messages=repeated,
+        continued=frozenset(i for i, found in enumerate(continued) if found),
     )
 
 
@@ -365,7 +370,7 @@ def resolve(
         repeated = {
             (h, _stored(when))
             for i, (h, when) in enumerate(check.messages)
-            if i in found.repeated_messages
+            if i in found.repeated_messages and i not in found.continued
         }
         keep = [
             i
