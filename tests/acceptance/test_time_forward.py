@@ -389,3 +389,33 @@ def test_the_date_words_are_keyword_evidence(mem: agentmem.AgentMemory) -> None:
         strategies="keyword",
     )
     assert "Porto" in hits.memories[0].text
+
+
+def test_a_time_told_from_the_sentence_before_is_stored(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("trip")
+    stored = bank.retain(
+        "On Monday I flew to Paris. The next day I visited the Louvre. Two days later I took "
+        "the train to Lyon. That weekend we hiked in the Alps. After that I went home.",
+        mentioned_at="2025-02-20T10:00:00Z",  # a Thursday: Monday was 17 February
+    ).memories
+    spans = [
+        (m.occurred_start.date(), m.occurred_end.date()) if m.occurred_start else None
+        for m in stored
+    ]
+    assert spans == [
+        (date(2025, 2, 17), date(2025, 2, 17)),
+        (date(2025, 2, 18), date(2025, 2, 18)),
+        (date(2025, 2, 20), date(2025, 2, 20)),
+        (date(2025, 2, 22), date(2025, 2, 23)),
+        None,  # "after that" says no amount of time
+    ]
+    # Each chat turn is its own message: a turn does not count from the one before.
+    turns = bank.retain(
+        [
+            {"role": "user", "name": "Ana", "content": "On Monday I flew to Paris."},
+            {"role": "user", "name": "Bo", "content": "The next day I was ill."},
+        ],
+        mentioned_at="2025-02-20T10:00:00Z",
+    ).memories
+    assert turns[1].occurred_start is None
+    assert mem.check_integrity().ok

@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import find_time_expressions
+from agentmem.temporal.anaphora import follow_on
 from agentmem.temporal.expressions import may_read_tense
 from agentmem.temporal.tense import tag_texts
 
@@ -44,9 +45,34 @@ def anchor_all_in_time(
     facts: list[ExtractedFact], *, date_order: str = "MDY"
 ) -> list[ExtractedFact]:
     """:func:`anchor_in_time` of each fact; first the texts whose tense may decide a date are
-    tagged by spaCy together, not one by one (same tags, a fraction of the time)."""
+    tagged by spaCy together, not one by one (same tags, a fraction of the time).
+
+    A fact that names no date of its own but a time told from the one before ("The next day
+    I visited the Louvre") is dated from the previous dated fact of the same message.
+    """
     tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
-    return [anchor_in_time(f, date_order=date_order) for f in facts]
+    anchored: list[ExtractedFact] = []
+    previous: ExtractedFact | None = None  # the last dated fact of the current message
+    for fact in facts:
+        done = anchor_in_time(fact, date_order=date_order)
+        if previous is not None and previous.message_index != fact.message_index:
+            previous = None
+        if _to_anchor(fact) and done.occurred_start is None and previous is not None:
+            done = _told_from(done, previous)
+        if done.occurred_start is not None and done.part_of is None:
+            previous = done
+        anchored.append(done)
+    return anchored
+
+
+def _told_from(fact: ExtractedFact, previous: ExtractedFact) -> ExtractedFact:
+    """``fact`` dated from ``previous`` when its text tells its time from there."""
+    if previous.occurred_start is None or previous.occurred_end is None:
+        return fact
+    found = follow_on(fact.text, previous.occurred_start, previous.occurred_end + _INCLUSIVE)
+    if found is None:
+        return fact
+    return replace(fact, occurred_start=found[0], occurred_end=found[1] - _INCLUSIVE)
 
 
 def _to_anchor(fact: ExtractedFact) -> bool:
