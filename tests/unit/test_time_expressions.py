@@ -378,6 +378,13 @@ BY_TENSE = [
     ("We meet the contractor on Thursday.", "2025-02-27", "2025-02-28"),
     ("I fly to Rome in July.", "2025-07-01", "2025-08-01"),
     ("I'm off to Rome in July.", "2025-07-01", "2025-08-01"),
+    # An event one has ("have", "have got") takes place at its date; other things had are
+    # generic, and "got" with them is obtaining.
+    ("I've got an exam in July.", "2025-07-01", "2025-08-01"),
+    ("She's got a recital on the 28th.", "2025-02-28", "2025-03-01"),
+    ("We have our wedding in August.", "2025-08-01", "2025-09-01"),
+    ("We have snow in January.", "2025-01-01", "2025-02-01"),
+    ("She's got her degree in May.", "2024-05-01", "2024-06-01"),
     ("Off to Rome in July!", "2025-07-01", "2025-08-01"),
     ("We were off to Rome in July.", "2024-07-01", "2024-08-01"),
     ("The kids go back to school in September.", "2025-09-01", "2025-10-01"),

@@ -98,6 +98,19 @@ _COMPLEMENT = frozenset(
 )
 _COMPLEMENT_PREPOSITIONS = frozenset({"to", "into", "at", "for", "with"})
 _MAX_COMPLEMENT = 6
+# What makes a noun one thing of its kind ("an exam", "our wedding"), and words of an amount
+# ("a lot of rain", "a bit of snow"), which make it generic.
+_ONE_OF = frozenset({"a", "an", "the", "my", "our", "your", "his", "her", "their"})
+_AMOUNTS = frozenset({"lot", "lots", "bit", "few", "little", "couple", "ton", "bunch"})
+# Things that take place, and so are had at a date ("I've got an exam in July"), unlike
+# things obtained ("she's got her degree in May").
+_EVENT_WORDS = (
+    "exam test meeting appointment interview wedding party recital concert game match flight "
+    "trip deadline surgery operation presentation conference reunion vacation holiday class "
+    "lesson session shift date dinner lunch show gig race marathon tournament competition "
+    "ceremony graduation checkup check-up visit call webinar workshop course audition"
+)
+_EVENTS = frozenset(_EVENT_WORDS.split())
 # "Until June", "by Friday": the end of something that holds now lies ahead.
 _UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 
@@ -204,11 +217,43 @@ def _nearest_before(tokens: list[Token]) -> Direction | None:
         and any(t[2].startswith(("NN", "PRP")) for t in tokens[: tokens.index(main)])
     ):
         return None
+    if _has_got(verbs[-2:]):
+        # "I've got an exam in July" is the present "I have an exam in July".
+        return "forward" if _holds_an_event(tokens, main) else "present"
     chain = verbs[verbs.index(finite) :] if finite is not None else [main]
     direction = _direction(chain, " ".join(t[3] for t in tokens))
     if direction in (None, "present") and main is finite and _dates_the_verb(tokens, main):
         return "forward"
     return direction
+
+
+def _has_got(verbs: list[Token]) -> bool:
+    """Whether two verbs are the present "have got" ("I've got", "she's got": possession, not
+    a past, whether the tagger reads "got" as a participle or a past)."""
+    return (
+        len(verbs) == 2
+        and verbs[0][2] in ("VBP", "VBZ")
+        and verbs[0][3] in _HAVE
+        and verbs[1][3] == "got"
+        and verbs[0][1] + 1 >= verbs[1][0] - 1  # adjacent: "'s got", "have got"
+    )
+
+
+def _holds_an_event(tokens: list[Token], verb: Token) -> bool:
+    """Whether the present "have" ``verb`` holds one event that the date that follows places:
+    "I have an exam in July", "we've got our wedding in August" — not something generic ("we
+    have snow in January", "a lot of rain in April")."""
+    after = tokens[tokens.index(verb) + 1 :]
+    if len(after) < 3 or after[-1][3] not in ("in", "on", "at"):
+        return False
+    head, noun = after[0], after[-2]
+    return (
+        head[3] in _ONE_OF
+        and noun[3] in _EVENTS
+        and len(after) <= 5
+        and all(t[2] in ("JJ", "NN", "NNP", "POS") for t in after[1:-1])
+        and not any(t[3] in _AMOUNTS for t in after)
+    )
 
 
 def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
@@ -223,8 +268,11 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     if any(t[3] in _HABIT for t in tokens):
         return False
     if verb[3] in _BE_OR_HAVE:
-        # The date is what "is" says ("is in August", "is on the 3rd"), not a quality's time.
-        return verb[3] in _BE and all(t[2] in ("IN", "DT", "RB") for t in after)
+        # The date is what "is" says ("is in August", "is on the 3rd"), not a quality's time;
+        # or when an event "I have" takes place.
+        if verb[3] in _BE:
+            return all(t[2] in ("IN", "DT", "RB") for t in after)
+        return _holds_an_event(tokens, verb)
     # An event verb and its time, at most its object and a place between ("turns 30 on",
     # "starts school in", "flies to Rome in"), unless the verb tells of a state.
     return (
