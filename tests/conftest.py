@@ -105,6 +105,7 @@ POSTGRES_BY_DEFAULT = frozenset(
         "test_reliability.py",
         "test_profiles_concurrent.py",
         "test_pieces.py",
+        "test_idempotent_retain.py",
     }
 )
 

@@ -302,9 +302,12 @@ def _texts(bank) -> list[str]:
     return [m.text for m in bank.memories() if m.fact_type != "observation"]
 
 
-def test_an_agent_sending_the_whole_untimed_history_at_every_turn_stores_each_turn_once(tmp_path):
-    """The common agent loop: ``retain(history)`` after every turn, with no times given."""
-    with _open(tmp_path / "s") as mem:
+def test_an_agent_sending_the_whole_untimed_history_at_every_turn_stores_each_turn_once(
+    store_path,
+):
+    """The common agent loop: ``retain(history)`` after every turn, with no times given (on
+    each backend)."""
+    with _open(store_path) as mem:
         bank = mem.bank("b")
         for turn in range(1, len(CHAT) + 1):
             result = bank.retain(CHAT[:turn])
@@ -319,7 +322,7 @@ def test_an_agent_sending_the_whole_untimed_history_at_every_turn_stores_each_tu
         ]
         # Every call's raw episode is kept whole, the repeated turns with it.
         assert mem.check_integrity().ok
-    with _open(tmp_path / "s") as mem:  # after a reopen, the next turn continues as well
+    with _open(store_path) as mem:  # after a reopen, the next turn continues as well
         bank = mem.bank("b")
         bank.retain([*CHAT, {"role": "assistant", "content": "Say hi to Giulia!"}])
         assert len(_texts(bank)) == len(CHAT) + 1
