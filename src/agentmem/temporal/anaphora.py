@@ -21,25 +21,12 @@ import re
 from datetime import datetime, timedelta
 
 from agentmem._time import EARLIEST, LATEST
+from agentmem.temporal.expressions import NUMBER_WORDS
 
 __all__ = ["follow_on"]
 
 _UNITS = r"(?P<unit>day|morning|afternoon|evening|night|week|month|year)"
-_COUNT = r"(?P<count>a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,3})"
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
+_COUNT = rf"(?P<count>a|an|{'|'.join(NUMBER_WORDS)}|\d{{1,3}})"
 # Not followed by a date of its own ("the day after Christmas", "the week before May 3").
 _ALONE = r"(?!\s+(?:the\s+)?(?:\d|[A-Z]))"
 _AFTER = (
@@ -87,7 +74,8 @@ def _told(text: str, start: datetime, end: datetime) -> tuple[datetime, datetime
             if match := pattern.search(text):
                 return _shifted(start, end, _unit(match["unit"]), sign)
     if match := _LATER.search(text):
-        count = _NUMBERS.get(match["count"].lower()) or int(match["count"])
+        word = match["count"].lower()
+        count = 1 if word in ("a", "an") else NUMBER_WORDS.get(word) or int(word)
         sign = -1 if match["way"].lower().startswith(("earlier", "before")) else 1
         return _shifted(start, end, _unit(match["unit"]), sign * count)
     if match := _THAT.search(text):
@@ -111,7 +99,10 @@ def _shifted(
             step = timedelta(days=count * (7 if unit == "week" else 1))
             return start + step, end + step
         months = count * (12 if unit == "year" else 1)
-        return _plus_months(start, months), _plus_months(end, months)
+        if start.day == 1 and end.day == 1:  # whole months stay whole months
+            return _plus_months(start, months), _plus_months(end, months)
+        moved = _plus_months(start, months)  # a day stays a day ("a month later")
+        return moved, moved + (end - start)
     except (OverflowError, ValueError):
         return None  # past the years a datetime holds
 

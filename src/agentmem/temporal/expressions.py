@@ -390,7 +390,8 @@ def _yearly(
 
 _MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(calendar.month_name) if name}
 _WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
-_NUMBER_WORDS = {
+#: Numbers written as words, as counts of units ("two weeks ago").
+NUMBER_WORDS = {
     "one": 1,
     "two": 2,
     "three": 3,
@@ -479,7 +480,7 @@ _YEAR = r"(?:(?P<year>\d{4})|['’](?P<yy>\d{2}))(?!\w)"
 _FULL_YEAR = r"(?P<year>\d{4})(?!\w)"
 _NUMBER = (
     r"(?P<n>\d{1,4}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|few|an?|"
-    + "|".join(_NUMBER_WORDS)
+    + "|".join(NUMBER_WORDS)
     + r")"
 )
 _UNIT = r"(?P<unit>hour|day|week|month|year|decade)s?"
@@ -581,7 +582,7 @@ def _count_of(match: re.Match[str]) -> int:
         return 2
     if "few" in words:
         return 3
-    return 1 if words in ("a", "an") else _NUMBER_WORDS[words]
+    return 1 if words in ("a", "an") else NUMBER_WORDS[words]
 
 
 def _unit_of(match: re.Match[str]) -> str:
