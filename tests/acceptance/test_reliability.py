@@ -175,6 +175,23 @@ def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):
         assert sum(len(r) for r in retained.values()) > threads * ops_per_thread * 0.35
 
 
+def test_a_threads_first_read_never_waits_for_a_writer(store_path):
+    """A new thread's first read opened its cursor under the write lock: a retain holding the
+    lock while it waited on what such a read was computing (a cached_property, whose lock in
+    Python 3.11 is one for all instances) hung the process (seen in the mixed-threads test)."""
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ana lives in Lisbon.", mentioned_at="2025-01-01")
+        found: list[object] = []
+        with mem._engine.db.write_lock:  # a writer in the middle of its work
+            reader = threading.Thread(target=lambda: found.append(bank.memories()))
+            reader.start()
+            reader.join(timeout=30)
+            assert not reader.is_alive(), "a read on a new thread waited for the writer"
+        assert [m.text for m in found[0]] == ["Ana lives in Lisbon."]
+        assert mem.check_integrity().ok
+
+
 def test_last_conversation_follows_every_write(store_path):
     # "Our last conversation" is resolved from the bank's newest mention time, which recall
     # caches; each retain and forget must move it.

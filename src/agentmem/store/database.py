@@ -222,6 +222,7 @@ class Database:
             self._con.close()
             raise self._error("cannot initialise", exc) from exc
         self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursors_lock = threading.Lock()
         self._closed = False
         self._versions_key = str(path.resolve())
         self.local_changes = changes.local_changes(self._versions_key)
@@ -274,10 +275,15 @@ class Database:
             raise StorageError("the store is closed")
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self._con.cursor()
-            self._local.cursor = cur
-            with self.write_lock:
+            # Not under the write lock: a thread's first read must never wait for a writer. A
+            # writer may wait on what that read computes (a cached_property of Python 3.11
+            # holds one lock for all instances of its class), and would wait for ever.
+            with self._cursors_lock:
+                if self._closed:
+                    raise StorageError("the store is closed")
+                cur = self._con.cursor()
                 self._cursors.append(cur)
+            self._local.cursor = cur
         return cur
 
     def execute(self, sql: str, params: list[Any] | tuple[Any, ...] | None = None) -> Any:
@@ -340,7 +346,7 @@ class Database:
         """Close every cursor and the connection (checkpointing the WAL)."""
         if self._closed:
             return
-        with self.write_lock:
+        with self.write_lock, self._cursors_lock:
             self._closed = True
             for cur in self._cursors:
                 with suppress(duckdb.Error):

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 from typing import Any
 
 import duckdb
@@ -420,15 +420,16 @@ class KeywordIndex:
                 f"stemmer='porter', stopwords='english', ignore='{IGNORE_PATTERN}', "
                 "strip_accents=1, lower=1, overwrite=1)"
             )
+        # Read once, here: not a cached_property, whose lock (Python 3.11) a writer would wait
+        # on while the reader computing it waits on the writer.
+        self._stopwords = frozenset(
+            r[0] for r in self._db.fetchall(f"SELECT sw FROM {FTS_SCHEMA}.stopwords")
+        )
         if not self._has_column("keyword_pending", "bank_id"):
             # A store from before per-bank statistics: the rebuild below empties the table.
             self._db.execute("ALTER TABLE keyword_pending ADD COLUMN bank_id VARCHAR")
         if not self._is_built():
             self.rebuild()  # a new store, or one from before these tables: once
-
-    @cached_property
-    def _stopwords(self) -> frozenset[str]:
-        return frozenset(r[0] for r in self._db.fetchall(f"SELECT sw FROM {FTS_SCHEMA}.stopwords"))
 
     def _has_stopwords(self) -> bool:
         return self._table_exists(FTS_SCHEMA, "stopwords")
