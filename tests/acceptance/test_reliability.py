@@ -192,6 +192,36 @@ def test_a_threads_first_read_never_waits_for_a_writer(store_path):
         assert mem.check_integrity().ok
 
 
+def test_one_recall_computing_its_query_holds_up_no_other_recall(store_path):
+    """What a recall computes once (its query's period and embedding, which may first load the
+    bank's graph: seconds on a large bank) was computed under one lock for all recalls."""
+    gate, inside = threading.Event(), threading.Event()
+
+    class SlowForOneQuery(HashEmbedder):
+        def embed_query(self, text: str):  # noqa: ANN202
+            if "slow" in text:
+                inside.set()
+                gate.wait(30)
+            return super().embed_query(text)
+
+    with agentmem.AgentMemory(store_path, embedder=SlowForOneQuery()) as mem:
+        for bank_id in ("a", "b"):
+            mem.bank(bank_id).retain("Ana lives in Lisbon.", mentioned_at="2025-01-01")
+        slow = threading.Thread(target=lambda: mem.bank("a").recall("slow Lisbon"))
+        slow.start()
+        assert inside.wait(30)
+        found: list[object] = []
+        fast = threading.Thread(target=lambda: found.append(mem.bank("b").recall("Lisbon")))
+        fast.start()
+        fast.join(timeout=30)
+        held_up = fast.is_alive()
+        gate.set()
+        slow.join()
+        fast.join()
+        assert not held_up, "a recall of another bank waited for the slow one's query"
+        assert [h.memory.text for h in found[0]] == ["Ana lives in Lisbon."]
+
+
 def test_last_conversation_follows_every_write(store_path):
     # "Our last conversation" is resolved from the bank's newest mention time, which recall
     # caches; each retain and forget must move it.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,30 @@ from agentmem.store.dialect import any_lowered_equals
 from agentmem.store.graph import bank_graph
 from agentmem.store.records import from_db_time, load_pieces
 
+T = TypeVar("T")
+
+
+class _once(Generic[T]):  # noqa: N801 (used as a decorator, like cached_property)
+    """A property computed once per recall context, under that context's own lock.
+
+    Not ``functools.cached_property``: in Python 3.11 it holds one lock for all instances,
+    so one recall loading a bank's graph for its query embedding (seconds, at first use) held
+    up every other recall's, of every bank.
+    """
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self._compute = compute
+        self._name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, context: Any, owner: type | None = None) -> T:  # noqa: ANN401
+        values = context.__dict__
+        if self._name not in values:
+            with context._once_lock:  # re-entrant: one property may need another
+                if self._name not in values:
+                    values[self._name] = self._compute(context)
+        return values[self._name]
+
 
 @dataclass
 class StrategyContext:
@@ -34,6 +58,7 @@ class StrategyContext:
     collection: str
     config: RecallConfig
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _once_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _semantic: list[StrategyHit] | None = field(default=None, repr=False)
 
     def semantic_hits(self) -> list[StrategyHit]:
@@ -86,7 +111,7 @@ class StrategyContext:
         query = self.unit_query
         return {memory_id: scale(float((p @ query).max())) for memory_id, p in pieces.items()}
 
-    @cached_property
+    @_once
     def query_time(self) -> QueryTime:
         """The period the query names (if any), parsed once per recall."""
         last = self.engine.last_mention(self.bank_id)
@@ -97,7 +122,7 @@ class StrategyContext:
             date_order=self.config.date_order,
         )
 
-    @cached_property
+    @_once
     def query_vector(self) -> np.ndarray:
         """The embedding of the query's content, computed once: its time words removed and,
         when the keyword arm runs beside it, the names of people (see ``without_people``)."""
@@ -106,12 +131,12 @@ class StrategyContext:
             text = without_people(text, bank_graph(self.engine, self.bank_id))
         return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
 
-    @cached_property
+    @_once
     def unit_query(self) -> np.ndarray:
         """:attr:`query_vector` scaled to unit length (what cosines are taken against)."""
         return self.query_vector / max(float(np.linalg.norm(self.query_vector)), 1e-12)
 
-    @cached_property
+    @_once
     def query_word_idfs(self) -> dict[str, float]:
         """How informative each of the query's words is in this bank: its keyword idf (a word
         no memory holds gets the largest; stopwords are absent)."""
