@@ -16,12 +16,11 @@ Christmas" and "next week" name their own dates and are read by the ordinary rul
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import datetime, timedelta
 
 from agentmem._time import EARLIEST, LATEST
-from agentmem.temporal.expressions import NUMBER_WORDS
+from agentmem.temporal.expressions import NUMBER_WORDS, _add_months, _last_day, _period
 
 __all__ = ["follow_on"]
 
@@ -109,30 +108,16 @@ def _shifted(
 
 def _plus_months(moment: datetime, count: int) -> datetime:
     """``moment`` ``count`` months on, on the same day or the month's last."""
-    year, month = divmod(moment.year * 12 + moment.month - 1 + count, 12)
-    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
-    return moment.replace(year=year, month=month + 1, day=day)
+    year, month = _add_months(moment.year, moment.month, count)
+    return moment.replace(year=year, month=month, day=min(moment.day, _last_day(year, month).day))
 
 
 def _holding(start: datetime, end: datetime, unit: str) -> tuple[datetime, datetime] | None:
     """The calendar ``unit`` holding ``start`` ("that week": the week of that day)."""
     if end - start > _SPANS[unit]:
         return None
-    day = start.replace(hour=0, minute=0, second=0, microsecond=0)
-    monday = day - timedelta(days=day.weekday())
     try:
-        match unit:
-            case "day":
-                return day, day + timedelta(days=1)
-            case "weekend":
-                return monday + timedelta(days=5), monday + timedelta(days=7)
-            case "week":
-                return monday, monday + timedelta(days=7)
-            case "month":
-                first = day.replace(day=1)
-                return first, _plus_months(first, 1)
-            case _:
-                first = day.replace(month=1, day=1)
-                return first, first.replace(year=first.year + 1)
+        period = _period(unit, start, 0)
     except (OverflowError, ValueError):
         return None
+    return period.start, period.end
