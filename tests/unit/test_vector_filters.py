@@ -18,8 +18,9 @@ QUERY = np.array([1.0, 0.0, 0.0], dtype=np.float32)
 
 
 def _store(path: Path, dated: list[bool]) -> VectorStore:
-    """Vectors ever further from QUERY; ``dated[i]`` is the metadata of the i-th nearest."""
-    store = VectorStore(path)
+    """Vectors ever further from QUERY; ``dated[i]`` is the metadata of the i-th nearest.
+    Searched through Chroma (no exact in-process copy: test_flat_index.py)."""
+    store = VectorStore(path, flat_max=0)
     angles = np.linspace(0.0, 1.5, len(dated))
     vectors = np.stack([np.cos(angles), np.sin(angles), np.zeros_like(angles)], axis=1)
     store.upsert(
@@ -153,7 +154,7 @@ def test_the_metadata_copy_filters_as_chroma_metadata_does(
     its own writes; through upserts and deletes they answer as reading Chroma's metadata."""
     path = tmp_path_factory.mktemp("chroma")
     store = _store(path, [i % 3 == 0 for i in range(30)])
-    reference = VectorStore(path)  # the same embedded Chroma, read without the copy
+    reference = VectorStore(path, flat_max=0)  # the same embedded Chroma, without the copy
     reference.embedded = False
     rng = np.random.default_rng(len(writes))
     for step, (op, picked, dated, start) in enumerate(writes):

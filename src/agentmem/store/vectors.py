@@ -7,9 +7,8 @@ model) is never used, and anonymized telemetry is off.
 from __future__ import annotations
 
 import hashlib
-import operator
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,9 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from agentmem.errors import StorageError
+from agentmem.store.flat_index import FLAT_MAX, FlatIndex, FlatIndexes
+from agentmem.store.metadata_filter import can_match as _can_match
+from agentmem.store.metadata_filter import matches as _matches
 
 # ef_search 128: recall asks for 60 neighbours, and at 64 the approximate search missed some
 # of the exact top 60, differently each time a small bank is reopened (its index is rebuilt
@@ -64,50 +66,6 @@ def _upgrade_search_width(col: Any) -> None:
 def _seconds(moment: datetime) -> float:
     # Naive values come from DuckDB TIMESTAMP columns, which hold UTC.
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-# Operators of Chroma's metadata filter that :func:`_matches` evaluates like Chroma does.
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": operator.eq,
-    "$gt": operator.gt,
-    "$gte": operator.ge,
-    "$lt": operator.lt,
-    "$lte": operator.le,
-    "$in": lambda value, wanted: value in wanted,
-}
-
-
-def _can_match(where: Mapping[str, Any]) -> bool:
-    """Whether :func:`_matches` knows every operator of ``where``."""
-    for key, condition in where.items():
-        if key in ("$and", "$or"):
-            if not all(_can_match(part) for part in condition):
-                return False
-        elif isinstance(condition, Mapping) and not set(condition) <= set(_COMPARE):
-            return False
-    return True
-
-
-def _matches(metadata: Mapping[str, Any] | None, where: Mapping[str, Any]) -> bool:
-    """Whether one vector's metadata passes a Chroma ``where`` filter (see :func:`_can_match`).
-
-    A key the metadata lacks fails every comparison, as in Chroma.
-    """
-    metadata = metadata or {}
-    for key, condition in where.items():
-        if key == "$and":
-            passed = all(_matches(metadata, part) for part in condition)
-        elif key == "$or":
-            passed = any(_matches(metadata, part) for part in condition)
-        elif key not in metadata:
-            passed = False
-        elif isinstance(condition, Mapping):
-            passed = all(_COMPARE[op](metadata[key], arg) for op, arg in condition.items())
-        else:
-            passed = metadata[key] == condition
-        if not passed:
-            return False
-    return True
 
 
 def collection_name(bank_id: str, namespace: str = "", incarnation: str = "") -> str:
@@ -175,12 +133,14 @@ class VectorStore:
         path: Directory of the embedded store (ignored when ``url`` is given).
         url: ``http(s)://host:port`` of a Chroma server (``chroma run``), reached with
             ``chromadb.HttpClient``.
+        flat_max: Largest collection of an embedded store searched exactly in process
+            (``store/flat_index.py``); 0 searches every one through Chroma.
 
     Raises:
         StorageError: The store cannot be opened or the server does not answer.
     """
 
-    def __init__(self, path: Path, *, url: str | None = None) -> None:
+    def __init__(self, path: Path, *, url: str | None = None, flat_max: int = FLAT_MAX) -> None:
         self.embedded = url is None
         try:
             import chromadb
@@ -219,6 +179,8 @@ class VectorStore:
         self._metadata: dict[str, dict[str, Mapping[str, Any] | None]] = {}
         self._writes: dict[str, int] = {}  # collection -> writes so far (see _metadata_of)
         self._metadata_lock = threading.Lock()
+        # Embedded only: exact in-process copies of the collections searched (flat_index.py).
+        self._flat = FlatIndexes(most=flat_max) if self.embedded else None
 
     def _batches(self, count: int) -> Iterator[slice]:
         """Slices of ``count`` items, each small enough for one Chroma call."""
@@ -272,6 +234,10 @@ class VectorStore:
                         metadatas=list(metadatas[part]),
                     )
                 self._wrote(collection, zip(ids[part], metadatas[part], strict=True))
+                if self._flat is not None:
+                    self._flat.upsert(
+                        collection, list(ids[part]), embeddings[part], list(metadatas[part])
+                    )
         except Exception as exc:
             raise StorageError(f"vector write failed: {exc}") from exc
 
@@ -298,6 +264,13 @@ class VectorStore:
         facts anchored in time, closest in meaning first), where a match that far away in
         meaning is not worth Chroma's filtered query.
         """
+        flat = self._flat_index(collection)
+        if flat is not None and (not where or _can_match(where)):
+            if not where:
+                return flat.nearest(vector, n)
+            return flat.nearest(
+                vector, n, dict(where), within=n * OVERFETCH[-1] if nearest_only else None
+            )
         if not where:
             return self._nearest(collection, vector, n, None)
         where = dict(where)
@@ -310,6 +283,41 @@ class VectorStore:
             if nearest_only:
                 return matching
         return self._nearest(collection, vector, n, where)
+
+    def _flat_index(self, collection: str) -> FlatIndex | None:
+        """The collection's exact in-process copy (embedded store, at most ``FLAT_MAX``
+        vectors), read whole from Chroma at its first search; None when it has none."""
+        flats = self._flat
+        if flats is None:
+            return None
+        index = flats.get(collection)
+        if index is not None or not flats.may_hold(collection):
+            return index
+        writes = flats.writes(collection)  # before the read: a write meanwhile voids it
+        col = self._collection(collection)
+        ids: list[str] = []
+        vectors: list[np.ndarray] = []
+        metadatas: list[Mapping[str, Any] | None] = []
+        try:
+            with self._reading(collection):
+                count = int(col.count())
+                if count == 0:
+                    return None
+                if count > flats.most:
+                    return flats.keep(collection, None, writes)
+                for part in self._batches(count):
+                    found = col.get(
+                        include=["embeddings", "metadatas"],
+                        limit=part.stop - part.start,
+                        offset=part.start,
+                    )
+                    ids += found["ids"]
+                    vectors.append(np.asarray(found["embeddings"], dtype=np.float32))
+                    metadatas += found["metadatas"]
+        except Exception as exc:
+            raise StorageError(f"vector read failed: {exc}") from exc
+        index = FlatIndex(ids, np.concatenate(vectors), metadatas)
+        return flats.keep(collection, index, writes)
 
     def _nearest(
         self,
@@ -423,6 +431,9 @@ class VectorStore:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
         if not ids:
             return {}
+        flat = self._flat_index(collection)
+        if flat is not None:
+            return flat.vectors(ids)
         col = self._collection(collection)
         wanted = list(ids)
         found: dict[str, np.ndarray] = {}
@@ -479,6 +490,8 @@ class VectorStore:
                 with self._writing(collection):
                     col.delete(ids=doomed[part])
                 self._wrote(collection, deleted=doomed[part])
+                if self._flat is not None:
+                    self._flat.delete(collection, doomed[part])
         except Exception as exc:
             raise StorageError(f"vector delete failed: {exc}") from exc
 
@@ -489,6 +502,8 @@ class VectorStore:
             with self._metadata_lock:
                 self._metadata.pop(collection, None)
                 self._writes[collection] = self._writes.get(collection, 0) + 1
+            if self._flat is not None:
+                self._flat.drop(collection)
             try:
                 self._client.delete_collection(collection)
             except Exception as exc:  # already gone is fine: the goal is its absence
@@ -501,3 +516,5 @@ class VectorStore:
             self._collections.clear()
         with self._metadata_lock:
             self._metadata.clear()
+        if self._flat is not None:
+            self._flat.clear()
