@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentmem.errors import StorageError
 from agentmem.store.flat_index import FlatIndex, FlatIndexes
 from agentmem.store.metadata_filter import matches, numeric_column, passing
 from agentmem.store.vectors import OVERFETCH, VectorStore, _matches
@@ -246,3 +247,14 @@ def test_a_filter_over_columns_passes_the_rows_it_passes_row_by_row(rows, where)
     passed = passing(where, lambda key: numeric_column(metadatas, key), len(metadatas))
     assert passed is not None
     assert list(passed) == [matches(m, where) for m in metadatas]
+
+
+def test_a_query_of_another_length_is_a_storage_error(tmp_path):
+    rng = np.random.default_rng(6)
+    for flat_max in (25_000, 0):  # searched in process, then by Chroma
+        store = VectorStore(tmp_path / str(flat_max), flat_max=flat_max)
+        store.upsert(COLLECTION, ["a", "b"], _vectors(rng, 2), [{"n": 1}] * 2)
+        with pytest.raises(StorageError, match="vector query failed"):
+            store.query(COLLECTION, np.ones(DIM + 1, dtype=np.float32), 2)
+        assert (store._flat.get(COLLECTION) is not None) == bool(flat_max)
+        store.close()

@@ -266,11 +266,11 @@ class VectorStore:
         """
         flat = self._flat_index(collection)
         if flat is not None and (not where or _can_match(where)):
-            if not where:
-                return flat.nearest(vector, n)
-            return flat.nearest(
-                vector, n, dict(where), within=n * OVERFETCH[-1] if nearest_only else None
-            )
+            within = n * OVERFETCH[-1] if nearest_only and where else None
+            try:
+                return flat.nearest(vector, n, dict(where) if where else None, within=within)
+            except Exception as exc:  # a vector of another length, as Chroma would refuse
+                raise StorageError(f"vector query failed: {exc}") from exc
         if not where:
             return self._nearest(collection, vector, n, None)
         where = dict(where)
