@@ -4,11 +4,10 @@ Recall builds each fused candidate from its stored row (text, times, entities an
 tags, importance, access count, metadata), looks up the ``supersedes`` links around the
 candidates and measures the query's cosine with the stored vectors of candidates the semantic
 arm did not return. All three are read here from a per-bank copy instead of the stores: rows
-and links loaded in full on first use, from an embedded Chroma the vectors of every row when
-recall first reads one in a bank of at most :data:`VECTORS_READ_AT_ONCE` memories (one read of
-the collection, ~0.5 s at 10k, rather than one of ~0.7 ms in most recalls of a bank whose
-candidates change), else vectors as recall asks for them (at most :data:`VECTORS_KEPT` a bank),
-then kept at the bank's version (store/changes.py) by replaying the change log. The rows and
+and links loaded in full on first use, vectors as recall asks for them (at most
+:data:`VECTORS_KEPT` a bank; a bank of an embedded store small enough for the vector store's
+own exact copy, ``store/flat_index.py``, reads them from that instead), then kept at the bank's
+version (store/changes.py) by replaying the change log. The rows and
 vectors of the memories a change names are dropped (read again when next asked for), the
 entities it names are read again, the ``supersedes`` links are read again; an entity
 correction, an import, a deleted bank or a log that no longer reaches back drops the copy.
@@ -37,6 +36,7 @@ import numpy as np
 from agentmem.store import changes
 from agentmem.store.bulk import collection_paused
 from agentmem.store.database import Database
+from agentmem.store.flat_index import FLAT_MAX
 from agentmem.store.records import (
     EntityKinds,
     Memory,
@@ -73,10 +73,6 @@ _SUPERSEDES = (
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
 VECTORS_KEPT = 100_000
-#: Banks of at most this many memories have every vector read at once, on first use (~0.5 s
-#: and 50 MiB at 10k from an embedded Chroma); larger ones read them as recall asks, so that
-#: a 100k bank neither waits seconds on its first recall nor takes ~500 MiB more at once.
-VECTORS_READ_AT_ONCE = 25_000
 #: Changes after which the copy is loaded anew rather than caught up.
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
 
@@ -105,8 +101,6 @@ class _Bank:
     counted_at: dict[str, int] = field(default_factory=dict)
     # memory id -> its stored vector, as the vector store returned it
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
-    # Whether every row's vector was asked for (see :meth:`RecallRows.vectors`).
-    vectors_read: bool = False
     # memory id -> its pieces' vectors (retain/pieces.py), None for a memory without pieces
     pieces: dict[str, np.ndarray | None] = field(default_factory=dict)
     # Moves whenever ``entities`` is replaced by a larger one.
@@ -195,26 +189,20 @@ class RecallRows:
         return {memory_id: found[memory_id] for memory_id in wanted if memory_id in found}
 
     def vectors(self, bank_id: str, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection;
-        from an embedded Chroma, the first call reads the vectors of every row the copy holds
-        as well (for banks of at most :data:`VECTORS_READ_AT_ONCE`; a server or PostgreSQL
-        sends each as a list of numbers, which at 100k vectors would take seconds and a GiB)."""
+        """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection.
+
+        An embedded store answers a bank of at most ``FLAT_MAX`` memories from its exact copy
+        (read once, at the first search), so those are not copied here as well."""
         bank = self._current(bank_id)
-        wanted = list(ids)
-        if not bank.vectors_read:
-            bank.vectors_read = True  # once: a read a write made stale is not made again
-            if self._vectors.embedded and len(bank.rows) <= VECTORS_READ_AT_ONCE:
-                wanted = list(dict.fromkeys([*ids, *bank.rows]))
-        found = self._read_through(
+        if self._vectors.embedded and len(bank.rows) <= FLAT_MAX:
+            return self._vectors.get_vectors(collection, ids)
+        return self._read_through(
             bank_id,
-            wanted,
+            ids,
             lambda bank: bank.vectors,
             # Absent vectors are not kept: a vector still staged arrives after its change.
             lambda missing: self._vectors.get_vectors(collection, missing),
         )
-        if len(wanted) == len(ids):
-            return found
-        return {memory_id: found[memory_id] for memory_id in ids if memory_id in found}
 
     def pieces(self, bank_id: str, ids: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
@@ -304,7 +292,6 @@ class RecallRows:
                 epoch=bank.epoch + 1,
                 counted_at=bank.counted_at,
                 vectors=bank.vectors,
-                vectors_read=bank.vectors_read,
                 pieces=bank.pieces,
             )
             self._banks[bank_id] = fresh
