@@ -127,6 +127,10 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The call got rescheduled for Monday.", FEB_20, "2025-02-24", "2025-02-24"),
     ("We moved to Berlin in June.", FEB_20, "2024-06-01", "2024-06-30"),
     ("I moved the plants on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
+    # "since" a name: from its latest occurrence up to when it was said, whatever the verb.
+    ("I haven't seen Ana since Christmas.", FEB_20, "2024-12-24", "2025-02-20"),
+    ("I've been vegan since New Year's Day.", MAR_10, "2025-01-01", "2025-03-10"),
+    ("Since Halloween the shop has been closed.", FEB_20, "2024-10-31", "2025-02-20"),
 ]
 
 
@@ -267,6 +271,11 @@ NOT_DATES = [
     "We live on the 5th floor.",
     "Rome fell in the 5th century.",
     "She finished in the 3rd place.",
+    # "in" + an amount in a clause about the past: how long it took, not when.
+    "I finished the marathon in 4 hours 12 minutes.",
+    "We built the shed in two weeks.",
+    "Haven't talked in a few days!",
+    "I lost 5 kg in two months.",
 ]
 
 

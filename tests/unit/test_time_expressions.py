@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -717,7 +718,9 @@ def test_grammar_gives_well_formed_intervals(text: str, reference: datetime) -> 
     parsed = parse_time_expression(text, reference)
     assert parsed is not None, text
     _assert_well_formed(parsed, text)
-    sentence = f"What did Alice do {text}?"
+    # "in 3 days" in a question about the past is how long something took (no time).
+    verb = "will" if re.fullmatch(r"in .+ (?:hours|days|weeks|months|years)", text) else "did"
+    sentence = f"What {verb} Alice do {text}?"
     [found] = find_time_expressions(sentence, reference)
     _assert_well_formed(found, sentence)
     assert (found.start, found.end) == (parsed.start, parsed.end)
@@ -869,3 +872,26 @@ def test_a_habit_dates_no_calendar_name_and_the_same_clause_without_it_does(
     )
     assert find_time_expressions(habitual, said.replace(tzinfo=UTC)) == []
     assert find_time_expressions(f"We {verb} {preposition} {name}.", said.replace(tzinfo=UTC))
+
+
+@pytest.mark.parametrize(
+    ("text", "dated"),
+    [
+        ("I finished the marathon in 4 hours.", False),
+        ("We haven't talked in a few days.", False),
+        ("What did Alice do in 3 days?", False),
+        ("I'm flying to Rome in 3 days.", True),
+        ("The package arrives in two days.", True),
+        ("In two weeks I start at Google.", True),
+    ],
+)
+def test_in_an_amount_is_how_long_in_the_past_and_when_ahead(text: str, dated: bool) -> None:
+    assert bool(find_time_expressions(text, REF)) is dated
+
+
+@pytest.mark.parametrize("verb", ["haven't seen", "have been", "'ve missed", "will miss"])
+@pytest.mark.parametrize("name", ["Christmas", "Halloween", "March", "Monday", "the 3rd"])
+def test_since_a_name_reaches_back_to_its_latest_occurrence(verb: str, name: str) -> None:
+    [found] = find_time_expressions(f"I {verb} her since {name}.", REF)
+    assert found.start < REF and found.end == REF
+    assert REF - found.start < timedelta(days=366)

@@ -348,6 +348,8 @@ class _Reading:
 def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
     if not at.by_tense:
         return None
+    if _SINCE_BEFORE.search(match.string, max(0, match.start() - _WINDOW), match.start()):
+        return "past"  # "since Christmas": a time that has begun, whatever the verb
     return clause_direction(match.string, match.start(), match.end())
 
 
@@ -684,7 +686,11 @@ def _resolve_units_ago(match: re.Match[str], at: _Reading) -> _Interval:
     return _period(_unit_of(match), at.ref, _count_of(match) * (1 if future else -1))
 
 
-def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval:
+def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval | None:
+    # In a clause about the past, "in" + an amount says how long something took ("I finished
+    # the marathon in 4 hours", "we built the shed in two weeks"), not when it happens.
+    if _tense_of(match, at) == "past":
+        return None
     return _period(_unit_of(match), at.ref, _count_of(match))
 
 
