@@ -122,7 +122,9 @@ _MOTION_WORDS = _words(
     "driving go went going gone travel travelled traveled travelling traveling trip trips "
     "return returned returning relocate relocated head headed emigrated commute sail sailed "
     "walk walked ride rode back way visit visited holiday holidays vacation came come comes "
-    "coming drives"
+    "coming drives "
+    # A way of travelling: "took the train to Lyon", "a ferry to Naxos", "tickets to Oslo".
+    "train trains bus buses ferry ferries plane flight boat cruise tram taxi cab ticket tickets"
 )
 _PERSON_VERBS = _words(
     "said says told tells asked asks thinks thought feels felt wants wanted loves loved likes "
