@@ -127,6 +127,10 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The call got rescheduled for Monday.", FEB_20, "2025-02-24", "2025-02-24"),
     ("We moved to Berlin in June.", FEB_20, "2024-06-01", "2024-06-30"),
     ("I moved the plants on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
+    # A future perfect is ahead; "would/should have" look back.
+    ("I will have finished the report by Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    ("We'll have moved out by March.", FEB_20, "2025-03-01", "2025-03-31"),
+    ("I should have called her on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
     # "since" a name: from its latest occurrence up to when it was said, whatever the verb.
     ("I haven't seen Ana since Christmas.", FEB_20, "2024-12-24", "2025-02-20"),
     ("I've been vegan since New Year's Day.", MAR_10, "2025-01-01", "2025-03-10"),

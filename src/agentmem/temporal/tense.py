@@ -149,6 +149,9 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
     return tagged
 
 
+_WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
+
+
 def clause_direction(text: str, start: int, end: int) -> Direction | None:
     """Whether the clause around ``text[start:end]`` (a date) speaks of the past or forward.
 
@@ -304,7 +307,8 @@ def _direction(chain: list[Token], words: str) -> Direction | None:
     planned = _PLAN_CUE.search(words) is not None
     perfect = any(t[3] in ("have", "'ve", "’ve") for t in chain[1:]) and main[2] == "VBN"
     if tag == "MD":
-        return "past" if perfect else "forward"
+        # "would/should/must have gone" look back; "will have finished by Friday" ahead.
+        return "past" if perfect and word.lower() not in _WILL else "forward"
     if tag == "VBD":
         return "past"
     if main[2] == "VBG" and (tag == "VBG" or any(t[3] in _BE for t in chain)):
