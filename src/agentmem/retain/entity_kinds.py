@@ -279,7 +279,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += SPACY_WEIGHT / 2
         votes["place"] += SPACY_WEIGHT / 2
     elif previous == "with":
-        votes["person"] += SPACY_WEIGHT
+        votes["person"] += SPACY_WEIGHT * 0.75
     elif previous in _PRODUCT_VERBS_BEFORE or (
         previous == "to" and before and before[-1] in ("switch", "switched", "upgrade", "moved")
     ):
