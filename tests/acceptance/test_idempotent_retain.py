@@ -329,6 +329,29 @@ def test_an_agent_sending_the_whole_untimed_history_at_every_turn_stores_each_tu
         assert mem.check_integrity().ok
 
 
+def test_the_same_untimed_history_sent_twice_or_at_once_stores_each_turn_once(store_path):
+    """An agent's second call before a new turn, a retry, or the same history sent by several
+    threads at once: each turn is stored once (on each backend)."""
+    with _open(store_path) as mem:
+        bank = mem.bank("b")
+        bank.retain(CHAT[:3])
+        again = bank.retain(CHAT[:3])
+        assert again.unchanged and len(again.already_stored) == 3
+        results = []
+        threads = [
+            threading.Thread(target=lambda: results.append(bank.retain(CHAT))) for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert len(results) == 4
+        stored = _texts(bank)
+        assert [t.split(": ", 1)[1] for t in stored] == [m["content"] for m in CHAT]
+        assert sum(len(r.created) for r in results) == len(CHAT) - 3
+        assert mem.check_integrity().ok
+
+
 def test_a_window_of_the_last_turns_continues_too_and_other_calls_are_left_alone(tmp_path):
     with _open(tmp_path / "s") as mem:
         bank = mem.bank("b")
@@ -338,9 +361,11 @@ def test_a_window_of_the_last_turns_continues_too_and_other_calls_are_left_alone
         # Another bank's history is not this bank's.
         other = mem.bank("other")
         assert len(other.retain(CHAT[3:]).created) == 2
-        # The same words again with nothing new after them are stored: they may be said again.
+        # The last two turns sent again with nothing new: a resend, nothing stored.
         again = bank.retain(CHAT[3:])
-        assert len(again.created) == 2
+        assert again.unchanged and len(again.already_stored) == 2
+        # One message said again may be the same words said again: it is stored.
+        assert len(bank.retain(CHAT[4:]).created) == 1
         # Leading turns that are not the bank's last messages are new, as are timed ones.
         assert len(bank.retain(CHAT[:2]).created) == 2
         timed = [{**m, "timestamp": "2025-03-01T10:00:00Z"} for m in CHAT[:2]]

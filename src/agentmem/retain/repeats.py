@@ -16,8 +16,9 @@ A call that says nothing of when (no ``mentioned_at``, no message ``timestamp``)
 matched by time: each such call is dated now. An agent that sends the whole conversation, or
 its last turns, at every call would store each turn again and again. So the leading messages
 of such a call that repeat, in order, the last messages the bank stored are a continuation
-of them and are skipped, as long as the call adds something after them (a call that repeats
-them all and adds nothing may be the same words said again, and is stored).
+of them and are skipped. A call of two or more messages that repeats them all is the same
+history sent again (an agent's second call before a new turn, or a retry) and stores nothing;
+a single message said again ("ok") may be the same words said again, and is stored.
 
 The pipeline checks both before extraction (a repeat costs no model time) and again under the
 write lock before it writes, so two threads retaining the same thing at once store it once.
@@ -192,8 +193,11 @@ def held_messages(
 def continued_messages(conn: Any, bank_id: str, check: RepeatCheck) -> list[list[Memory]]:  # noqa: ANN401
     """The memories of the call's first messages that continue the bank's last messages: the
     longest run of its untimed leading messages that repeats, in order, the messages the bank
-    stored last, shorter than the call (see the module docstring). Empty when none does."""
-    most = min(check.untimed_lead, len(check.messages) - 1)
+    stored last, shorter than the call unless the call holds two or more messages, all
+    untimed (see the module docstring). Empty when none does."""
+    count = len(check.messages)
+    resent = count >= 2 and check.untimed_lead == count  # the whole history, sent again
+    most = count if resent else min(check.untimed_lead, count - 1)
     leading = [h for h, _ in check.messages[:most]]
     # Most calls continue nothing: the bank's last message alone tells (a short read).
     if most < 1 or not (last := _last_messages(conn, bank_id, 1)) or last[0][0] not in leading:
