@@ -193,6 +193,9 @@ UPDATES: list[tuple[str, str, str]] = [
     ("Rhea: I work at Airbus.", "Rhea: I started a new job at Boeing.", "Where does Rhea work?"),
     ("Stan lives in Oslo.", "Stan moved to Bergen.", "Where does Stan live?"),
     ("Tess: My partner is Noah.", "Tess: My partner is Eli now.", "Who is Tess's partner?"),
+    ("Sam: I work at Google.", "Sam: I quit Google and joined Stripe.", "Where does Sam work?"),
+    ("Tia: Bob is my manager.", "Tia: My new manager is Alice.", "Who is Tia's manager?"),
+    ("Uli: My GP is Dr. Rao.", "Uli: Dr Okafor is now my GP.", "Who is Uli's GP?"),
 ]
 
 # (older, newer): same subject and another attribute, other subjects, or compatible facts.
@@ -241,6 +244,10 @@ NON_UPDATES: list[tuple[str, str]] = [
     ("Ari: I'll always remember our trip to Japan.", "Ari: We moved on from the trip quickly."),
     ("Cato: We're going to a concert on Friday.", "Cato: The concert moved me to tears."),
     ("Dora: My brother works at Shell.", "Dora: My brother started a new job at BP."),
+    ("Eli: Bob is my manager.", "Eli: My dentist is Dr. Lee."),
+    ("Fen: My GP is Dr. Rao.", "Fen: Dr Rao is still my GP."),
+    ("Gia: My boss is Tom.", "Gia: My boss is also my mentor."),
+    ("Hux: My landlord is Mr. Berg.", "Hux: My sister's landlord is Omar."),
 ]
 
 

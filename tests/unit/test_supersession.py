@@ -22,6 +22,10 @@ from agentmem.retain.supersession import Slot, slots_of, split_speaker, supersed
         ("Uma: My email is uma@oldmail.com.", Slot("uma", "email", "uma@oldmail.com")),
         ("Abby: Green is my favorite color now.", Slot("abby", "favourite colour", "green")),
         ("Hugo: The Porto trip is cancelled.", Slot("hugo", "plan trip", "porto", change=True)),
+        ("Sam: I quit Google and joined Stripe.", Slot("sam", "job", "stripe")),
+        ("Tia: My new manager is Alice.", Slot("tia", "role manager", "alice")),
+        ("Tia: Bob is my manager.", Slot("tia", "role manager", "bob")),
+        ("Uli: Dr. Okafor is now my GP.", Slot("uli", "role gp", "okafor")),
     ],
 )
 def test_a_statement_fills_its_slot(text, slot):

@@ -1,5 +1,6 @@
 """Supersession: a newer statement of someone's home, job, partner, phone, email, address,
-favourite thing or plan replaces the older one.
+favourite thing, the one person in a role (manager, doctor, landlord...) or plan replaces the
+older one.
 
 "Ana: I live in Berlin." (January), then "Ana: We moved to Lisbon last week." (March): the
 March memory gets a ``supersedes`` link to the January one. Nothing is deleted (the old fact
@@ -41,12 +42,15 @@ _FAMILY_WORDS: dict[str, str] = {
     "email": r"@",
     "address": r"address|live at",
     "favourite": r"favou?rite",
+    # Roles one person holds for someone at a time: "Bob is my manager", "my new GP is Dr Rao".
+    "role": r"manager|boss|supervisor|doctor|GP|dentist|therapist|landlord|landlady",
     "plan": r"trip|meeting|party|dinner|wedding|flight|appointment|vacation|holiday|visit|concert|lunch|reunion|interview|barbecue|picnic",  # noqa: E501
 }
 _ANY_CUE = re.compile("|".join(f"(?:{w})" for w in _FAMILY_WORDS.values()), re.IGNORECASE)
 
 _ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
 _SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[A-Z][a-z]+\b)(?:'m|'re|'ve)?"
+_ROLES = _FAMILY_WORDS["role"]
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern))
     for family, pattern in (
@@ -67,6 +71,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             + r"\s+(?:got|started|start|starting|took|accepted|landed|began)\s+(?:a|my|the|an)\s+(?:new\s+)?(?:job|position|role|internship)\s+(?:at|with)\b",  # noqa: E501
         ),
         ("job", _SUBJECT + _ADVERBS + r"\s+(?:joined|joining|started at|starting at)\b"),
+        (
+            "job",  # "I quit Google and joined Stripe", "she left Acme to join Initech"
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:quit|left)\s+[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*\s+(?:and|to)\s+"
+            r"(?:join|joined|start at|started at)\b",
+        ),
         ("job", _SUBJECT + _ADVERBS + r"\s+(?:was |got |been )?(?:hired|employed) by\b"),
         ("job", r"\b(?P<s>[Mm]y) (?:new )?(?:employer|company|job) is (?:now )?(?:at\b)?"),
         (
@@ -93,11 +104,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("phone", r"\b(?P<s>[Mm]y) (?:new )?number is\b"),
         ("email", r"\b(?P<s>[Mm]y) (?:new )?e-?mail(?: address)? is\b"),
         ("address", r"\b(?P<s>[Mm]y|[Oo]ur) (?:new )?(?:home |postal |mailing )?address is\b"),
+        ("role", rf"\b(?P<s>[Mm]y) (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
         (
             "favourite",
             r"\b(?P<s>[Mm]y) (?:new |all-time |absolute )?favou?rite (?P<x>[a-z]+(?: [a-z]+)?) (?:is|are|has become|is now)\b",  # noqa: E501
         ),
     )
+)
+# The person in a role named first: "Bob is my manager", "Dr Rao is now my GP".
+_ROLE_FIRST = re.compile(
+    rf"^(?P<v>(?:Dr\.? )?[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
+    rf"(?:new )?(?P<x>{_ROLES})\b"
 )
 # A favourite named first: "Blue is my favourite colour now."
 _FAVOURITE_FIRST = re.compile(
@@ -150,6 +167,7 @@ _VALUE_LABELS = {
     "home": {"GPE", "LOC", "FAC"},
     "job": {"ORG", "GPE", "FAC", "PRODUCT", "PERSON", "NORP"},
     "partner": {"PERSON"},
+    "role": {"PERSON"},
 }
 _SPEAKER = re.compile(r"^(?P<speaker>[^:\n]{1,40}): (?P<said>.*)$", re.DOTALL)
 _STOP_NAMES = {"the", "so", "then", "now", "yesterday", "today", "actually", "well", "and", "but"}
@@ -219,6 +237,8 @@ def _may_fill_a_slot(text: str) -> bool:
         return False
     if any(pattern.search(text) for _, pattern in _PATTERNS) or _FAVOURITE.search(text):
         return True
+    if _ROLE_FIRST.search(text):
+        return True
     return bool(_PLAN_NOUN.search(text)) and bool(
         _PROSPECTIVE.search(text) or any(p.search(text) for p in _PLAN_CHANGES)
     )
@@ -244,14 +264,25 @@ def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:
                 continue
             if family == "favourite":
                 family = _favourite(found["x"])
+            elif family == "role":
+                family, value = f"role {found['x'].casefold()}", _untitled(value)
             elif _NEGATED.search(text[: found.end()]) and value != "none":
                 value = f"not {value}"
             slots.append(Slot(subject, family, value))
             break
+    role = _ROLE_FIRST.match(text)
+    if role and speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
+        family = f"role {role['x'].casefold()}"
+        slots.append(Slot(speaker.casefold(), family, _untitled(_norm(role["v"]))))
     favourite = _FAVOURITE_FIRST.match(text)
     if favourite and speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
         slots.append(Slot(speaker.casefold(), _favourite(favourite["x"]), _norm(favourite["v"])))
     return list(dict.fromkeys(slots))
+
+
+def _untitled(name: str) -> str:
+    """A person's name without a title: "Dr. Rao" and "Rao" are one GP."""
+    return re.sub(r"^(?:dr|mr|mrs|ms|prof)\.?\s+", "", name)
 
 
 def _favourite(thing: str) -> str:
