@@ -56,6 +56,10 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         # First names the tagger reads as modal verbs at the start of a sentence.
         ("Will Byers went to Boston yesterday.", {"Will Byers": "person", "Boston": "place"}),
         ("Can Yilmaz moved to Berlin.", {"Can Yilmaz": "person", "Berlin": "place"}),
+        # No modal is followed by "is" or "said" at once: "Will" is a name there.
+        ("Will is my best friend.", {"Will": "person"}),
+        ("Will said he would drive to Porto.", {"Will": "person", "Porto": "place"}),
+        ("Will it rain in Oslo?", {"Oslo": "place"}),
         # A modal opening a question stays a verb: its subject is the only name.
         ("Will Sam come to the party?", {"Sam": "person"}),
     ],

@@ -464,11 +464,14 @@ def _is_name_read_as_modal(token: Token) -> bool:
     """A first name the tagger read as a modal verb because it opens the sentence: "Will Byers
     went home", "Can Yilmaz moved to Berlin". A modal opening a question is followed by its
     subject and a bare verb ("Will Sam come?"); a name is followed by the rest of the name
-    and a finite verb."""
+    and a finite verb, or by a finite verb in the past or third person at once ("Will is my
+    best friend", "Will said so": no modal is)."""
     if not (token.is_sent_start and token.tag_ == "MD" and token.text[:1].isupper()):
         return False
     doc = token.doc
     j = token.i + 1
+    if j < len(doc) and doc[j].tag_ in ("VBD", "VBZ") and token.lower_ in FIRST_NAMES:
+        return True
     while j < len(doc) and doc[j].tag_ in ("NNP", "NNPS") and doc[j].text[:1].isupper():
         j += 1
     return token.i + 1 < j < len(doc) and doc[j].tag_ in _FINITE_VERB_TAGS
