@@ -258,3 +258,15 @@ def test_a_query_of_another_length_is_a_storage_error(tmp_path):
             store.query(COLLECTION, np.ones(DIM + 1, dtype=np.float32), 2)
         assert (store._flat.get(COLLECTION) is not None) == bool(flat_max)
         store.close()
+
+
+def test_holds_copy_says_whether_reads_come_from_the_copy(tmp_path):
+    """Recall's rows keep vectors of their own only where the store holds no copy."""
+    rng = np.random.default_rng(7)
+    held, chroma = VectorStore(tmp_path / "held"), VectorStore(tmp_path / "chroma", flat_max=0)
+    for store in (held, chroma):
+        assert not store.holds_copy(COLLECTION)  # empty: nothing to hold yet
+        store.upsert(COLLECTION, ["a", "b"], _vectors(rng, 2), [{"n": 1}] * 2)
+    assert held.holds_copy(COLLECTION) and not chroma.holds_copy(COLLECTION)
+    held.close()
+    chroma.close()

@@ -36,7 +36,6 @@ import numpy as np
 from agentmem.store import changes
 from agentmem.store.bulk import collection_paused
 from agentmem.store.database import Database
-from agentmem.store.flat_index import FLAT_MAX
 from agentmem.store.records import (
     EntityKinds,
     Memory,
@@ -128,9 +127,9 @@ class _Bank:
 class VectorReader(Protocol):
     """What the copies read vectors from (the engine's vector store, either backend)."""
 
-    @property
-    def embedded(self) -> bool:
-        """Whether the vectors live in an embedded Chroma, which returns them as arrays."""
+    def holds_copy(self, collection: str) -> bool:
+        """Whether the store answers for the collection from an exact copy in this process
+        (``store/flat_index.py``), read now if it may hold one."""
         ...
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
@@ -191,10 +190,9 @@ class RecallRows:
     def vectors(self, bank_id: str, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """As the vector store's ``get_vectors(collection, ids)`` for the bank's collection.
 
-        An embedded store answers a bank of at most ``FLAT_MAX`` memories from its exact copy
-        (read once, at the first search), so those are not copied here as well."""
-        bank = self._current(bank_id)
-        if self._vectors.embedded and len(bank.rows) <= FLAT_MAX:
+        A store that holds an exact copy of the collection in this process (an embedded bank
+        of at most ``FLAT_MAX`` memories) answers from it, so those are not copied here too."""
+        if self._vectors.holds_copy(collection):
             return self._vectors.get_vectors(collection, ids)
         return self._read_through(
             bank_id,

@@ -244,6 +244,10 @@ class StagedVectorStore:
             merged.append(sorted(best.items(), key=lambda pair: pair[1], reverse=True)[:n])
         return merged
 
+    def holds_copy(self, collection: str) -> bool:
+        """See :meth:`VectorStore.holds_copy` (staged vectors reach the copy when flushed)."""
+        return self._store.holds_copy(collection)
+
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """See :meth:`VectorStore.get_vectors`."""
         self.flush()

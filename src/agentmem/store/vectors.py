@@ -284,6 +284,11 @@ class VectorStore:
                 return matching
         return self._nearest(collection, vector, n, where)
 
+    def holds_copy(self, collection: str) -> bool:
+        """Whether searches and reads of the collection are answered from its exact copy in
+        this process (read now if it may be held: embedded, at most ``flat_max`` vectors)."""
+        return self._flat_index(collection) is not None
+
     def _flat_index(self, collection: str) -> FlatIndex | None:
         """The collection's exact in-process copy (embedded store, at most ``FLAT_MAX``
         vectors), read whole from Chroma at its first search; None when it has none."""

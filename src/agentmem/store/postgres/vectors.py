@@ -487,6 +487,10 @@ class PostgresVectorStore:
                 if not cur.nextset():
                     return found
 
+    def holds_copy(self, collection: str) -> bool:
+        """No copy in process: other replicas write the same vectors."""
+        return False
+
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
         if not ids:
