@@ -265,19 +265,25 @@ def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:
             if family == "favourite":
                 family = _favourite(found["x"])
             elif family == "role":
-                family, value = f"role {found['x'].casefold()}", _untitled(value)
+                family, value = _role(found["x"]), _untitled(value)
             elif _NEGATED.search(text[: found.end()]) and value != "none":
                 value = f"not {value}"
             slots.append(Slot(subject, family, value))
             break
-    role = _ROLE_FIRST.match(text)
-    if role and speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
-        family = f"role {role['x'].casefold()}"
-        slots.append(Slot(speaker.casefold(), family, _untitled(_norm(role["v"]))))
-    favourite = _FAVOURITE_FIRST.match(text)
-    if favourite and speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
-        slots.append(Slot(speaker.casefold(), _favourite(favourite["x"]), _norm(favourite["v"])))
+    if speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
+        # The value named first: "Bob is my manager", "Blue is my favourite colour now."
+        for pattern, family_of, value_of in (
+            (_ROLE_FIRST, _role, lambda name: _untitled(_norm(name))),
+            (_FAVOURITE_FIRST, _favourite, _norm),
+        ):
+            if named := pattern.match(text):
+                slots.append(Slot(speaker.casefold(), family_of(named["x"]), value_of(named["v"])))
     return list(dict.fromkeys(slots))
+
+
+def _role(role: str) -> str:
+    """The family of the person in a role: "role gp" for "GP"."""
+    return f"role {role.casefold()}"
 
 
 def _untitled(name: str) -> str:

@@ -41,6 +41,7 @@ _PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
 _FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
 _VERB = _FINITE | {"VB", "VBG", "VBN"}
 _HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
+_WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 _BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
 _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
 # Words that put a clause in the future whatever its verb ("Invoice due March 3").
@@ -147,9 +148,6 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
         _TAGS.clear()
     _TAGS.update(zip(texts, tagged, strict=True))
     return tagged
-
-
-_WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 
 
 def clause_direction(text: str, start: int, end: int) -> Direction | None:
