@@ -650,6 +650,111 @@ def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
     assert names <= {"bob"}
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("April said she'd come.", "April"),  # the subject of a verb of saying
+        ("August thinks it's a bad idea.", "August"),
+        ("May said so.", "May"),  # read as a modal
+        ("May and I went hiking.", "May"),  # conjoined with "I"
+        ("Me and April went out.", "April"),
+        ("June is my sister.", "June"),  # a copula and a family noun
+        ("My sister June lives in Ohio.", "June"),
+        ("I met August at the gym.", "August"),  # the object of meeting, telling, calling
+        ("I texted June about dinner.", "June"),
+        ("I told May the news.", "May"),
+        ("I called April yesterday.", "April"),
+        ("Tell June I said hi.", "June"),
+        ("April's dog is so cute.", "April"),  # a possessive with a family noun or a pet
+        ("June's husband is a chef.", "June"),
+        ("Jan is coming over tonight.", "Jan"),  # what only a person does
+    ],
+)
+def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> None:
+    assert (name, "person") in found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In April we moved.",
+        "May 5th works for me.",
+        "See you in June.",
+        "I was born in August 1990.",
+        "May I ask?",
+        "May we come in?",
+        "We're going on the first of May.",
+        "March is my favourite month.",
+        "May is a busy month.",
+        "June was hot.",
+        "August flew by.",  # a verb of motion: a month goes by too
+        "April came and went.",
+        "April and May were wet.",
+        "June's weather was awful.",
+        "I met Bob in May.",
+        "The festival is called May Day.",
+    ],
+)
+def test_a_month_word_that_is_a_date_stays_a_date(text: str) -> None:
+    months = {"april", "may", "june", "august", "march"}
+    assert not {name.casefold() for name, _ in found(text)} & months
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Jordan is coming over tonight.", "Jordan"),  # a visit
+        ("Jordan's coming over tonight.", "Jordan"),
+        ("Shanelle is coming with us to Mexico.", "Shanelle"),
+        ("Marta got the job!", "Marta"),  # what a person gets or is
+        ("Carolina got married in June.", "Carolina"),
+        ("Paris is pregnant with twins!", "Paris"),
+        ("Sydney has been feeling down lately.", "Sydney"),  # after auxiliaries
+        ("Georgia said she would call.", "Georgia"),
+        ("I told Savannah the news.", "Savannah"),  # the object of telling or meeting
+        ("I invited Indiana to dinner.", "Indiana"),
+        ("I'm meeting Brooke for drinks later.", "Brooke"),
+        ("Had coffee with Ines and her husband Rui.", "Ines"),  # "X and her husband"
+    ],
+)
+def test_a_name_spacy_reads_as_a_place_is_a_person_when_grammar_says_so(
+    text: str, name: str
+) -> None:
+    assert (name, "person") in found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Jordan is a country in the Middle East.", "Jordan"),
+        ("Georgia is beautiful in spring.", "Georgia"),
+        ("I flew to Jordan.", "Jordan"),
+        ("We visited Georgia last summer.", "Georgia"),
+        ("Victoria is freezing in winter.", "Victoria"),
+        ("Houston is flooding again.", "Houston"),
+    ],
+)
+def test_a_place_stays_a_place(text: str, name: str) -> None:
+    assert (name, "place") in found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An unfamiliar name the tagger reads as an interjection or an adverb.
+        ("Raj and his wife moved to Toronto.", [("Raj", "person"), ("Toronto", "place")]),
+        ("Raj said so.", [("Raj", "person")]),
+        ("Finally got the job!", []),
+        # A holiday is a time, whatever label spaCy gives it.
+        ("Grandma is visiting for Easter.", [("Grandma", "person")]),
+        # "at X" after a word of a career is an employer.
+        ("Tomas got promoted at Spotify.", [("Tomas", "person"), ("Spotify", "org")]),
+    ],
+)
+def test_other_names_read_from_grammar(text: str, expected: list) -> None:
+    assert sorted(found(text)) == sorted(expected)
+
+
 def test_labels_map_to_kinds() -> None:
     assert found("Alice Johnson flew to Boston to join Google.") == [
         ("Alice Johnson", "person"),

@@ -14,6 +14,13 @@ chat text, so rules complete and correct it:
   just before a spaCy entity join it ("Veridia Pharma"), and a name spaCy swept into a date
   comes back ("the Porto 10k"). These rules are skipped for title-cased or all-caps text,
   where capitals carry no signal.
+- A month word is a first name when grammar says it names a person and nothing makes it a
+  date: "April said", "June is my sister", "May and I", "I met August", but "In April we
+  moved", "May 5th", "See you in June", "May I ask?" (``reads_as_person`` in
+  ``retain/entity_kinds.py``; no number or preposition, determiner or adjective before it).
+- An unfamiliar word the tagger reads as an interjection or adverb is a name when grammar
+  says it is a person's ("Raj and his wife moved"); a holiday is a time, never a name,
+  whatever spaCy labels it ("visiting for Easter").
 - A word opening a sentence is capitalised anyway: it is a name when a cue says so ("Tigran
   flew to ...", "Emeka's manager"), or a known first name; otherwise the mention is
   *tentative* and only joins an entity the bank already knows. So is a one-word name used as
@@ -46,6 +53,7 @@ from agentmem.retain.entity_kinds import (
     is_common_noun_use,
     is_common_word_start,
     kind_evidence,
+    reads_as_person,
 )
 from agentmem.retain.facts import EntityMention
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
@@ -136,10 +144,19 @@ _MONTHS_AND_DAYS = _word_set(
     "friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
     "mondays tuesdays wednesdays thursdays fridays saturdays sundays"  # "on Mondays"
 )
-# Holidays spaCy files as dates.
-_CALENDAR_WORDS = _word_set(
-    "christmas easter thanksgiving halloween ramadan eid diwali hanukkah passover new year "
-    "years eve day night morning weekend spring summer autumn fall winter"
+_MONTHS = _word_set(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+# Tags of the word before a month that make it a date: "in April", "the first of May", "next
+# June", "this March", "Tuesday, May".
+_DATE_OPENER_TAGS = frozenset({"IN", "TO", "DT", "JJ", "CD", "PRP$", "POS", ","})
+# Holidays spaCy files as dates, or now and then as a place ("visiting for Easter").
+_HOLIDAYS = _word_set(
+    "christmas easter thanksgiving halloween ramadan eid diwali hanukkah passover"
+)
+_CALENDAR_WORDS = _HOLIDAYS | _word_set(
+    "new year years eve day night morning weekend spring summer autumn fall winter"
 )
 # Capitalised in chat without naming anything.
 _CHAT_WORDS = _word_set(
@@ -214,7 +231,11 @@ def recognize_entities(
             # capitalised-word candidates ("Christmas", "Monday"); bare numbers may still
             # complete a name ("Room 101", "iPhone 15"), and a proper noun spaCy swept into
             # a date is still a name ("the Porto 10k").
-            covered.update(t.i for t in ent if not (t.like_num or _is_name_in_date(t)))
+            covered.update(
+                t.i
+                for t in ent
+                if not (t.like_num or _is_name_in_date(t) or _is_month_read_as_name(t))
+            )
         elif not any(CODE_RE.match(t.text) for t in ent):
             covered.update(range(ent.start, ent.end))
     for ent, kind in named:
@@ -349,7 +370,7 @@ def _from_spacy_entity(
     if not name:
         return
     key = name.casefold()
-    if _is_not_a_name(key):
+    if _is_not_a_name_here(doc, start, end, key):
         return
     votes = kind_evidence(doc, start + titled, end)
     first_word = doc[start].lower_
@@ -389,6 +410,29 @@ def _is_name_in_date(token: Token) -> bool:
     if CODE_RE.match(token.text) or RACE_RE.match(token.text):
         return True
     return token.tag_ == "NNP" and lower not in _MONTHS_AND_DAYS and lower not in _CALENDAR_WORDS
+
+
+def _is_month_read_as_name(token: Token) -> bool:
+    """A month word naming a person: "April said she'd come", "May and I went hiking", "June
+    is my sister", "I met August at the gym", "April's dog".
+
+    A date has a number beside it ("May 5th", "August 1990") or a preposition, determiner
+    or adjective before it ("in June", "the first of May", "next April"), and its other
+    month beside it ("April and May"); what is left is a name only when grammar says it is a
+    person's (``reads_as_person``), which a modal opening a question never is ("May I ask?").
+    """
+    if token.lower_ not in _MONTHS or not token.text.istitle():
+        return False
+    doc = token.doc
+    i = token.i
+    neighbours = [doc[j] for j in (i - 2, i - 1, i + 1, i + 2) if 0 <= j < len(doc)]
+    if any(t.like_num or any(c.isdigit() for c in t.text) for t in neighbours):
+        return False
+    if any(t.lower_ in _MONTHS for t in neighbours):
+        return False
+    if i > 0 and doc[i - 1].tag_ in _DATE_OPENER_TAGS:
+        return False
+    return reads_as_person(doc, i, i + 1)
 
 
 def _name_votes(
@@ -444,11 +488,18 @@ def _is_name_word(token: Token) -> bool:
         return False
     if CODE_RE.match(text):
         return True  # "INV-20931", whatever the tagger makes of it
+    if lower in _MONTHS:
+        return _is_month_read_as_name(token)
     if text == "I" or lower in _MONTHS_AND_DAYS or lower in _CHAT_WORDS or _is_title(token):
         return False
     if lower in FIRST_NAMES and (coarse_pos(token) == "PROPN" or not token.is_sent_start):
         # A capitalised "Will" or "Mark" inside a sentence is a name whatever the tagger says.
         return True
+    if token.tag_ == "UH" or (token.tag_ == "RB" and not lower.endswith("ly")):
+        # The tagger reads an unfamiliar word opening a sentence as an interjection or an
+        # adverb ("Raj and his wife moved", "Raj said so"): a name if grammar says it is
+        # someone's. An -ly word is a real adverb ("Finally got the job").
+        return not token.is_stop and reads_as_person(token.doc, token.i, token.i + 1)
     return coarse_pos(token) in _NAME_POS and not token.is_stop
 
 
@@ -532,7 +583,7 @@ def _capitalised_mention(
     if not name:
         return
     key = name.casefold()
-    if _is_not_a_name(key):
+    if _is_not_a_name_here(doc, start, end, key):
         return
     words = doc[start:end]
     previous = doc[start - 1] if start > 0 else None
@@ -564,7 +615,17 @@ def _capitalised_mention(
 
 
 def _is_not_a_name(key: str) -> bool:
+    words = key.split()
+    if words and any(w in _HOLIDAYS for w in words) and all(w in _CALENDAR_WORDS for w in words):
+        return True  # "Easter", "Christmas Eve": a time, whatever label spaCy gives it
     return key in _MONTHS_AND_DAYS or key in _CHAT_WORDS or bool(_PERIOD_RE.fullmatch(key))
+
+
+def _is_not_a_name_here(doc: Doc, start: int, end: int, key: str) -> bool:
+    """``_is_not_a_name``, except for a month word used as a first name ("April said")."""
+    if end - start == 1 and _is_month_read_as_name(doc[start]):
+        return False
+    return _is_not_a_name(key)
 
 
 def _strip_control(text: str) -> str:

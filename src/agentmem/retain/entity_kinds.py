@@ -10,7 +10,12 @@ place, a city as a person), so its label is one weak vote among others:
   marine biologist", "Marco's sister is Giulia", "Trilha, a hiking app";
 - **syntax around it**: a place preposition ("in Naples", "flew to Yerevan", "back from
   Chengdu"), a possessive with a family or role noun ("Marco's sister"), a verb people do
-  ("Tigran flew", "Siobhan said"), "X and I", "work at X", "launch X".
+  ("Tigran flew", "Siobhan said"), "X and I", "work at X", "launch X";
+- **an animate subject or object**: a verb, state or phrase whose subject is a person, also
+  after auxiliaries ("Jordan is coming over", "Sydney has been feeling down", "Paris is
+  pregnant", "Marta got the job"), the object of a verb of meeting or telling ("I met
+  August", "told Savannah"), "X and her husband". These decide whether a month word names
+  someone (:func:`reads_as_person`: "April said", but "In April we moved").
 
 Each cue adds a weight to a kind; the heaviest kind wins and its weight is the mention's
 confidence, which the bank sums over all mentions of an entity (``retain/link.py``).
@@ -32,6 +37,7 @@ __all__ = [
     "decide_kind",
     "is_common_word_start",
     "kind_evidence",
+    "reads_as_person",
     "voted_kind",
 ]
 
@@ -113,7 +119,8 @@ _NOUN_KINDS: dict[str, str] = {
     **{w: "person" for w in _PERSON_NOUNS},
 }
 # After a possessive ("Kofi's wife", "Globex's office"): only nouns that settle the kind.
-_POSSESSED_PERSON = _PERSON_NOUNS - _words("lead")
+# A pet's owner is a person too ("April's dog").
+_POSSESSED_PERSON = (_PERSON_NOUNS - _words("lead")) | _words("dog dogs cat cats puppy kitten")
 _POSSESSED_ORG = _words("office offices headquarters hq ceo cto employees staff customers stock")
 
 _PLACE_PREPOSITIONS = _words("in near around across throughout outside inside within")
@@ -135,6 +142,48 @@ _PERSON_VERBS = _words(
     "sings sang smokes knows knew believes believed agreed decided promised invited called "
     "texted emailed mentioned suggested explained admitted moved"
 )
+# Verbs whose subject is a person, in every form that may follow a name or an auxiliary
+# ("Jordan said", "Sydney has been feeling down", "Dakota will text"); unlike _PERSON_VERBS no
+# verb of motion, which a storm, a month or a company does too ("August flew by").
+_ANIMATE_VERBS = _words(
+    "say says said saying tell tells told telling think thinks thought thinking feel feels "
+    "felt feeling want wants wanted wanting love loves loved loving hate hates hated hating "
+    "believe believes believed hope hopes hoped hoping wish wishes wished wishing promise "
+    "promises promised promising laugh laughs laughed laughing cry cries cried crying smile "
+    "smiles smiled smiling text texts texted texting email emails emailed emailing marry "
+    "marries married marrying cook cooks cooked cooking bake bakes baked baking sing sings "
+    "sang singing pray prays prayed praying sleep sleeps slept sleeping study studies studied "
+    "studying graduate graduates graduated graduating retire retires retired retiring worry "
+    "worries worried worrying complain complains complained complaining apologise apologised "
+    "apologize apologized apologizing forgot forget forgets forgetting remember remembers "
+    "remembered remembering miss misses missed missing admit admits admitted admitting "
+    "babysit babysits babysat babysitting snore snores snored snoring dating"
+)
+# "come over", "dropped by", "swinging round": a visit, which only a person pays.
+_VISIT_VERBS = _words(
+    "come comes came coming drop drops dropped dropping stop stops stopped stopping swing "
+    "swings swung swinging pop pops popped popping"
+)
+_VISIT_PARTICLES = _words("over round around by")
+_GET_VERBS = _words("get gets got gotten getting")
+# What a person gets or is, and a place or a company is not: "got married", "is pregnant".
+_PERSON_STATES = _words(
+    "married engaged divorced promoted fired pregnant sick ill tired exhausted hungover "
+    "retired grounded dumped"
+)
+_PERSON_GAINS = _words("job promotion raise haircut tattoo degree diploma")
+_AUXILIARIES = _words(
+    "am 'm is 's was are 're were be been being has have had 'd will 'll would can ca could "
+    "should might must may shall do does did not n't never"
+)
+_BE = _words("am 'm is 's was are 're were be been being")
+# Whose object is a person: "I met August", "told Savannah the news", "invited Indiana".
+_PERSON_OBJECT_VERBS = _words(
+    "meet met meeting tell told telling text texted texting invite invited inviting hug hugged "
+    "hugging kiss kissed kissing marry married thank thanked babysit babysat"
+)
+# Whose object is a person more often than not, but a company sometimes ("called Globex").
+_CONTACT_VERBS = _words("call called calling phoned rang emailed messaged asked")
 _ORG_VERBS = _words("acquired acquires billed invoiced charged employs merged sent issued")
 _PRODUCT_VERBS_AFTER = _words("launches ships crashed crashes supports")
 _PRODUCT_VERBS_BEFORE = _words(
@@ -148,6 +197,8 @@ _TRADE_NOUNS = _words("invoice invoices bill bills refund quote order shipment d
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
 _PRODUCT_FOLLOWERS = _words("app beta release update subscription")
 _ORG_PREPOSITION_VERBS = _words("work works worked working job jobs join joined interned")
+# Words of a career that make "at X" or "for X" an employer: "got promoted at Spotify".
+_CAREER_WORDS = _words("promoted hired employed internship")
 _CALLED = _words("called named like")
 # Tags of the words between a determiner and the noun it introduces.
 _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "POS", "VBG", "HYPH", "CD", "NNP"})
@@ -273,7 +324,9 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += CUE_WEIGHT  # "an invoice from Hooli"
     elif previous in _DETERMINERS and before and before[-1] in _PRODUCT_VERBS_BEFORE:
         votes["product"] += CUE_WEIGHT  # "bought a Kindle Paperwhite"
-    elif previous in ("at", "for") and any(w in _ORG_PREPOSITION_VERBS for w in before):
+    elif previous in ("at", "for") and any(
+        w in _ORG_PREPOSITION_VERBS or w in _CAREER_WORDS for w in before
+    ):
         votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
     elif previous == "at":
         votes["org"] += SPACY_WEIGHT / 2
@@ -286,22 +339,31 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["product"] += CUE_WEIGHT
     elif previous in _ORG_PREPOSITION_VERBS:  # "join Veridia Pharma"
         votes["org"] += CUE_WEIGHT
+    elif _is_person_object(doc, start):
+        votes["person"] += CUE_WEIGHT
+    elif previous in _CONTACT_VERBS:
+        votes["person"] += SPACY_WEIGHT * 0.75  # below the model's label: "called Globex"
 
     if end >= n:
         return
     following = doc[end].lower_
-    if following in ("'s", "’s", "'") and end + 1 < n:
+    # "Jordan's coming over": an "'s" before what a person does is "is", not a possessive.
+    animate = _is_animate_subject(doc, end)
+    if following in ("'s", "’s", "'") and end + 1 < n and not animate:
         possessed = doc[end + 1].lower_
         if possessed in _POSSESSED_PERSON:
             votes["person"] += STRONG_CUE_WEIGHT
         elif possessed in _POSSESSED_ORG:
             votes["org"] += CUE_WEIGHT
         return
-    if following == "and" and end + 1 < n and doc[end + 1].text == "I":
+    if following == "and" and _is_partner_of(doc, end + 1):
         votes["person"] += STRONG_CUE_WEIGHT
         return
     if start >= 2 and previous == "and" and doc[start - 2].lower_ in ("me", "i"):
         votes["person"] += STRONG_CUE_WEIGHT
+    if animate:
+        votes["person"] += CUE_WEIGHT + 0.5
+        return
     k = end
     while k < n and doc[k].lower_ in _ADVERBS:
         k += 1
@@ -312,6 +374,100 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += CUE_WEIGHT
     elif verb in _PRODUCT_VERBS_AFTER:
         votes["product"] += CUE_WEIGHT
+
+
+def reads_as_person(doc: Doc, start: int, end: int) -> bool:
+    """Whether grammar alone says ``doc[start:end]`` names a person, whatever the word.
+
+    Only cues that hold for any conversation count: the subject of a verb, state or phrase
+    whose subject is a person ("April said", "June is my sister", "May and I", "Jordan is
+    coming over"), the object of a verb of meeting, telling or calling ("I met August", "I
+    called April"), "me and X", "X and her husband", and a possessive with a family or role
+    noun or a pet ("June's husband", "April's dog"). Motion verbs do not count: "August flew
+    by".
+    """
+    n = len(doc)
+    previous = doc[start - 1].lower_ if start > 0 else ""
+    if _is_animate_subject(doc, end) or _is_person_object(doc, start):
+        return True
+    # "I called April", but not "a festival called May Day".
+    if previous in _CONTACT_VERBS and start >= 2 and doc[start - 2].tag_ in ("PRP", "NNP"):
+        return True
+    if start >= 2 and previous == "and" and doc[start - 2].lower_ in ("me", "i"):
+        return True
+    if end + 1 < n and doc[end].lower_ == "and" and _is_partner_of(doc, end + 1):
+        return True
+    if end + 1 < n and doc[end].lower_ in ("'s", "’s"):
+        return doc[end + 1].lower_ in _POSSESSED_PERSON
+    # "June is my sister": a copula linking the name to a person noun.
+    votes: dict[str, float] = defaultdict(float)
+    _category_votes(doc, start, end, votes)
+    return decide_kind(votes)[0] == "person" and votes["person"] >= STRONG_CUE_WEIGHT
+
+
+def _is_animate_subject(doc: Doc, end: int) -> bool:
+    """Whether the words after a name make it the subject of what only a person does or is:
+    "Jordan said", "Sydney has been feeling down", "Jordan's coming over", "Paris is
+    pregnant", "Marta got the job", "Carolina got married"."""
+    n = len(doc)
+    k = end
+    be = False
+    while k < n and (doc[k].lower_ in _AUXILIARIES or doc[k].lower_ in _ADVERBS):
+        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS)
+        k += 1
+    if k >= n or (k == end and doc[k].tag_ not in ("VBD", "VBZ")):
+        # Without an auxiliary only a finite verb follows its subject ("Jordan said"); a
+        # base form or participle right after a name is something else ("a Jordan trip").
+        return False
+    verb = doc[k]
+    following = doc[k + 1].lower_ if k + 1 < n else ""
+    if be and verb.tag_ != "VBG":
+        # After a form of "be", a state ("is pregnant") or progressive ("is feeling"); a
+        # participle is passive, its subject done to ("Georgia was visited").
+        return verb.lower_ in _PERSON_STATES
+    word = verb.lower_
+    if word in _ANIMATE_VERBS:
+        return True
+    if word in _VISIT_VERBS and (
+        following in _VISIT_PARTICLES
+        or (following == "with" and k + 2 < n and doc[k + 2].lower_ in ("me", "us"))
+    ):
+        return True  # "Jordan is coming over", "Shanelle is coming with us"
+    if word in _GET_VERBS:
+        if following in _PERSON_STATES:
+            return True
+        j = k + 1
+        while j < n and doc[j].tag_ in ("DT", "PRP$", "JJ"):
+            j += 1
+        return j < n and doc[j].lower_ in _PERSON_GAINS
+    return False
+
+
+def _is_person_object(doc: Doc, start: int) -> bool:
+    """Whether the name is the object of a verb whose object is a person ("I met August",
+    "told Savannah the news"): after a subject, an auxiliary or "to", or opening a command
+    ("Tell June I said hi"); not after a noun ("the team meeting Globex hosted")."""
+    if start < 1 or doc[start - 1].lower_ not in _PERSON_OBJECT_VERBS:
+        return False
+    if doc[start - 1].is_sent_start:
+        return doc[start - 1].tag_ == "VB"  # an imperative: "Tell June I said hi"
+    return doc[start - 2].tag_ in ("PRP", "NNP", "NNPS", "MD", "RB", "TO") or (
+        doc[start - 2].lower_ in _AUXILIARIES
+    )
+
+
+def _is_partner_of(doc: Doc, j: int) -> bool:
+    """Whether the words from ``j`` on, after "X and", are "I"/"me" or a possessive pronoun
+    with a family or role noun: "Ines and her husband", "Austin and I"."""
+    if j >= len(doc):
+        return False
+    if doc[j].text in ("I", "me"):
+        return True
+    return (
+        doc[j].lower_ in ("his", "her", "their")
+        and j + 1 < len(doc)
+        and doc[j + 1].lower_ in _POSSESSED_PERSON
+    )
 
 
 def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
