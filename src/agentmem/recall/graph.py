@@ -125,7 +125,7 @@ class Activation:
 #: at a time: below it, numpy's cost per call exceeds the loop's (a session's turn has 10-40
 #: edges, a turn with many semantic links or a specific entity's hundreds).
 VECTOR_EDGES = 48
-#: Most edges whose factors are kept per graph and walk parameters (16 bytes each); past it
+#: Most edges whose factors are kept per graph and walk parameters (16-33 bytes each); past it
 #: they are dropped and weighed again as walks reach their nodes.
 FACTORS_KEPT = 1_000_000
 
@@ -154,6 +154,10 @@ class _EdgeFactors:
         self._allowed = allowed
         self._hop = hop
         self._extra = extra
+        # Per kind code, as arrays for the nodes weighed all at once.
+        self._follow = np.array(allowed, dtype=np.bool_)
+        self._hop_factors = np.array(hop, dtype=np.float64)
+        self._extra_factors = np.array(extra, dtype=np.float64)
         self._edges: dict[int, tuple[array[int], array[float]]] = {}
         self._vectors: dict[int, _VectorEdges] = {}
         self._kept = 0
@@ -191,23 +195,34 @@ class _EdgeFactors:
 
     def vectors_of(self, slot: int) -> _VectorEdges:
         """:meth:`of` as arrays, each neighbour once with the largest factor of its edges (the
-        one that reaches it most strongly: a product is monotonic in a factor)."""
+        one that reaches it most strongly: a product is monotonic in a factor), weighed with
+        numpy: the same products in the same order, so the same floats."""
         found = self._vectors.get(slot)
         if found is not None:
             return found
-        neighbours, factors = self.of(slot)
-        slots = np.array(neighbours, dtype=np.int64)
-        weights = np.array(factors, dtype=np.float64)
-        order = np.lexsort((weights, slots))
-        slots, weights = slots[order], weights[order]
+        graph = self.graph
+        stored_codes, stored_weights = graph.edge_codes(slot)
+        codes = np.array(stored_codes, dtype=np.int64)  # copies: the graph's arrays may grow
+        weights = np.array(stored_weights, dtype=np.float64)
+        kinds = codes & KIND_MASK
+        followed = self._follow[kinds]
+        codes, weights, kinds = codes[followed], weights[followed], kinds[followed]
+        slots = codes >> SLOT_SHIFT
+        factors = weights * self._decay * self._hop_factors[kinds]
+        to_entity = np.flatnonzero((kinds == _ENTITY) & graph.entity_flags_at(slots))
+        if len(to_entity):  # a memory's edges to the entities it names: few
+            specificity = [graph.specificity_at(s) for s in slots[to_entity].tolist()]
+            factors[to_entity] = weights[to_entity] * np.array(specificity, dtype=np.float64)
+        factors *= self._extra_factors[kinds]
+        order = np.lexsort((factors, slots))
+        slots, factors = slots[order], factors[order]
         last = np.ones(len(slots), dtype=bool)
         last[:-1] = slots[1:] != slots[:-1]
-        slots, weights = slots[last], weights[last]
-        graph = self.graph
+        slots, factors = slots[last], factors[last]
         found = _VectorEdges(
             array("q", slots.tobytes()),
             slots,
-            weights,
+            factors,
             graph.entity_flags_at(slots),
             graph.seqs_at(slots),
         )
@@ -414,10 +429,10 @@ def spreading_activation(
             continue  # a stale entry: the node was reached again more strongly
         walk.expand(slot)
         activation = best[slot]
-        neighbours, factors = edge_factors.of(slot)
-        if len(neighbours) >= VECTOR_EDGES:
+        if graph.degree_at(slot) >= VECTOR_EDGES:
             walk.raise_all(slot, activation, edge_factors.vectors_of(slot))
             continue
+        neighbours, factors = edge_factors.of(slot)
         # In edge order: of two edges to one node, the later raises it only if stronger.
         for other, factor in zip(neighbours, factors, strict=True):
             reached = activation * factor

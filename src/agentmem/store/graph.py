@@ -526,6 +526,10 @@ class MemoryGraph:
         """
         return self._codes[slot], self._weights[slot]
 
+    def degree_at(self, slot: int) -> int:
+        """How many edges touch ``slot``."""
+        return len(self._codes[slot])
+
     def specificity_at(self, slot: int) -> float:
         """:meth:`entity_specificity` of the entity in ``slot``."""
         n = max(2, self.memory_count)
