@@ -399,3 +399,83 @@ def test_supersession_holds_as_of_now(newer_start, older_start, now, holds):
         return agentmem.Memory("m", "b", "text", "world", start, start, said)
 
     assert supersedes_at(memory(NEW, newer_start), memory(OLD, older_start), now) is holds
+
+
+def _home(bank: agentmem.MemoryBank, text: str, day: int) -> str:
+    said = OLD + timedelta(days=day)
+    return bank.retain(_content(f"Ana: {text}"), mentioned_at=said).memories[0].id
+
+
+def test_a_statement_links_to_the_ones_it_replaces_directly_and_recall_follows_the_chain(
+    tmp_path,
+):
+    """Berlin → Lisbon → Porto: two links, not three; Berlin still reads as superseded, and
+    ranks below both newer homes."""
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        berlin = _home(bank, "I live in Berlin.", 0)
+        lisbon = _home(bank, "We moved to Lisbon last week.", 30)
+        porto = _home(bank, "We just moved to Porto.", 60)
+        assert _supersedes(mem) == {(lisbon, berlin), (porto, lisbon)}
+        now = OLD + timedelta(days=61)
+        hits = bank.recall("Where does Ana live?", now=now, reinforce=False, top_k=10).hits
+        order = [h.memory.id for h in hits]
+        assert order.index(porto) < order.index(lisbon) < order.index(berlin)
+        details = {h.memory.id: h.strategy_details for h in hits}
+        assert details[berlin]["superseded"] == {"by": [lisbon]}
+        assert details[lisbon]["superseded"] == {"by": [porto]}
+        assert "superseded" not in details[porto]
+        # Without Lisbon's memory in the candidates, Berlin still ranks below Porto.
+        bank.forget(lisbon)
+        assert _supersedes(mem) == {(porto, berlin)}  # the chain is kept whole
+        hits = bank.recall("Where does Ana live?", now=now, reinforce=False).hits
+        details = {h.memory.id: h.strategy_details for h in hits}
+        assert details[berlin]["superseded"] == {"by": [porto]}
+        assert mem.check_integrity().ok
+    with agentmem.AgentMemory(tmp_path / "s") as mem:  # reopened
+        assert _supersedes(mem) == {(porto, berlin)}
+        bank = mem.bank("b")
+        order = [h.memory.id for h in bank.recall("Where does Ana live?", now=now).hits]
+        assert order.index(porto) < order.index(berlin)
+
+
+def test_a_run_of_forgotten_statements_is_bridged_and_a_restatement_links_nothing(tmp_path):
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        homes = ["Berlin", "Lisbon", "Rome", "Oslo"]
+        ids = [
+            _home(bank, f"We moved to {city} last week.", 30 * n) for n, city in enumerate(homes)
+        ]
+        again = _home(bank, "We moved to Oslo last week.", 150)  # the same home said again
+        chain = set(zip(ids[1:], ids[:-1], strict=True))
+        assert _supersedes(mem) == chain  # the restatement replaces nothing
+        bank.forget(ids[1])
+        bank.forget(ids[2])
+        assert _supersedes(mem) == {(ids[3], ids[0])}
+        assert again not in {m for pair in _supersedes(mem) for m in pair}
+        assert mem.check_integrity().ok
+
+
+def test_a_change_ahead_in_the_middle_of_a_chain_lets_the_next_one_supersede(tmp_path):
+    """Berlin, then "moving to Lisbon next month", then "we moved to Porto" before that
+    month: as of then, Porto supersedes Berlin through the plan that never happened."""
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        berlin = _home(bank, "I live in Berlin.", 0)
+        moving = _home(bank, "I'm moving to Lisbon next month.", 59)  # March 10: April
+        porto = _home(bank, "We moved to Porto last week.", 65)
+        assert (moving, berlin) in _supersedes(mem)
+        now = OLD + timedelta(days=66)  # March 17: the Lisbon move lies ahead
+        hits = bank.recall("Where does Ana live?", now=now, reinforce=False).hits
+        details = {h.memory.id: h.strategy_details for h in hits}
+        assert details[berlin]["superseded"] == {"by": [porto]}
+
+
+def test_links_grow_with_the_statements_not_with_their_square(tmp_path):
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        cities = ["Berlin", "Lisbon", "Rome", "Oslo", "Porto"]
+        for n in range(40):
+            _home(bank, f"We moved to {cities[n % len(cities)]} last week.", n)
+        assert len(_supersedes(mem)) == 39  # all pairs would be ~620
+        assert mem.check_integrity().ok

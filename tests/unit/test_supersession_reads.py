@@ -1,9 +1,9 @@
 """Supersession's stored statements, read per key from the rows stored since the last ask
-(``StoredStatements``), give the links the scan of the whole bank gave: the reference below is
-that scan (the implementation before it), run beside every retain of a mixed history (updates,
-plans and their changes, statements told late, documents replaced, memories forgotten, retains
-rolled back, the bank deleted or imported again, a second writer on the same store: another
-process, or a replica on PostgreSQL)."""
+(``StoredStatements``), give the links the scan of the whole bank gives: the reference below
+is that scan (the implementation before it, with the chain rule stated plainly), run beside
+every retain of a mixed history (updates, plans and their changes, statements told late,
+documents replaced, memories forgotten, retains rolled back, the bank deleted or imported
+again, a second writer on the same store: another process, or a replica on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def reference_links(
     bank_id: str,
     new: Sequence[tuple[str, int, datetime, str]],
 ) -> list[tuple[str, str, str, float]]:
-    """The links as the scan of the bank found them (``supersession_links`` until now)."""
+    """The links as a scan of the bank finds them, with the chain rule of
+    ``supersession_links`` stated plainly (every pair looked at, no early stop)."""
     slots = slots_of([text for *_, text in new])
     statements = [
         Statement(memory_id, seq, when, tuple(found))
@@ -89,18 +90,34 @@ def reference_links(
         for (i, seq, when, _), found in zip(rows, parsed, strict=True)
         if found
     ]
-    links: list[tuple[str, str, str, float]] = []
-    everyone = sorted([*older, *statements], key=lambda s: (s.mentioned_at, s.seq))
+    # The chain rule as stated: in each slot, a later statement links to an earlier one it
+    # replaces when none between them replaces it already.
     new_ids = {s.id for s in statements}
-    new_before: list[Statement] = []
-    for later_index, later in enumerate(everyone):
-        earlier_ones = everyone[:later_index] if later.id in new_ids else new_before
-        for earlier in earlier_ones:
-            if any(supersedes(n, o) for n in later.slots for o in earlier.slots):
-                links.append((later.id, earlier.id, SUPERSEDES, 1.0))
-        if later.id in new_ids:
-            new_before.append(later)
-    return links
+    pairs: dict[tuple[str, str], tuple[Statement, Statement]] = {}
+    for key in {(slot.subject, slot.family) for s in statements for slot in s.slots}:
+        chain = sorted(
+            (s for s in [*older, *statements] if any(_in(slot, key) for slot in s.slots)),
+            key=lambda s: (s.mentioned_at, s.seq),
+        )
+        for late, later in enumerate(chain):
+            for early, earlier in enumerate(chain[:late]):
+                if (later.id in new_ids or earlier.id in new_ids) and (
+                    _replaces(later, earlier, key)
+                    and not any(_replaces(x, earlier, key) for x in chain[early + 1 : late])
+                ):
+                    pairs[(later.id, earlier.id)] = (later, earlier)
+    ordered = sorted(pairs.values(), key=lambda p: (p[0].order, p[1].order))
+    return [(later.id, earlier.id, SUPERSEDES, 1.0) for later, earlier in ordered]
+
+
+def _in(slot: Any, key: tuple[str, str]) -> bool:  # noqa: ANN401
+    return (slot.subject, slot.family) == key
+
+
+def _replaces(later: Statement, earlier: Statement, key: tuple[str, str]) -> bool:
+    return any(
+        supersedes(n, o) for n in later.slots if _in(n, key) for o in earlier.slots if _in(o, key)
+    )
 
 
 class _RolledBack(Exception):

@@ -449,7 +449,7 @@ def store_facts(
                     cur,
                     bank_id,
                     "retain",
-                    [*ids, *doomed],
+                    [*ids, *doomed, *gone.relinked],
                     [*linked.entity_ids, *gone.entity_ids],
                 )
         except _Raced:

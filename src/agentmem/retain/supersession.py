@@ -13,6 +13,9 @@ the value is the place, organisation or name the statement gives (spaCy's entiti
 pipeline the offline extractor uses), an e-mail address, digits, or "none" ("we broke up",
 "I quit my job"). A later statement with the same subject and family and another value
 supersedes the earlier ones; for plans, a later change or cancellation supersedes the plan.
+Links are made to the statements replaced directly only (a chain per slot, which recall
+follows), so a home said a hundred times makes ~100 links, not ~5,000; forgetting a
+statement in the middle links its successors to what it replaced (``store/forget.py``).
 Questions, hypotheticals ("thinking of moving to"), the past ("I lived in Rome") and
 additions ("I also work at ...") fill no slot: the rules prefer missing an update to linking
 two facts that both hold.
@@ -21,7 +24,7 @@ two facts that both hold.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -399,7 +402,7 @@ class StoredStatements:
     the bank's write lock (``memory_seq``, after ``begin_write``), in this process or any
     other, so the rows not yet read come after, and a row whose text changes gets a new
     ``seq``. It may hold rows deleted since (by any process): :func:`supersession_links`
-    looks up again the rows it would link, and forgets those gone.
+    looks up again the rows its walks passed, forgets those gone and walks again.
 
     A mirror of the engine (``Engine.stored_statements``), used under the write lock: it is
     dropped when the bank is rewritten (import, ``delete_bank``, in any process: the change
@@ -412,7 +415,6 @@ class StoredStatements:
         self._keys: dict[str, set[Key]] = {}  # memory id -> the keys it was read for
         # (subject, family) of a slot -> the statements filling it, by id
         self._by_slot: dict[tuple[str, str], dict[str, Statement]] = {}
-        self._latest: dict[tuple[str, str], tuple[datetime, int]] = {}  # newest order there
 
     def read(
         self,
@@ -464,19 +466,17 @@ class StoredStatements:
         self._keys[statement.id] = keys
         for slot_key in {(slot.subject, slot.family) for slot in statement.slots}:
             self._by_slot.setdefault(slot_key, {})[statement.id] = statement
-            latest = self._latest.get(slot_key)
-            if latest is None or statement.order > latest:
-                self._latest[slot_key] = statement.order
 
     def catch_up(self, log: Sequence[Change]) -> bool:
         """After writes through another process: the rows they added come after those read
-        (read at the next ask), those they forgot are dropped. Always caught up (True)."""
-        self.forget(m for c in log if c.kind == "forget" for m in c.memory_ids)
+        (read at the next ask); those they deleted are found gone when a walk passes them
+        (a "forget" change names the memories kept that it relinked too, which stay).
+        Always caught up (True)."""
+        del log
         return True
 
     def forget(self, memory_ids: Iterable[str]) -> None:
-        """Drop the statements of memories that are gone (the newest order of a slot stays:
-        it only lets :meth:`pairs` skip plans no stored statement follows)."""
+        """Drop the statements of memories that are gone."""
         for memory_id in memory_ids:
             statement = self._statements.pop(memory_id, None)
             if statement is not None:
@@ -484,34 +484,13 @@ class StoredStatements:
                 for slot in statement.slots:
                     self._by_slot.get((slot.subject, slot.family), {}).pop(memory_id, None)
 
-    def pairs(
-        self, statements: Sequence[Statement], wanted: set[Key]
-    ) -> dict[tuple[str, str], tuple[Statement, Statement]]:
-        """The (later, earlier) pairs of a new statement and a stored one read for a
-        ``wanted`` key where the later supersedes the earlier, by their ids."""
-        found: dict[tuple[str, str], tuple[Statement, Statement]] = {}
-        for new in statements:
-            for slot in new.slots:
-                slot_key = (slot.subject, slot.family)
-                # A plan that is not a change supersedes nothing: only a stored statement
-                # mentioned after it can supersede it.
-                if (
-                    slot.family.startswith("plan ")
-                    and not slot.change
-                    and self._latest.get(slot_key, new.order) <= new.order
-                ):
-                    continue
-                for old in self._by_slot.get(slot_key, {}).values():
-                    if not self._keys[old.id] & wanted:
-                        continue
-                    later, earlier = (new, old) if old.order < new.order else (old, new)
-                    if (later.id, earlier.id) not in found and _supersedes_any(later, earlier):
-                        found[(later.id, earlier.id)] = (later, earlier)
-        return found
-
-
-def _supersedes_any(later: Statement, earlier: Statement) -> bool:
-    return any(supersedes(n, o) for n in later.slots for o in earlier.slots)
+    def in_slot(self, slot_key: tuple[str, str], wanted: set[Key]) -> list[Statement]:
+        """The stored statements filling ``slot_key`` that were read for a ``wanted`` key."""
+        return [
+            stored
+            for stored in self._by_slot.get(slot_key, {}).values()
+            if self._keys[stored.id] & wanted
+        ]
 
 
 def supersession_links(
@@ -526,8 +505,8 @@ def supersession_links(
     then of the earlier.
 
     A stored statement is one of the bank's facts that names the subject of a new one's slot
-    with a word of its family; two stored statements were linked (or not) when the later one
-    was retained.
+    with a word of its family. A statement is linked to the ones it replaces directly
+    (:func:`_chain_pairs`): the bank's links form a chain per slot, which recall follows.
     """
     slots = slots_of([text for *_, text in new])
     statements = [
@@ -542,22 +521,88 @@ def supersession_links(
         {(slot.subject, slot.family.split()[0]) for s in statements for slot in s.slots}
     )
     stored.read(cur, bank_id, wanted, new)
-    pairs = stored.pairs(statements, set(wanted))
-    for index, later in enumerate(statements):
-        for earlier in statements[:index]:
-            first, second = (later, earlier) if earlier.order < later.order else (earlier, later)
-            if _supersedes_any(first, second):
-                pairs[(first.id, second.id)] = (first, second)
     new_ids = {s.id for s in statements}
-    linked_stored = {s.id: s.seq for pair in pairs.values() for s in pair if s.id not in new_ids}
-    alive = _still_stored(cur, bank_id, linked_stored)
-    stored.forget(set(linked_stored) - alive)
+    keys = sorted({_key(slot) for s in statements for slot in s.slots})
+    while True:
+        pairs: dict[tuple[str, str], tuple[Statement, Statement]] = {}
+        looked_at: dict[str, int] = {}  # the stored statements the walks passed: id -> seq
+        for slot_key in keys:
+            filling = [s for s in statements if any(_key(slot) == slot_key for slot in s.slots)]
+            chain = sorted(
+                {s.id: s for s in (*stored.in_slot(slot_key, set(wanted)), *filling)}.values(),
+                key=lambda s: s.order,
+            )
+            for later, earlier in _chain_pairs(chain, slot_key, new_ids, looked_at):
+                pairs[(later.id, earlier.id)] = (later, earlier)
+        looked_at = {i: seq for i, seq in looked_at.items() if i not in new_ids}
+        # A statement deleted since it was read may stand between two others: drop it and
+        # walk again.
+        gone = set(looked_at) - _still_stored(cur, bank_id, looked_at)
+        if not gone:
+            break
+        stored.forget(gone)
     return [
         (later.id, earlier.id, SUPERSEDES, 1.0)
         for later, earlier in sorted(pairs.values(), key=lambda p: (p[0].order, p[1].order))
-        if (later.id in new_ids or later.id in alive)
-        and (earlier.id in new_ids or earlier.id in alive)
     ]
+
+
+def _chain_pairs(
+    chain: Sequence[Statement],
+    slot_key: tuple[str, str],
+    new_ids: set[str],
+    looked_at: dict[str, int],
+) -> Iterator[tuple[Statement, Statement]]:
+    """The (later, earlier) pairs of one slot's statements (``chain``, in time order) that
+    involve a new one, where the later replaces the earlier directly: no statement between
+    them replaces the earlier already.
+
+    So each statement links to its nearest successors only, not to every newer one: Ana's
+    home said 100 times makes ~100 links, not ~5,000 (recall follows the chain,
+    ``recall/supersession.py``). Walking back from a new statement stops once two values lie
+    between (every older one is replaced by one of them); walking forward, at the first later
+    statement that replaces it. The statements passed are noted in ``looked_at`` (id -> seq).
+    """
+    plan = slot_key[1].startswith("plan ")
+    for index, new in enumerate(chain):
+        if new.id not in new_ids:
+            continue
+        between: list[Statement] = []  # those after ``older`` and before ``new``, nearest first
+        values: set[str] = set()
+        # A plan that is not a change replaces nothing: only a later change can replace it.
+        replacing = not plan or any(s.change for s in _slots(new, slot_key))
+        for older in reversed(chain[:index] if replacing else ()):
+            looked_at[older.id] = older.seq
+            if _replaces(new, older, slot_key) and not any(
+                _replaces(x, older, slot_key) for x in between
+            ):
+                yield new, older
+            if plan:
+                # Only a change of plan replaces one: the others cannot be in the way.
+                between += [older] if any(s.change for s in _slots(older, slot_key)) else []
+            else:
+                between.append(older)
+                values |= {s.value for s in _slots(older, slot_key)}
+                if len(values) > 1:
+                    break
+        for later in chain[index + 1 :]:
+            looked_at[later.id] = later.seq
+            if _replaces(later, new, slot_key):
+                yield later, new
+                break
+
+
+def _key(slot: Slot) -> tuple[str, str]:
+    return (slot.subject, slot.family)
+
+
+def _slots(statement: Statement, slot_key: tuple[str, str]) -> list[Slot]:
+    return [slot for slot in statement.slots if _key(slot) == slot_key]
+
+
+def _replaces(later: Statement, earlier: Statement, slot_key: tuple[str, str]) -> bool:
+    """Whether ``later`` supersedes ``earlier`` in the slot ``slot_key``."""
+    return any(supersedes(n, o) for n in _slots(later, slot_key) for o in _slots(earlier, slot_key))
 
 
 def _still_stored(cur: Any, bank_id: str, rows: dict[str, int]) -> set[str]:  # noqa: ANN401

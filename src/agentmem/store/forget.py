@@ -76,7 +76,12 @@ def forget_memories(
                 if not gone.memory_ids:
                     return 0
                 version = record_change(
-                    engine.db, cur, bank_id, "forget", gone.memory_ids, gone.entity_ids
+                    engine.db,
+                    cur,
+                    bank_id,
+                    "forget",
+                    [*gone.memory_ids, *gone.relinked],
+                    gone.entity_ids,
                 )
         finally:
             engine.drop_mirror("entity_indexes", bank_id)  # entities may have gone with facts
@@ -90,10 +95,12 @@ def forget_memories(
 
 class Deleted(NamedTuple):
     """What :func:`delete_rows` deleted: the memories, and the entities they mentioned (some
-    of which went with them)."""
+    of which went with them); ``relinked``, the memories kept that got new ``supersedes``
+    links (:func:`_bridges`)."""
 
     memory_ids: tuple[str, ...]
     entity_ids: tuple[str, ...]
+    relinked: tuple[str, ...] = ()
 
 
 def delete_rows(  # noqa: ANN001
@@ -121,13 +128,74 @@ def delete_rows(  # noqa: ANN001
         "ids": json_list(doomed),
         "episodes": json_list(sorted({r[2] for r in rows if r[2]})),
     }
+    bridges = _bridges(cur, bank_id, doomed)
     for sql, names in _CLEANUP:
         cur.execute(sql, {name: values[name] for name in names})
+    for newer, older in bridges:
+        cur.execute(
+            "INSERT INTO links VALUES (?, ?, ?, 'supersedes', 1.0, now())", [bank_id, newer, older]
+        )
     engine.vectors.delete_in(cur, bank_id, collection, doomed)
     graph = loaded_graph(engine, bank_id)
     if graph is not None:
         graph.remove_memories(doomed)
-    return Deleted(tuple(doomed), tuple(sorted(row[0] for row in mentioned)))
+        for newer, older in bridges:
+            graph.add_link(newer, older, "supersedes", 1.0)
+    return Deleted(
+        tuple(doomed),
+        tuple(sorted(row[0] for row in mentioned)),
+        tuple(sorted({memory_id for pair in bridges for memory_id in pair})),
+    )
+
+
+def _bridges(cur, bank_id: str, doomed: list[str]) -> list[tuple[str, str]]:  # noqa: ANN001
+    """The ``supersedes`` links that keep a chain whole when memories in it go.
+
+    Retain links a statement to the ones it replaces directly, and recall follows the chain
+    (``recall/supersession.py``): when "Ana lives in Lisbon" goes from Berlin → Lisbon → Porto,
+    Porto's memory now replaces Berlin's, or Berlin would read as current again. Each memory
+    kept that replaced a deleted one gets a link to each kept one the deleted replaced
+    (through runs of deleted ones), unless it has one already."""
+    rows = cur.execute(
+        "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
+        f"AND (list_contains({_IDS}, src_id) OR list_contains({_IDS}, dst_id))",
+        {"bank": bank_id, "ids": json_list(doomed)},
+    ).fetchall()
+    if not rows:
+        return []
+    gone = set(doomed)
+    newer: dict[str, list[str]] = {}
+    older: dict[str, list[str]] = {}
+    for src, dst in rows:
+        newer.setdefault(dst, []).append(src)
+        older.setdefault(src, []).append(dst)
+
+    def kept_beyond(start: str, step: dict[str, list[str]]) -> list[str]:
+        found, seen, todo = [], {start}, [start]
+        while todo:
+            for following in step.get(todo.pop(), ()):
+                if following not in seen:
+                    seen.add(following)
+                    (todo if following in gone else found).append(following)
+        return found
+
+    wanted = {
+        (up, down)
+        for memory_id in gone & (newer.keys() | older.keys())
+        for up in kept_beyond(memory_id, newer)
+        for down in kept_beyond(memory_id, older)
+        if up != down
+    }
+    if not wanted:
+        return []
+    ups, downs = sorted({u for u, _ in wanted}), sorted({d for _, d in wanted})
+    present = cur.execute(
+        "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
+        f"AND list_contains({sql_list('ups')}, src_id) "
+        f"AND list_contains({sql_list('downs')}, dst_id)",
+        {"bank": bank_id, "ups": json_list(ups), "downs": json_list(downs)},
+    ).fetchall()
+    return sorted(wanted - {(src, dst) for src, dst in present})
 
 
 def delete_vectors(engine: Engine, collection: str, doomed: list[str]) -> None:
