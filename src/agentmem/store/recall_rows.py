@@ -1,7 +1,7 @@
 """The rows recall loads for its candidates, held in process per bank.
 
 Recall builds each fused candidate from its stored row (text, times, entities and their kinds,
-tags, importance, access count, metadata), looks up the ``supersedes`` links around the
+tags, importance, access count, metadata), follows the ``supersedes`` chains around the
 candidates and measures the query's cosine with the stored vectors of candidates the semantic
 arm did not return. All three are read here from a per-bank copy instead of the stores: rows
 and links loaded in full on first use, vectors as recall asks for them (at most
@@ -47,6 +47,7 @@ from agentmem.store.records import (
     split_plain_ids,
     sql_strings,
 )
+from agentmem.store.supersedes_chains import SupersedesChains, read_chains
 
 # The bank's rows, entities as ids, as records.py's load by literal ids has them. {me_ids} and
 # {m_ids}: nothing (every row) or an ``AND ... IN (...)`` of literal ids.
@@ -65,10 +66,6 @@ _ENTITIES = "SELECT id, name, kind FROM entities WHERE bank_id = $bank {ids}"
 # Where a row holds its access count, and whether the memory has pieces.
 _ACCESS_COUNT = 10
 _HAS_PIECES = 15
-_SUPERSEDES = (
-    "SELECT src_id, dst_id FROM links WHERE bank_id = $bank AND kind = 'supersedes' "
-    "ORDER BY created_at, src_id, dst_id"
-)
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
 VECTORS_KEPT = 100_000
@@ -91,9 +88,7 @@ class _Bank:
     version: int
     rows: dict[str, Row]
     entities: dict[str, tuple[str, str]]  # entity id -> (name, kind)
-    # (newer, older) pairs in the order they were created, and each memory's among them.
-    supersedes: list[tuple[str, str]]
-    by_memory: dict[str, list[int]] = field(default_factory=dict)
+    supersedes: SupersedesChains
     # Moves whenever rows are dropped: rows read before a move are not kept.
     epoch: int = 0
     # Per row, the bank's access count moves its count reflects (a shared store's).
@@ -107,11 +102,6 @@ class _Bank:
     # memory id -> (its row, ``entities_read`` then, the row's entities as sorted (name, kind)
     # pairs, the row's Memory), as :meth:`memory` last found them
     kinds: dict[str, tuple[Row, int, EntityKinds, Memory]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for index, pair in enumerate(self.supersedes):
-            for memory_id in dict.fromkeys(pair):
-                self.by_memory.setdefault(memory_id, []).append(index)
 
     def memory(self, row: Row) -> tuple[Memory, EntityKinds]:
         read = self.entities_read  # before the entities: a newer read is not taken for it
@@ -246,11 +236,9 @@ class RecallRows:
                 found[memory_id] = value
         return found
 
-    def supersedes_links(self, bank_id: str, ids: Sequence[str]) -> list[tuple[str, str]]:
-        """The (newer, older) ``supersedes`` links touching ``ids``, oldest first."""
-        bank = self._current(bank_id)
-        indexes = sorted({i for memory_id in ids for i in bank.by_memory.get(memory_id, ())})
-        return [bank.supersedes[i] for i in indexes]
+    def supersedes_chains(self, bank_id: str) -> SupersedesChains:
+        """The bank's ``supersedes`` links, by memory and chain."""
+        return self._current(bank_id).supersedes
 
     def counted(self, bank_id: str, ids: Sequence[str]) -> None:
         """Drop the rows whose access count a committed reinforcement changed."""
@@ -286,7 +274,7 @@ class RecallRows:
                 version,
                 bank.rows,
                 entities,
-                self._supersedes(bank_id),
+                read_chains(self._db, bank_id),
                 epoch=bank.epoch + 1,
                 counted_at=bank.counted_at,
                 vectors=bank.vectors,
@@ -298,7 +286,9 @@ class RecallRows:
     def _load(self, bank_id: str, version: int) -> _Bank:
         with collection_paused():  # a tuple and lists per row
             rows = {row[0]: row for row in self._rows(bank_id, None)}
-            return _Bank(version, rows, self._entities(bank_id, None), self._supersedes(bank_id))
+            return _Bank(
+                version, rows, self._entities(bank_id, None), read_chains(self._db, bank_id)
+            )
 
     def _rows(self, bank_id: str, ids: list[str] | None) -> list[Row]:
         """The rows, their entity ids and tags as tuples: a row then holds no object the
@@ -329,7 +319,3 @@ class RecallRows:
             with self._lock:
                 bank.entities = {**bank.entities, **self._entities(bank_id, unknown)}
                 bank.entities_read += 1
-
-    def _supersedes(self, bank_id: str) -> list[tuple[str, str]]:
-        rows = self._db.fetchall(_SUPERSEDES, {"bank": bank_id})
-        return [(newer, older) for newer, older in rows]
