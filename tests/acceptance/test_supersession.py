@@ -479,3 +479,20 @@ def test_links_grow_with_the_statements_not_with_their_square(tmp_path):
             _home(bank, f"We moved to {cities[n % len(cities)]} last week.", n)
         assert len(_supersedes(mem)) == 39  # all pairs would be ~620
         assert mem.check_integrity().ok
+
+
+def test_supersedes_links_made_by_hand_in_a_loop_neither_hang_recall_nor_forget(tmp_path):
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        berlin = _home(bank, "I live in Berlin.", 0)
+        lisbon = _home(bank, "We moved to Lisbon last week.", 30)
+        porto = _home(bank, "We just moved to Porto.", 60)
+        bank.link(berlin, porto, "supersedes")  # Porto -> Lisbon -> Berlin -> Porto
+        now = OLD + timedelta(days=61)
+        hits = bank.recall("Where does Ana live?", now=now, reinforce=False).hits
+        details = {h.memory.id: h.strategy_details for h in hits}
+        assert details[porto]["superseded"] == {"by": [berlin]}  # as recorded by hand
+        bank.forget(lisbon)
+        assert _supersedes(mem) == {(porto, berlin), (berlin, porto)}
+        assert len(bank.recall("Where does Ana live?", now=now, reinforce=False).hits) >= 2
+        assert mem.check_integrity().ok
