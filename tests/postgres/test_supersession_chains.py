@@ -1,0 +1,54 @@
+"""Supersession chains on PostgreSQL, between replicas: a statement links to the one it
+replaces directly, and forgetting one in the middle through one replica relinks the chain,
+which the other replica's recall (its graph and candidate rows caught up from the change log)
+follows at its next call."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import agentmem
+from agentmem.testing import HashEmbedder
+
+T0 = datetime(2025, 1, 10, 9, tzinfo=UTC)
+
+
+def _links(mem: agentmem.AgentMemory) -> set[tuple[str, str]]:
+    rows = mem._engine.db.fetchall("SELECT src_id, dst_id FROM links WHERE kind = 'supersedes'")
+    return {(src, dst) for src, dst in rows}
+
+
+def test_a_chain_forgotten_in_the_middle_through_one_replica_is_followed_by_the_other(pg_url):
+    with (
+        agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as first,
+        agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as second,
+    ):
+        bank = first.bank("b")
+        said = ["I live in Berlin.", "We moved to Lisbon last week.", "We just moved to Porto."]
+        berlin, lisbon, porto = (
+            bank.retain(
+                [{"role": "user", "name": "Ana", "content": text}],
+                mentioned_at=T0 + timedelta(days=30 * n),
+            )
+            .memories[0]
+            .id
+            for n, text in enumerate(said)
+        )
+        assert _links(first) == {(lisbon, berlin), (porto, lisbon)}
+        now = T0 + timedelta(days=61)
+        other = second.bank("b")
+        before = {h.memory.id: h for h in other.recall("Where does Ana live?", now=now).hits}
+        assert before[berlin].strategy_details["superseded"] == {"by": [lisbon]}
+        assert other.graph().has_edge(lisbon, berlin)
+
+        bank.forget(lisbon)
+
+        assert _links(second) == {(porto, berlin)}
+        after = {
+            h.memory.id: h
+            for h in other.recall("Where does Ana live?", now=now, reinforce=False).hits
+        }
+        assert after[berlin].strategy_details["superseded"] == {"by": [porto]}
+        assert other.graph().has_edge(porto, berlin)
+        assert lisbon not in other.graph()
+        assert second.check_integrity().ok
