@@ -559,37 +559,71 @@ def _chain_pairs(
 
     So each statement links to its nearest successors only, not to every newer one: Ana's
     home said 100 times makes ~100 links, not ~5,000 (recall follows the chain,
-    ``recall/supersession.py``). Walking back from a new statement stops once two values lie
-    between (every older one is replaced by one of them); walking forward, at the first later
-    statement that replaces it. The statements passed are noted in ``looked_at`` (id -> seq).
+    ``recall/supersession.py``). Walking forward stops at the first later statement that
+    replaces the new one. The statements passed are noted in ``looked_at`` (id -> seq).
     """
     plan = slot_key[1].startswith("plan ")
     for index, new in enumerate(chain):
         if new.id not in new_ids:
             continue
-        between: list[Statement] = []  # those after ``older`` and before ``new``, nearest first
-        values: set[str] = set()
-        # A plan that is not a change replaces nothing: only a later change can replace it.
-        replacing = not plan or any(s.change for s in _slots(new, slot_key))
-        for older in reversed(chain[:index] if replacing else ()):
-            looked_at[older.id] = older.seq
-            if _replaces(new, older, slot_key) and not any(
-                _replaces(x, older, slot_key) for x in between
-            ):
-                yield new, older
-            if plan:
-                # Only a change of plan replaces one: the others cannot be in the way.
-                between += [older] if any(s.change for s in _slots(older, slot_key)) else []
-            else:
-                between.append(older)
-                values |= {s.value for s in _slots(older, slot_key)}
-                if len(values) > 1:
-                    break
+        if plan:
+            yield from _plan_pairs_back(chain[:index], new, slot_key, looked_at)
+        else:
+            yield from _state_pairs_back(chain[:index], new, slot_key, looked_at)
         for later in chain[index + 1 :]:
             looked_at[later.id] = later.seq
             if _replaces(later, new, slot_key):
                 yield later, new
                 break
+
+
+def _state_pairs_back(
+    before: Sequence[Statement],
+    new: Statement,
+    slot_key: tuple[str, str],
+    looked_at: dict[str, int],
+) -> Iterator[tuple[Statement, Statement]]:
+    """``new`` and the earlier statements of a state (home, job, ...) it replaces directly.
+
+    One statement replaces another when their values differ, so an older one is replaced
+    already when the values of those between and its own are not all one. Walking back stops
+    once two values lie between (every older one is replaced by one of them), or at a
+    statement of ``new``'s one value (whatever ``new`` replaces further back, it did)."""
+    own = _values(new, slot_key)
+    between: set[str] = set()  # the values of the statements passed
+    for older in reversed(before):
+        looked_at[older.id] = older.seq
+        values = _values(older, slot_key)
+        if not (between and len(between | values) > 1) and _replaces(new, older, slot_key):
+            yield new, older
+        between |= values
+        if len(between) > 1 or (len(own) == 1 and values == own):
+            return
+
+
+def _plan_pairs_back(
+    before: Sequence[Statement],
+    new: Statement,
+    slot_key: tuple[str, str],
+    looked_at: dict[str, int],
+) -> Iterator[tuple[Statement, Statement]]:
+    """``new`` and the earlier plans it replaces directly: only a change of plan replaces
+    one, so only the changes between may have replaced it already."""
+    if not any(slot.change for slot in _slots(new, slot_key)):
+        return  # a plan made replaces nothing: only a later change can replace it
+    changes: list[Statement] = []  # the changes passed
+    for older in reversed(before):
+        looked_at[older.id] = older.seq
+        if _replaces(new, older, slot_key) and not any(
+            _replaces(change, older, slot_key) for change in changes
+        ):
+            yield new, older
+        if any(slot.change for slot in _slots(older, slot_key)):
+            changes.append(older)
+
+
+def _values(statement: Statement, slot_key: tuple[str, str]) -> set[str]:
+    return {slot.value for slot in _slots(statement, slot_key)}
 
 
 def _key(slot: Slot) -> tuple[str, str]:
