@@ -257,6 +257,8 @@ class Engine:
         self.executor.shutdown(wait=True)
         self.embed_executor.shutdown(wait=True)
         self.keyword.close()
+        if self.recall_rows is not None:
+            self.recall_rows.close()  # its vector reads, before the vector store closes
         self.vectors.close()
         self.db.close()
 

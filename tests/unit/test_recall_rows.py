@@ -3,11 +3,13 @@ rows) returns exactly what the SQL path returns: the same memories, scores and d
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentmem
 from agentmem.consolidate.observations import refine_observation
+from agentmem.store import vector_copy
 from agentmem.testing import HashEmbedder
 
 T0 = "2025-03-04T09:00:00Z"
@@ -53,9 +55,25 @@ def _recalled(
     ]
 
 
+def _open(path: object, whole_copy: bool) -> agentmem.AgentMemory:
+    """A store; with ``whole_copy``, one whose banks are too large for the vector store's own
+    exact copy (store/flat_index.py), as past 25k memories: the copies then read every vector
+    of a bank on a thread (store/vector_copy.py)."""
+    mem = agentmem.AgentMemory(path, embedder=HashEmbedder())
+    if whole_copy:
+        mem._engine.vectors._store._flat = None
+    return mem
+
+
 def _assert_same_as_sql(mem: agentmem.AgentMemory) -> None:
     engine = mem._engine
     for bank_id in sorted(set(mem.banks()) & {"b", "c"}):
+        collection = mem.bank(bank_id)._collection
+        ids = [m.id for m in mem.bank(bank_id).memories()]
+        kept = engine.recall_rows.vectors(bank_id, collection, ids)
+        stored = engine.vectors.get_vectors(collection, ids)
+        assert kept.keys() == stored.keys()
+        assert all((kept[i] == stored[i]).all() for i in stored), bank_id
         for query in QUERIES:
             in_process = _recalled(mem, bank_id, query)
             copies = engine.keyword_mirrors, engine.recall_rows
@@ -94,19 +112,33 @@ def _apply(mem: agentmem.AgentMemory, op: str, arg: object, other: agentmem.Agen
             bank.add_alias(target, str(arg))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.fixture
+def small_vector_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole copies of the vectors read two at a time: recalls meet them half read."""
+    monkeypatch.setattr(vector_copy, "LOAD_BATCH", 2)
+
+
+@pytest.mark.parametrize("whole_copy", [False, True], ids=["flat-copy", "whole-copy"])
+@settings(
+    max_examples=15,
+    deadline=None,
+    # The fixture only sets a module constant, the same for every example.
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(ops=_OPS)
-def test_recall_from_copies_equals_recall_from_sql_through_every_write(tmp_path_factory, ops):
+def test_recall_from_copies_equals_recall_from_sql_through_every_write(
+    tmp_path_factory, small_vector_batches, whole_copy, ops
+):
     path = tmp_path_factory.mktemp("store")
-    mem = agentmem.AgentMemory(path, embedder=HashEmbedder())
-    other = agentmem.AgentMemory(path, embedder=HashEmbedder())  # one process, one store
+    mem = _open(path, whole_copy)
+    other = _open(path, whole_copy)  # one process, one store
     try:
         _apply(mem, "retain", TEXTS[:5], other)
         _assert_same_as_sql(mem)
         for op, arg in ops:
             if op == "reopen":
                 mem.close()
-                mem = agentmem.AgentMemory(path, embedder=HashEmbedder())
+                mem = _open(path, whole_copy)
             else:
                 _apply(mem, op, arg, other)
             _assert_same_as_sql(mem)

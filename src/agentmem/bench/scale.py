@@ -276,9 +276,13 @@ def _cold_start(mem: AgentMemory) -> dict[str, Any]:
     if engine.recall_rows is not None:
         loads["rows"] = lambda: engine.recall_rows.memories(BANK, [])
         collection = mem.bank(BANK)._collection
-        # One vector asked for: a small embedded bank reads its exact copy whole.
+        # One vector asked for: a small embedded bank reads its exact copy whole, a larger
+        # one starts its whole copy on a thread (store/vector_copy.py), waited for here.
         some = [m.id for m in mem.bank(BANK).memories(limit=1)]
-        loads["vectors"] = lambda: engine.recall_rows.vectors(BANK, collection, some)
+        loads["vectors"] = lambda: (
+            engine.recall_rows.vectors(BANK, collection, some),
+            engine.recall_rows.wait_for_vectors(BANK),
+        )
     figures: dict[str, Any] = {}
     for name, load in loads.items():
         before, started, cpu = _rss_mib(), time.perf_counter(), time.process_time()

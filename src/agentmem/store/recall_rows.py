@@ -4,10 +4,12 @@ Recall builds each fused candidate from its stored row (text, times, entities an
 tags, importance, access count, metadata), follows the ``supersedes`` chains around the
 candidates and measures the query's cosine with the stored vectors of candidates the semantic
 arm did not return. All three are read here from a per-bank copy instead of the stores: rows
-and links loaded in full on first use, vectors as recall asks for them (at most
-:data:`VECTORS_KEPT` a bank; a bank of an embedded store small enough for the vector store's
-own exact copy, ``store/flat_index.py``, reads them from that instead), then kept at the bank's
-version (store/changes.py) by replaying the change log. The rows and
+and links loaded in full on first use; vectors copied whole on a thread from the first time
+recall asks for one (``store/vector_copy.py``, a bank of at most :data:`VECTORS_COPIED`), and
+until then, or past that size, as recall asks for them (at most :data:`VECTORS_KEPT` a bank; a
+bank of an embedded store small enough for the vector store's own exact copy,
+``store/flat_index.py``, reads them from that instead); all kept at the bank's version
+(store/changes.py) by replaying the change log. The rows and
 vectors of the memories a change names are dropped (read again when next asked for), the
 entities it names are read again, the ``supersedes`` links are read again; an entity
 correction, an import, a deleted bank or a log that no longer reaches back drops the copy.
@@ -48,6 +50,7 @@ from agentmem.store.records import (
     sql_strings,
 )
 from agentmem.store.supersedes_chains import SupersedesChains, read_chains
+from agentmem.store.vector_copy import VectorCopy
 
 # The bank's rows, entities as ids, as records.py's load by literal ids has them. {me_ids} and
 # {m_ids}: nothing (every row) or an ``AND ... IN (...)`` of literal ids.
@@ -69,6 +72,9 @@ _HAS_PIECES = 15
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
 VECTORS_KEPT = 100_000
+#: Largest bank whose vectors are all copied in process (store/vector_copy.py: ~290 MiB at
+#: 384 dimensions); a larger one has its vectors read as recall asks for them.
+VECTORS_COPIED = 200_000
 #: Changes after which the copy is loaded anew rather than caught up.
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
 
@@ -95,6 +101,8 @@ class _Bank:
     counted_at: dict[str, int] = field(default_factory=dict)
     # memory id -> its stored vector, as the vector store returned it
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # every vector of the bank, read on a thread of its own (store/vector_copy.py)
+    vector_copy: VectorCopy | None = None
     # memory id -> its pieces' vectors (retain/pieces.py), None for a memory without pieces
     pieces: dict[str, np.ndarray | None] = field(default_factory=dict)
     # Moves whenever ``entities`` is replaced by a larger one.
@@ -184,13 +192,44 @@ class RecallRows:
         of at most ``FLAT_MAX`` memories) answers from it, so those are not copied here too."""
         if self._vectors.holds_copy(collection):
             return self._vectors.get_vectors(collection, ids)
-        return self._read_through(
+        copy = self._vector_copy(bank_id, collection)
+        held = copy.get(ids) if copy is not None else {}
+        if len(held) == len(ids):
+            return held
+        return held | self._read_through(
             bank_id,
-            ids,
+            [i for i in ids if i not in held],
             lambda bank: bank.vectors,
             # Absent vectors are not kept: a vector still staged arrives after its change.
             lambda missing: self._vectors.get_vectors(collection, missing),
         )
+
+    def wait_for_vectors(self, bank_id: str, timeout: float | None = None) -> bool:
+        """Wait until the bank's whole copy of its vectors is read, if one is being read
+        (it starts at the bank's first :meth:`vectors`); whether none is still being read."""
+        bank = self._banks.get(bank_id)
+        copy = None if bank is None else bank.vector_copy
+        return copy is None or copy.wait(timeout)
+
+    def close(self) -> None:
+        """Stop reading vectors (before the vector store closes)."""
+        with self._lock:
+            copies = [bank.vector_copy for bank in self._banks.values() if bank.vector_copy]
+            self._banks.clear()
+        for copy in copies:
+            copy.stop()
+
+    def _vector_copy(self, bank_id: str, collection: str) -> VectorCopy | None:
+        """The bank's whole copy of its vectors, started at its first use (a bank of at most
+        :data:`VECTORS_COPIED` memories)."""
+        bank = self._current(bank_id)
+        with self._lock:
+            if bank.vector_copy is None and 0 < len(bank.rows) <= VECTORS_COPIED:
+                bank.vector_copy = VectorCopy(
+                    list(bank.rows), lambda ids: self._vectors.get_vectors(collection, ids)
+                )
+                bank.vector_copy.start()
+            return bank.vector_copy
 
     def pieces(self, bank_id: str, ids: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
@@ -257,6 +296,8 @@ class RecallRows:
                 return bank
             log = None if bank is None else changes.changes_since(self._db, bank_id, bank.version)
             if bank is None or log is None or any(c.kind in _RELOAD_KINDS for c in log):
+                if bank is not None and bank.vector_copy is not None:
+                    bank.vector_copy.stop(wait=False)  # its reads are of the old bank
                 bank = self._banks[bank_id] = self._load(bank_id, version)
                 return bank
             for change in log:
@@ -264,6 +305,8 @@ class RecallRows:
                     bank.rows.pop(memory_id, None)
                     bank.vectors.pop(memory_id, None)
                     bank.pieces.pop(memory_id, None)
+                if bank.vector_copy is not None:
+                    bank.vector_copy.drop(change.memory_ids)
             named = sorted({e for change in log for e in change.entity_ids})
             entities = dict(bank.entities)
             for entity_id in named:
@@ -278,6 +321,7 @@ class RecallRows:
                 epoch=bank.epoch + 1,
                 counted_at=bank.counted_at,
                 vectors=bank.vectors,
+                vector_copy=bank.vector_copy,
                 pieces=bank.pieces,
             )
             self._banks[bank_id] = fresh

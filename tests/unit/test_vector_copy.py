@@ -1,0 +1,126 @@
+"""A bank's vectors copied whole on a thread (store/vector_copy.py): what the copy answers is
+what the store held, whatever happens while it is read."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import agentmem
+from agentmem.store import vector_copy
+from agentmem.store.vector_copy import VectorCopy
+from agentmem.testing import HashEmbedder
+
+IDS = [f"m{n}" for n in range(7)]
+
+
+def _vector(memory_id: str) -> np.ndarray:
+    return np.full(4, float(IDS.index(memory_id)), dtype=np.float32)
+
+
+def test_the_copy_holds_every_vector_the_store_returns():
+    copy = VectorCopy(IDS, lambda ids: {i: _vector(i) for i in ids if i != "m3"}, batch=3)
+    copy.start()
+    assert copy.wait(10)
+    held = copy.get([*IDS, "unknown"])
+    assert held.keys() == set(IDS) - {"m3"}
+    assert all((held[i] == _vector(i)).all() for i in held)
+
+
+def test_a_vector_dropped_while_its_batch_is_read_is_not_kept():
+    reading, release = threading.Event(), threading.Event()
+
+    def read(ids: list[str]) -> dict[str, np.ndarray]:
+        found = {i: _vector(i) for i in ids}  # read before the drop
+        reading.set()
+        release.wait(10)
+        return found
+
+    copy = VectorCopy(IDS, read, batch=len(IDS))
+    copy.start()
+    assert reading.wait(10)
+    copy.drop(["m1", "m5"])  # rewritten or forgotten meanwhile
+    release.set()
+    assert copy.wait(10)
+    assert copy.get(IDS).keys() == set(IDS) - {"m1", "m5"}
+    copy.drop(["m2"])  # after the load
+    assert "m2" not in copy.get(IDS)
+
+
+def test_a_failed_read_ends_the_load_with_what_was_read():
+    def read(ids: list[str]) -> dict[str, np.ndarray]:
+        if "m4" in ids:
+            raise OSError("the vector store went away")
+        return {i: _vector(i) for i in ids}
+
+    copy = VectorCopy(IDS, read, batch=2)
+    copy.start()
+    assert copy.wait(10)
+    assert copy.get(IDS).keys() == {"m0", "m1", "m2", "m3"}  # the rest is read through
+
+
+def test_a_vector_of_another_length_is_not_held():
+    def read(ids: list[str]) -> dict[str, np.ndarray]:
+        return {i: np.zeros(3 if i == "m2" else 4, dtype=np.float32) for i in ids}
+
+    copy = VectorCopy(IDS, read, batch=3)
+    copy.start()
+    assert copy.wait(10)
+    assert copy.get(IDS).keys() == set(IDS) - {"m2"}
+
+
+def test_a_stopped_copy_reads_no_further_batch():
+    asked: list[list[str]] = []
+    reading, release = threading.Event(), threading.Event()
+
+    def read(ids: list[str]) -> dict[str, np.ndarray]:
+        asked.append(ids)
+        reading.set()
+        release.wait(10)
+        return {i: _vector(i) for i in ids}
+
+    copy = VectorCopy(IDS, read, batch=2)
+    copy.start()
+    assert reading.wait(10)
+    threading.Timer(0.05, release.set).start()
+    copy.stop()  # waits for the batch being read
+    assert asked == [IDS[:2]]
+    assert copy.get(IDS).keys() == set(IDS[:2])
+
+
+@pytest.fixture
+def whole_copy_store(tmp_path, monkeypatch):
+    """A store whose bank is read into a whole copy one vector at a time (as a bank past the
+    vector store's own exact copy is, at 25k memories and more)."""
+    monkeypatch.setattr(vector_copy, "LOAD_BATCH", 1)
+    mem = agentmem.AgentMemory(tmp_path, embedder=HashEmbedder())
+    mem._engine.vectors._store._flat = None
+    yield mem
+    mem.close()
+
+
+def test_a_store_closed_while_a_copy_is_read_stops_it(whole_copy_store):
+    mem = whole_copy_store
+    bank = mem.bank("b")
+    bank.retain([{"role": "user", "content": f"Note {n} about the garden."} for n in range(30)])
+    ids = [m.id for m in bank.memories()]
+    assert mem._engine.recall_rows.vectors("b", bank._collection, ids[:1])
+    copy = mem._engine.recall_rows._banks["b"].vector_copy
+    mem.close()
+    assert not copy._thread.is_alive()
+
+
+def test_vectors_forgotten_while_the_copy_is_read_are_not_answered(whole_copy_store):
+    mem = whole_copy_store
+    bank = mem.bank("b")
+    bank.retain([{"role": "user", "content": f"Note {n} about the garden."} for n in range(30)])
+    ids = [m.id for m in bank.memories()]
+    rows = mem._engine.recall_rows
+    rows.vectors("b", bank._collection, ids[:1])  # starts the copy
+    bank.forget(ids[:10])
+    assert rows.wait_for_vectors("b", 30)
+    assert rows.vectors("b", bank._collection, ids).keys() == set(ids[10:])
+    report = mem.check_integrity()
+    assert report.ok, report.problems
