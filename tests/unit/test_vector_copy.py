@@ -124,3 +124,43 @@ def test_vectors_forgotten_while_the_copy_is_read_are_not_answered(whole_copy_st
     assert rows.vectors("b", bank._collection, ids).keys() == set(ids[10:])
     report = mem.check_integrity()
     assert report.ok, report.problems
+
+
+def _collections(mem: agentmem.AgentMemory) -> set[str]:
+    return {c.name for c in mem._engine.vectors._store._client.list_collections()}
+
+
+def test_a_bank_deleted_while_its_copy_is_read_leaves_no_collection_behind(
+    whole_copy_store, monkeypatch
+):
+    mem = whole_copy_store
+    bank = mem.bank("b")
+    bank.retain([{"role": "user", "content": f"Note {n} about the garden."} for n in range(30)])
+    collection = bank._collection
+    ids = [m.id for m in bank.memories()]
+    store = mem._engine.vectors._store
+    read, reading, release = store.get_vectors, threading.Event(), threading.Event()
+
+    def held(name: str, wanted: list[str]) -> dict[str, np.ndarray]:
+        if threading.current_thread().name == "agentmem-vector-copy":
+            reading.set()
+            release.wait(10)  # the copy reads on once the bank is gone
+        return read(name, wanted)
+
+    monkeypatch.setattr(store, "get_vectors", held)
+    mem._engine.recall_rows.vectors("b", collection, ids[:1])  # starts the copy
+    assert reading.wait(10)
+    mem.delete_bank("b")
+    release.set()
+    copy = mem._engine.recall_rows._banks["b"].vector_copy
+    assert copy.wait(30)
+    assert copy.get(ids) == {}  # nothing read from the deleted bank
+    assert collection not in _collections(mem)
+    again = mem.bank("b")  # the same id, a new bank
+    again.retain([{"role": "user", "content": "Tomatoes need full sun."}])
+    new_ids = [m.id for m in again.memories()]
+    kept = mem._engine.recall_rows.vectors("b", again._collection, new_ids)
+    assert kept.keys() == set(new_ids)
+    assert collection not in _collections(mem)
+    report = mem.check_integrity()
+    assert report.ok, report.problems

@@ -200,15 +200,29 @@ class VectorStore:
             return self._access.setdefault(name, _ReadersOrWriter())
 
     def _collection(self, name: str) -> Any:
+        """The collection, created on a write's first use (Chroma keeps none empty ahead)."""
+        col = self._existing(name, create=True)
+        assert col is not None  # noqa: S101 - created
+        return col
+
+    def _existing(self, name: str, *, create: bool = False) -> Any:
+        """The collection, or None when it does not exist: a read never creates one, so a
+        read that races the bank's deletion (a recall, the copy of a bank's vectors) leaves
+        no empty collection behind."""
         with self._lock:
             col = self._collections.get(name)
             if col is None:
                 try:
-                    col = self._client.get_or_create_collection(
-                        name, configuration=HNSW_CONFIGURATION, embedding_function=None
-                    )
+                    if create:
+                        col = self._client.get_or_create_collection(
+                            name, configuration=HNSW_CONFIGURATION, embedding_function=None
+                        )
+                    else:
+                        col = self._client.get_collection(name, embedding_function=None)
                     _upgrade_search_width(col)
                 except Exception as exc:
+                    if not create and "does not exist" in str(exc).lower():
+                        return None
                     raise StorageError(f"cannot open vector collection {name}: {exc}") from exc
                 self._collections[name] = col
             return col
@@ -299,7 +313,9 @@ class VectorStore:
         if index is not None or not flats.may_hold(collection):
             return index
         writes = flats.writes(collection)  # before the read: a write meanwhile voids it
-        col = self._collection(collection)
+        col = self._existing(collection)
+        if col is None:
+            return None
         ids: list[str] = []
         vectors: list[np.ndarray] = []
         metadatas: list[Mapping[str, Any] | None] = []
@@ -334,7 +350,9 @@ class VectorStore:
         metadata: bool = False,
     ) -> list[Any]:
         """One Chroma query: (id, cosine) pairs, or (id, cosine, metadata) with ``metadata``."""
-        col = self._collection(collection)
+        col = self._existing(collection)
+        if col is None:
+            return []
         try:
             # No count() first: it costs as much as the query itself, and Chroma returns
             # fewer than n results (none for an empty collection) without complaint.
@@ -374,8 +392,8 @@ class VectorStore:
             writes = self._writes.get(collection, 0)
             found = {i: copy[i] for i in ids if i in copy}
         missing = [i for i in ids if i not in found]
-        if missing:
-            col = self._collection(collection)
+        col = self._existing(collection) if missing else None
+        if col is not None:
             read: dict[str, Mapping[str, Any] | None] = {}
             try:
                 for part in self._batches(len(missing)):
@@ -411,9 +429,9 @@ class VectorStore:
         self, collection: str, vectors: np.ndarray, n: int
     ) -> list[list[tuple[str, float]]]:
         """Nearest ``n`` (id, cosine similarity) of each vector, in one call; best first."""
-        if len(vectors) == 0:
-            return []
-        col = self._collection(collection)
+        col = self._existing(collection) if len(vectors) else None
+        if col is None:
+            return [[] for _ in range(len(vectors))]
         queries = np.asarray(vectors, dtype=np.float32)
         found: list[list[tuple[str, float]]] = []
         try:
@@ -439,7 +457,9 @@ class VectorStore:
         flat = self._flat_index(collection)
         if flat is not None:
             return flat.vectors(ids)
-        col = self._collection(collection)
+        col = self._existing(collection)
+        if col is None:
+            return {}
         wanted = list(ids)
         found: dict[str, np.ndarray] = {}
         try:
@@ -456,7 +476,9 @@ class VectorStore:
 
     def ids(self, collection: str) -> set[str]:
         """Every id in a collection (used by integrity checks)."""
-        col = self._collection(collection)
+        col = self._existing(collection)
+        if col is None:
+            return set()
         try:
             with self._reading(collection):
                 return set(col.get(include=[])["ids"])
@@ -465,7 +487,9 @@ class VectorStore:
 
     def count(self, collection: str) -> int:
         """How many vectors a collection holds."""
-        col = self._collection(collection)
+        col = self._existing(collection)
+        if col is None:
+            return 0
         try:
             with self._reading(collection):
                 return int(col.count())
@@ -475,7 +499,9 @@ class VectorStore:
     def dimension(self, collection: str) -> int | None:
         """The length of a collection's vectors (Chroma holds one per collection); None when
         it is empty."""
-        col = self._collection(collection)
+        col = self._existing(collection)
+        if col is None:
+            return None
         try:
             with self._reading(collection):
                 found = col.get(limit=1, include=["embeddings"])
@@ -486,9 +512,9 @@ class VectorStore:
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete vectors (ids that are absent are ignored)."""
-        if not ids:
+        col = self._existing(collection) if ids else None
+        if col is None:  # nothing to delete from
             return
-        col = self._collection(collection)
         doomed = list(ids)
         try:
             for part in self._batches(len(doomed)):
