@@ -164,3 +164,39 @@ def test_a_bank_deleted_while_its_copy_is_read_leaves_no_collection_behind(
     assert collection not in _collections(mem)
     report = mem.check_integrity()
     assert report.ok, report.problems
+
+
+def test_copies_make_room_by_dropping_the_least_lately_used_banks(tmp_path, monkeypatch):
+    from agentmem.store import recall_rows
+
+    monkeypatch.setattr(recall_rows, "VECTORS_COPIED", 50)
+    with agentmem.AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
+        mem._engine.vectors._store._flat = None
+        rows = mem._engine.recall_rows
+        ids = {}
+        for name, count in (("a", 20), ("b", 20), ("c", 20), ("huge", 60)):
+            bank = mem.bank(name)
+            bank.retain([{"role": "user", "content": f"{name} note {n}."} for n in range(count)])
+            ids[name] = [m.id for m in bank.memories()]
+
+        def read(name: str) -> dict[str, np.ndarray]:
+            found = rows.vectors(name, mem.bank(name)._collection, ids[name])
+            assert rows.wait_for_vectors(name, 30)
+            return found
+
+        def copied() -> set[str]:
+            return {name for name, bank in rows._banks.items() if bank.vector_copy is not None}
+
+        for name in ("a", "b"):
+            read(name)
+        assert copied() == {"a", "b"}
+        read("a")  # b is now the least lately used
+        read("c")  # 60 > 50: b's copy makes room
+        assert copied() == {"a", "c"}
+        read("huge")  # larger than all copies together: read as recall asks
+        assert copied() == {"a", "c"}
+        for name, wanted in ids.items():  # every answer is still the store's
+            stored = mem._engine.vectors.get_vectors(mem.bank(name)._collection, wanted)
+            kept = read(name)
+            assert kept.keys() == stored.keys() == set(wanted)
+            assert all((kept[i] == stored[i]).all() for i in wanted)

@@ -5,7 +5,7 @@ tags, importance, access count, metadata), follows the ``supersedes`` chains aro
 candidates and measures the query's cosine with the stored vectors of candidates the semantic
 arm did not return. All three are read here from a per-bank copy instead of the stores: rows
 and links loaded in full on first use; vectors copied whole on a thread from the first time
-recall asks for one (``store/vector_copy.py``, a bank of at most :data:`VECTORS_COPIED`), and
+recall asks for one (``store/vector_copy.py``, at most :data:`VECTORS_COPIED` over all banks), and
 until then, or past that size, as recall asks for them (at most :data:`VECTORS_KEPT` a bank; a
 bank of an embedded store small enough for the vector store's own exact copy,
 ``store/flat_index.py``, reads them from that instead); all kept at the bank's version
@@ -29,6 +29,7 @@ candidates' memories and hands out copies of the ones it returns, with metadata 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -72,8 +73,9 @@ _HAS_PIECES = 15
 #: Most stored vectors kept per bank (~1.6 KiB each at 384 dimensions); past it they are
 #: dropped and read again as recall asks for them.
 VECTORS_KEPT = 100_000
-#: Largest bank whose vectors are all copied in process (store/vector_copy.py: ~290 MiB at
-#: 384 dimensions); a larger one has its vectors read as recall asks for them.
+#: Most vectors copied whole in process, over all banks (store/vector_copy.py: ~290 MiB at
+#: 384 dimensions): a bank's copy makes room by dropping those of the banks recalled least
+#: lately; a larger bank has its vectors read as recall asks for them.
 VECTORS_COPIED = 200_000
 #: Changes after which the copy is loaded anew rather than caught up.
 _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
@@ -150,6 +152,8 @@ class RecallRows:
         # Other processes' recalls count accesses too (see the module docstring).
         self._counts_elsewhere = not changes.is_local(db)
         self._banks: dict[str, _Bank] = {}
+        # Banks with a whole copy of their vectors, least lately used first -> its size.
+        self._copied: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.RLock()
 
     def memories(self, bank_id: str, ids: Sequence[str]) -> dict[str, tuple[Memory, EntityKinds]]:
@@ -216,20 +220,38 @@ class RecallRows:
         with self._lock:
             copies = [bank.vector_copy for bank in self._banks.values() if bank.vector_copy]
             self._banks.clear()
+            self._copied.clear()
         for copy in copies:
             copy.stop()
 
     def _vector_copy(self, bank_id: str, collection: str) -> VectorCopy | None:
         """The bank's whole copy of its vectors, started at its first use (a bank of at most
-        :data:`VECTORS_COPIED` memories)."""
-        bank = self._current(bank_id)
-        with self._lock:
-            if bank.vector_copy is None and 0 < len(bank.rows) <= VECTORS_COPIED:
-                bank.vector_copy = VectorCopy(
-                    list(bank.rows), lambda ids: self._vectors.get_vectors(collection, ids)
-                )
-                bank.vector_copy.start()
+        :data:`VECTORS_COPIED` memories, dropping the copies of the banks used least lately
+        to make room)."""
+        with self._lock:  # the bank at its current version, as no other call replaces it
+            bank = self._current(bank_id)
+            if bank.vector_copy is not None:
+                self._copied.move_to_end(bank_id)
+                return bank.vector_copy
+            size = len(bank.rows)
+            if not 0 < size <= VECTORS_COPIED:
+                return None
+            while sum(self._copied.values()) + size > VECTORS_COPIED:
+                self._drop_copy(next(iter(self._copied)))
+            bank.vector_copy = VectorCopy(
+                list(bank.rows), lambda ids: self._vectors.get_vectors(collection, ids)
+            )
+            bank.vector_copy.start()
+            self._copied[bank_id] = size
             return bank.vector_copy
+
+    def _drop_copy(self, bank_id: str) -> None:
+        """Stop and drop the bank's whole copy of its vectors (call with the lock held)."""
+        self._copied.pop(bank_id, None)
+        bank = self._banks.get(bank_id)
+        if bank is not None and bank.vector_copy is not None:
+            bank.vector_copy.stop(wait=False)  # a batch being read lands in the dropped copy
+            bank.vector_copy = None
 
     def pieces(self, bank_id: str, ids: Sequence[str], dimension: int) -> dict[str, np.ndarray]:
         """As :func:`~agentmem.store.records.load_pieces` for the bank's memories ``ids``."""
@@ -296,8 +318,7 @@ class RecallRows:
                 return bank
             log = None if bank is None else changes.changes_since(self._db, bank_id, bank.version)
             if bank is None or log is None or any(c.kind in _RELOAD_KINDS for c in log):
-                if bank is not None and bank.vector_copy is not None:
-                    bank.vector_copy.stop(wait=False)  # its reads are of the old bank
+                self._drop_copy(bank_id)  # its reads are of the old bank
                 bank = self._banks[bank_id] = self._load(bank_id, version)
                 return bank
             for change in log:
