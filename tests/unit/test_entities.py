@@ -668,6 +668,9 @@ def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
         ("April's dog is so cute.", "April"),  # a possessive with a family noun or a pet
         ("June's husband is a chef.", "June"),
         ("Jan is coming over tonight.", "Jan"),  # what only a person does
+        ("Jan is coming to the wedding.", "Jan"),  # a traveller: motion with a destination
+        ("June is flying to Lisbon on Friday.", "June"),
+        ("I'm seeing June on Friday.", "June"),  # the object of "seeing"
     ],
 )
 def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> None:
@@ -688,6 +691,10 @@ def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> 
         "May is a busy month.",
         "June was hot.",
         "August flew by.",  # a verb of motion: a month goes by too
+        "May is coming to an end.",  # ... and comes, but to no place or occasion
+        "June is going to be busy.",
+        "Jan is going to be busy in Jan.",
+        "The deadline is Sept. 5 and the party is on Fri.",  # an abbreviation's period
         "April came and went.",
         "April and May were wet.",
         "June's weather was awful.",
@@ -696,7 +703,7 @@ def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> 
     ],
 )
 def test_a_month_word_that_is_a_date_stays_a_date(text: str) -> None:
-    months = {"april", "may", "june", "august", "march"}
+    months = {"april", "may", "june", "august", "march", "jan", "jan.", "sept.", "fri"}
     assert not {name.casefold() for name, _ in found(text)} & months
 
 
@@ -732,6 +739,7 @@ def test_a_name_spacy_reads_as_a_place_is_a_person_when_grammar_says_so(
         ("We visited Georgia last summer.", "Georgia"),
         ("Victoria is freezing in winter.", "Victoria"),
         ("Houston is flooding again.", "Houston"),
+        ("We visited Rome, Florence and Venice.", "Florence"),  # a list, no one addressed
     ],
 )
 def test_a_place_stays_a_place(text: str, name: str) -> None:
@@ -753,6 +761,118 @@ def test_a_place_stays_a_place(text: str, name: str) -> None:
 )
 def test_other_names_read_from_grammar(text: str, expected: list) -> None:
     assert sorted(found(text)) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # The subject of a verb of motion with a place or an occasion to go to: a place or a
+        # month does not move anywhere (spaCy reads these as a common noun or a place).
+        ("Florence is moving to Leeds.", "Florence"),
+        ("my neighbour said Aurora is moving back to Denver.", "Aurora"),
+        ("Shiloh went to the concert with her cousin.", "Shiloh"),
+        # "make it": being there.
+        ("Dakota can't make it tonight.", "Dakota"),
+        ("Sorry, Brooklyn couldn't make it to the party.", "Brooklyn"),
+        ("Phoenix made it home safely.", "Phoenix"),
+        # The object of "seeing" after "be": meeting someone.
+        ("I'm seeing Regina on Friday.", "Regina"),
+        ("We're seeing Adelaide tomorrow for lunch.", "Adelaide"),
+        ("Are you seeing Chelsea this weekend?", "Chelsea"),
+        # The one a meal or a drink is shared with.
+        ("Grabbed coffee with Dakota at Blue Bottle.", "Dakota"),
+        ("Drinks with Orlando at Hawksmoor tonight.", "Orlando"),
+        # The one spoken to, at the edge of the sentence.
+        ("Thanks, Dakota!", "Dakota"),
+        ("Thanks Dakota!", "Dakota"),
+        ("Regina, did you get my text?", "Regina"),
+        ("See you soon, Florence!", "Florence"),
+        ("Dear Regina, thank you for the flowers.", "Regina"),
+        ("I'm so glad you came, Dakota.", "Dakota"),
+    ],
+)
+def test_a_person_is_read_from_what_they_do_or_are_told(text: str, name: str) -> None:
+    assert (name, "person") in found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "with X at Y", read by spaCy as one name ("Tariq at Nobu", a work of art).
+        ("We had dinner with Tariq at Nobu.", [("Tariq", "person"), ("Nobu", "org")]),
+        ("Lunch with Savannah at Dishoom was fun.", [("Savannah", "person"), ("Dishoom", "org")]),
+    ],
+)
+def test_a_companion_and_the_venue_are_two_names(text: str, expected: list) -> None:
+    assert sorted(found(text)) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Savannah is so humid in July.", "Savannah"),  # spaCy says PERSON
+        ("Savannah's so humid in July.", "Savannah"),
+        ("Leeds is always rainy.", "Leeds"),
+        ("Houston was so muggy yesterday.", "Houston"),
+        ("In summer, Miami gets really humid.", "Miami"),
+    ],
+)
+def test_the_subject_of_a_weather_predicate_is_a_place(text: str, name: str) -> None:
+    assert (name, "place") in found(text)
+
+
+def test_only_weather_makes_a_climate() -> None:
+    assert found("Savannah is so tired today.") == [("Savannah", "person")]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Stripe made it easy to pay.", "Stripe"),  # making something so, not being there
+        ("Netflix is coming to India.", "Netflix"),  # a launch comes to a place, too
+        ("We went to Rome, Florence.", "Florence"),  # no one spoken to
+    ],
+)
+def test_no_person_without_a_person_cue(text: str, name: str) -> None:
+    assert (name, "person") not in found(text)
+
+
+def test_chat_names_are_stored_with_the_kind_their_sentence_gives(tmp_path: Any) -> None:
+    import agentmem
+    from agentmem.testing import HashEmbedder
+
+    turns = [
+        "Jan is coming to the wedding.",
+        "Florence is moving to Leeds.",
+        "Dakota can't make it tonight.",
+        "I'm seeing Regina on Friday.",
+        "We had dinner with Tariq at Nobu.",
+        "Thanks, Priya!",
+        "Omar, are you coming?",
+        "Savannah is so humid in July.",
+    ]
+    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("chat")
+        bank.retain(
+            [{"role": "user", "name": "Sam", "content": turn} for turn in turns],
+            mentioned_at="2025-03-04T09:00:00Z",
+        )
+        kinds = {e.name: e.kind for e in bank.entities()}
+        tariq = next(m for m in bank.memories() if "Tariq" in m.text)
+    assert kinds == {
+        "Sam": "person",
+        "Jan": "person",
+        "Florence": "person",
+        "Leeds": "place",
+        "Dakota": "person",
+        "Regina": "person",
+        "Tariq": "person",
+        "Nobu": "org",
+        "Priya": "person",
+        "Omar": "person",
+        "Savannah": "place",
+    }
+    assert set(tariq.entities) == {"Sam", "Tariq", "Nobu"}
 
 
 def test_labels_map_to_kinds() -> None:

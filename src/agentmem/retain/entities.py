@@ -13,11 +13,14 @@ chat text, so rules complete and correct it:
   candidates unless they are stopwords, "I", months, weekdays or chat filler; proper nouns
   just before a spaCy entity join it ("Veridia Pharma"), and a name spaCy swept into a date
   comes back ("the Porto 10k"). These rules are skipped for title-cased or all-caps text,
-  where capitals carry no signal.
+  where capitals carry no signal. "with Tariq at Nobu", which spaCy reads as one name, is two:
+  the companion and the venue.
 - A month word is a first name when grammar says it names a person and nothing makes it a
-  date: "April said", "June is my sister", "May and I", "I met August", but "In April we
-  moved", "May 5th", "See you in June", "May I ask?" (``reads_as_person`` in
-  ``retain/entity_kinds.py``; no number or preposition, determiner or adjective before it).
+  date: "April said", "June is my sister", "May and I", "I met August", "Jan is coming to the
+  wedding", but "In April we moved", "May 5th", "See you in June", "May I ask?", "May is
+  coming to an end" (``reads_as_person`` in ``retain/entity_kinds.py``; no number or
+  preposition, determiner or adjective before it). An abbreviation is a date with or without
+  its period ("Jan.", "Sept.").
 - An unfamiliar word the tagger reads as an interjection or adverb is a name when grammar
   says it is a person's ("Raj and his wife moved"); a holiday is a time, never a name,
   whatever spaCy labels it ("visiting for Easter").
@@ -59,7 +62,7 @@ from agentmem.retain.facts import EntityMention
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
 
 __all__ = [
     "ENTITY_KINDS",
@@ -226,6 +229,8 @@ def recognize_entities(
     located: list[tuple[int, EntityMention]] = []  # (token position, mention)
     named = [(ent, LABEL_KINDS.get(ent.label_)) for ent in doc.ents]
     for ent, kind in named:
+        if _joins_companion_and_venue(ent):
+            continue  # the capitalised-word pass reads both names
         if kind is None:
             # Dates and amounts are not entities, but their words must not come back as
             # capitalised-word candidates ("Christmas", "Monday"); bare numbers may still
@@ -305,6 +310,19 @@ def _opens_no_name(token: Token) -> bool:
     return (
         token.tag_.startswith("VB") or token.tag_ in _NOT_NAME_OPENERS
     ) and token.lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
+
+
+def _joins_companion_and_venue(ent: Span) -> bool:
+    """Whether spaCy read "with Tariq at Nobu" as one entity ("Tariq at Nobu"): after
+    "with", a lower-case "at" between capitalised words parts the one a meal or a drink is
+    shared with from where it was ("drinks with Ana at Hawksmoor")."""
+    doc = ent.doc
+    if ent.start == 0 or doc[ent.start - 1].lower_ != "with":
+        return False
+    return any(
+        t.text == "at" and ent.start < t.i < ent.end - 1 and doc[t.i + 1].text[:1].isupper()
+        for t in ent
+    )
 
 
 def _from_spacy_entity(
@@ -405,8 +423,8 @@ def _is_proper_noun(token: Token) -> bool:
 
 def _is_name_in_date(token: Token) -> bool:
     """A name inside a date entity: a proper noun that is no calendar word ("Porto" in "the
-    Porto 10k", but not "Christmas" or "Monday"), a code or a race."""
-    lower = token.lower_
+    Porto 10k", but not "Christmas", "Monday" or "Jan."), a code or a race."""
+    lower = token.lower_.rstrip(".")
     if CODE_RE.match(token.text) or RACE_RE.match(token.text):
         return True
     return token.tag_ == "NNP" and lower not in _MONTHS_AND_DAYS and lower not in _CALENDAR_WORDS
@@ -618,7 +636,11 @@ def _is_not_a_name(key: str) -> bool:
     words = key.split()
     if words and any(w in _HOLIDAYS for w in words) and all(w in _CALENDAR_WORDS for w in words):
         return True  # "Easter", "Christmas Eve": a time, whatever label spaCy gives it
-    return key in _MONTHS_AND_DAYS or key in _CHAT_WORDS or bool(_PERIOD_RE.fullmatch(key))
+    return (
+        key.rstrip(".") in _MONTHS_AND_DAYS  # "Jan.", "Sept."
+        or key in _CHAT_WORDS
+        or bool(_PERIOD_RE.fullmatch(key))
+    )
 
 
 def _is_not_a_name_here(doc: Doc, start: int, end: int, key: str) -> bool:

@@ -13,9 +13,18 @@ place, a city as a person), so its label is one weak vote among others:
   ("Tigran flew", "Siobhan said"), "X and I", "work at X", "launch X";
 - **an animate subject or object**: a verb, state or phrase whose subject is a person, also
   after auxiliaries ("Jordan is coming over", "Sydney has been feeling down", "Paris is
-  pregnant", "Marta got the job"), the object of a verb of meeting or telling ("I met
-  August", "told Savannah"), "X and her husband". These decide whether a month word names
-  someone (:func:`reads_as_person`: "April said", but "In April we moved").
+  pregnant", "Marta got the job", "Dakota can't make it tonight"), the object of a verb of
+  meeting or telling ("I met August", "told Savannah", "I'm seeing Regina"), "X and her
+  husband". These decide whether a month word names someone (:func:`reads_as_person`: "April
+  said", but "In April we moved");
+- **a traveller**: the subject of a verb of motion with a destination, a place's name or an
+  occasion ("Florence is moving to Leeds", "Jan is coming to the wedding"): a month or a
+  storm passes ("August flew by", "May is coming to an end") but goes nowhere;
+- **a companion**: the one a meal or a drink is shared with ("dinner with Tariq");
+- **an addressee**: a name set off by a comma or a greeting at the edge of a sentence spoken
+  to "you" ("Thanks, Priya!", "Omar, are you coming?");
+- **a climate**: the subject of a predicate about the weather ("Savannah is so humid in
+  July"), which describes a place and never a person.
 
 Each cue adds a weight to a kind; the heaviest kind wins and its weight is the mention's
 confidence, which the bank sums over all mentions of an entity (``retain/link.py``).
@@ -180,8 +189,44 @@ _BE = _words("am 'm is 's was are 're were be been being")
 # Whose object is a person: "I met August", "told Savannah the news", "invited Indiana".
 _PERSON_OBJECT_VERBS = _words(
     "meet met meeting tell told telling text texted texting invite invited inviting hug hugged "
-    "hugging kiss kissed kissing marry married thank thanked babysit babysat"
+    "hugging kiss kissed kissing marry married thank thanked babysit babysat "
+    # "I'm seeing Regina on Friday": after "be", seeing someone is meeting them.
+    "seeing"
 )
+# Verbs of going somewhere: their subject is a traveller when a destination follows.
+_TRAVEL_VERBS = _words(
+    "go goes went going move moves moved moving fly flies flew flying "
+    "drive drives drove driving travel travels travelled traveled travelling traveling head "
+    "heads headed heading relocate relocates relocated relocating return returns returned "
+    "returning walk walks walked walking commute commutes commuted commuting"
+)
+# Coming to a place is what a tour, a launch or a chain does too ("Netflix is coming to
+# India"); coming to an occasion only a guest does.
+_COME_VERBS = _words("come comes came coming")
+# Where people go and a month or the weather does not: "coming to the wedding".
+_OCCASIONS = _words(
+    "wedding party dinner lunch brunch breakfast barbecue bbq picnic birthday funeral reunion "
+    "concert gig game match show gym office pub bar doctor dentist school church class meeting "
+    "housewarming"
+)
+# Meals and drinks shared with someone: "dinner with Tariq", "coffee with Dakota".
+_SHARED_MEALS = _words("dinner lunch breakfast brunch coffee drinks drink tea beer beers date")
+# Words that address someone: "Thanks, Priya!", "Hi Tendai, ...", "Omar, are you coming?".
+_GREETINGS = _words(
+    "hi hey hello hiya yo thanks thank thx ty bye goodbye cheers congrats congratulations "
+    "welcome dear morning night sorry"
+)
+_SECOND_PERSON = _words("you your yours you're u ya y'all")
+# What the weather of a place is, and a person never is: "Savannah is so humid in July".
+_CLIMATE_ADJECTIVES = _words(
+    "humid muggy rainy sunny snowy windy foggy misty stormy drizzly cloudy overcast balmy "
+    "tropical arid temperate"
+)
+# Verbs linking a subject to its weather: "Leeds is always rainy", "Savannah gets so humid".
+_CLIMATE_LINKS = _words("is was 's are were be been gets got get getting stays stayed")
+# "Dakota can't make it tonight": after "make it", the word that says it means attending.
+_ATTENDING_AFTER = _words("tonight today tomorrow home back after")
+_MAKE = _words("make makes made making")
 # Whose object is a person more often than not, but a company sometimes ("called Globex").
 _CONTACT_VERBS = _words("call called calling phoned rang emailed messaged asked")
 _ORG_VERBS = _words("acquired acquires billed invoiced charged employs merged sent issued")
@@ -331,6 +376,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     elif previous == "at":
         votes["org"] += SPACY_WEIGHT / 2
         votes["place"] += SPACY_WEIGHT / 2
+    elif previous == "with" and before and before[-1] in _SHARED_MEALS:
+        votes["person"] += CUE_WEIGHT + 0.5  # "dinner with Tariq"
     elif previous == "with":
         votes["person"] += SPACY_WEIGHT * 0.75
     elif previous in _PRODUCT_VERBS_BEFORE or (
@@ -344,8 +391,15 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     elif previous in _CONTACT_VERBS:
         votes["person"] += SPACY_WEIGHT * 0.75  # below the model's label: "called Globex"
 
+    if _is_addressee(doc, start, end):
+        votes["person"] += CUE_WEIGHT + 0.5
     if end >= n:
         return
+    if _has_climate(doc, end):
+        votes["place"] += SHAPE_WEIGHT  # as telling as "Lake" in a name
+        return
+    if _is_traveller(doc, end):
+        votes["person"] += CUE_WEIGHT
     following = doc[end].lower_
     # "Jordan's coming over": an "'s" before what a person does is "is", not a possessive.
     animate = _is_animate_subject(doc, end)
@@ -382,13 +436,16 @@ def reads_as_person(doc: Doc, start: int, end: int) -> bool:
     Only cues that hold for any conversation count: the subject of a verb, state or phrase
     whose subject is a person ("April said", "June is my sister", "May and I", "Jordan is
     coming over"), the object of a verb of meeting, telling or calling ("I met August", "I
-    called April"), "me and X", "X and her husband", and a possessive with a family or role
-    noun or a pet ("June's husband", "April's dog"). Motion verbs do not count: "August flew
-    by".
+    called April"), "me and X", "X and her husband", a possessive with a family or role
+    noun or a pet ("June's husband", "April's dog"), a traveller ("Jan is coming to the
+    wedding") and an addressee ("Thanks, June!"). A motion verb without a destination does
+    not count: "August flew by".
     """
     n = len(doc)
     previous = doc[start - 1].lower_ if start > 0 else ""
-    if _is_animate_subject(doc, end) or _is_person_object(doc, start):
+    if _is_animate_subject(doc, end) or _is_person_object(doc, start) or _is_traveller(doc, end):
+        return True
+    if _is_addressee(doc, start, end):
         return True
     # "I called April", but not "a festival called May Day".
     if previous in _CONTACT_VERBS and start >= 2 and doc[start - 2].tag_ in ("PRP", "NNP"):
@@ -433,6 +490,8 @@ def _is_animate_subject(doc: Doc, end: int) -> bool:
         or (following == "with" and k + 2 < n and doc[k + 2].lower_ in ("me", "us"))
     ):
         return True  # "Jordan is coming over", "Shanelle is coming with us"
+    if word in _MAKE and following == "it" and _means_attending(doc, k + 2):
+        return True  # "Dakota can't make it tonight", but not "Stripe made it easy"
     if word in _GET_VERBS:
         if following in _PERSON_STATES:
             return True
@@ -441,6 +500,119 @@ def _is_animate_subject(doc: Doc, end: int) -> bool:
             j += 1
         return j < n and doc[j].lower_ in _PERSON_GAINS
     return False
+
+
+def _means_attending(doc: Doc, j: int) -> bool:
+    """Whether the words from ``j`` on, after "make it", make it mean getting somewhere or
+    being there ("make it tonight", "made it home", "make it to the party", "can't make
+    it."), not making something so ("made it easy", "make it work")."""
+    if j >= len(doc) or doc[j].is_punct or doc[j].is_sent_start:
+        return True
+    return doc[j].tag_ in ("IN", "TO", "RP") or doc[j].lower_ in _ATTENDING_AFTER
+
+
+def _verb_after_subject(doc: Doc, end: int) -> int | None:
+    """The position of the verb a subject ending at ``end`` governs, past auxiliaries and
+    adverbs; ``None`` where none can follow. Without an auxiliary only a finite verb follows
+    its subject ("Jan flew to Oslo"); after "be" a participle is passive ("was moved")."""
+    n = len(doc)
+    k = end
+    be = False
+    while k < n and (doc[k].lower_ in _AUXILIARIES or doc[k].lower_ in _ADVERBS):
+        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS)
+        k += 1
+    if k >= n or (k == end and doc[k].tag_ not in ("VBD", "VBZ", "VBP")):
+        return None
+    if be and doc[k].tag_ != "VBG":
+        return None
+    return k
+
+
+def _is_traveller(doc: Doc, end: int) -> bool:
+    """Whether the name before ``end`` is the subject of a verb of motion with a destination:
+    a place's name or an occasion ("Florence is moving to Leeds", "Jan is coming to the
+    wedding", "June flew to Oslo"). A month or the weather comes and goes but never to
+    somewhere ("May is coming to an end", "August flew by", "June is going to be busy")."""
+    k = _verb_after_subject(doc, end)
+    if k is None:
+        return False
+    verb = doc[k].lower_
+    if verb not in _TRAVEL_VERBS and verb not in _COME_VERBS:
+        return False
+    j = k + 1
+    if j < len(doc) and doc[j].tag_ in ("RB", "RP"):
+        j += 1  # "moving back to Leeds"
+    if j + 1 >= len(doc) or doc[j].lower_ != "to":
+        return False
+    return _is_destination(doc, j + 1, places=verb in _TRAVEL_VERBS)
+
+
+def _is_destination(doc: Doc, j: int, *, places: bool) -> bool:
+    """Whether the words from ``j`` on, after "to", name an occasion ("the wedding", "Sam's
+    party", "my cousin's birthday") or, with ``places``, a place's name ("Leeds")."""
+    n = len(doc)
+    first = doc[j]
+    if (
+        places
+        and first.tag_ in ("NNP", "NNPS")
+        and first.text[:1].isupper()
+        and (j + 1 >= n or doc[j + 1].tag_ != "POS")
+    ):
+        return True  # a place's name; "Sam's party" is an occasion
+    while j < n and (doc[j].tag_ in ("DT", "PRP$", "JJ", "POS", "NNP") or doc[j].text == "'"):
+        j += 1
+    while j < n and doc[j].tag_ in ("NN", "NNS") and doc[j].lower_ not in _OCCASIONS:
+        j += 1  # "a work dinner"
+    return j < n and doc[j].lower_ in _OCCASIONS
+
+
+def _is_addressee(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name is the one spoken to: set off at the edge of its sentence, by a
+    comma before "you" ("Omar, are you coming?") or after a greeting or "you" ("Thanks,
+    Priya!", "See you, Dakota", "Hi Tendai, how was it?"). A name inside a sentence, or a
+    list of names ("Rome, Florence and Venice"), is not addressed."""
+    n = len(doc)
+    sent_start = start
+    while sent_start > 0 and not doc[sent_start].is_sent_start:
+        sent_start -= 1
+    sent_end = end
+    while sent_end < n and not doc[sent_end].is_sent_start:
+        sent_end += 1
+    # Opening the sentence, or after a greeting that opens it: "Omar, ...", "Hi Tendai, ...".
+    opener = start
+    if opener > sent_start and doc[opener - 1].lower_ in _GREETINGS:
+        opener -= 1
+    opens = opener == sent_start
+    closes = end >= sent_end or (doc[end].is_punct and doc[end].text not in ",;:")
+    if opens and end < n and doc[end].text == ",":
+        after = [t.lower_ for t in doc[end + 1 : min(end + 5, sent_end)]]
+        if any(w in _SECOND_PERSON for w in after) or opener < start:
+            return True
+    if closes and start > sent_start:
+        before = doc[start - 1]
+        if before.lower_ in _GREETINGS:
+            return True  # "Thanks Priya!"
+        if before.text == ",":
+            spoken = [t.lower_ for t in doc[sent_start : start - 1]]
+            return bool(spoken) and (
+                spoken[0] in _GREETINGS or any(w in _SECOND_PERSON for w in spoken[-2:])
+            )
+    return False
+
+
+def _has_climate(doc: Doc, end: int) -> bool:
+    """Whether the name before ``end`` is the subject of a predicate about the weather:
+    "Savannah is so humid in July", "Leeds is always rainy", "Houston gets muggy"."""
+    n = len(doc)
+    k = end
+    if k >= n or doc[k].lower_ not in _CLIMATE_LINKS:
+        return False
+    if doc[k].tag_ == "POS" and not (k + 1 < n and doc[k + 1].tag_ == "RB"):
+        return False  # "Sunny's sunny smile" is a possessive; "Savannah's so humid" is not
+    k += 1
+    while k < n and doc[k].tag_ == "RB" and doc[k].lower_ not in ("not", "n't"):
+        k += 1  # "so", "always", "really"
+    return k < n and doc[k].lower_ in _CLIMATE_ADJECTIVES
 
 
 def _is_person_object(doc: Doc, start: int) -> bool:
