@@ -467,11 +467,7 @@ def _is_animate_subject(doc: Doc, end: int) -> bool:
     "Jordan said", "Sydney has been feeling down", "Jordan's coming over", "Paris is
     pregnant", "Marta got the job", "Carolina got married"."""
     n = len(doc)
-    k = end
-    be = False
-    while k < n and (doc[k].lower_ in _AUXILIARIES or doc[k].lower_ in _ADVERBS):
-        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS)
-        k += 1
+    k, be = _past_auxiliaries(doc, end)
     if k >= n or (k == end and doc[k].tag_ not in ("VBD", "VBZ")):
         # Without an auxiliary only a finite verb follows its subject ("Jordan said"); a
         # base form or participle right after a name is something else ("a Jordan trip").
@@ -502,6 +498,19 @@ def _is_animate_subject(doc: Doc, end: int) -> bool:
     return False
 
 
+def _past_auxiliaries(doc: Doc, end: int) -> tuple[int, bool]:
+    """Where the verb after a subject ending at ``end`` can start, past its auxiliaries and
+    adverbs ("can't", "has been", "is so"), and whether the last of them is a form of "be"
+    (adverbs after it keep it: "is always")."""
+    n = len(doc)
+    k = end
+    be = False
+    while k < n and (doc[k].lower_ in _AUXILIARIES or doc[k].lower_ in _ADVERBS):
+        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS)
+        k += 1
+    return k, be
+
+
 def _means_attending(doc: Doc, j: int) -> bool:
     """Whether the words from ``j`` on, after "make it", make it mean getting somewhere or
     being there ("make it tonight", "made it home", "make it to the party", "can't make
@@ -516,11 +525,7 @@ def _verb_after_subject(doc: Doc, end: int) -> int | None:
     adverbs; ``None`` where none can follow. Without an auxiliary only a finite verb follows
     its subject ("Jan flew to Oslo"); after "be" a participle is passive ("was moved")."""
     n = len(doc)
-    k = end
-    be = False
-    while k < n and (doc[k].lower_ in _AUXILIARIES or doc[k].lower_ in _ADVERBS):
-        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS)
-        k += 1
+    k, be = _past_auxiliaries(doc, end)
     if k >= n or (k == end and doc[k].tag_ not in ("VBD", "VBZ", "VBP")):
         return None
     if be and doc[k].tag_ != "VBG":
