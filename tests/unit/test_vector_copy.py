@@ -101,15 +101,30 @@ def whole_copy_store(tmp_path, monkeypatch):
     mem.close()
 
 
-def test_a_store_closed_while_a_copy_is_read_stops_it(whole_copy_store):
+def test_a_store_closed_while_a_copy_is_read_stops_it(whole_copy_store, monkeypatch):
     mem = whole_copy_store
     bank = mem.bank("b")
     bank.retain([{"role": "user", "content": f"Note {n} about the garden."} for n in range(30)])
     ids = [m.id for m in bank.memories()]
+    store = mem._engine.vectors._store
+    read, reading, release = store.get_vectors, threading.Event(), threading.Event()
+    copy_reads: list[list[str]] = []
+
+    def held(name: str, wanted: list[str]) -> dict[str, np.ndarray]:
+        if threading.current_thread().name == "agentmem-vector-copy":
+            copy_reads.append(list(wanted))
+            reading.set()
+            release.wait(10)  # the store closes while this batch is being read
+        return read(name, wanted)
+
+    monkeypatch.setattr(store, "get_vectors", held)
     assert mem._engine.recall_rows.vectors("b", bank._collection, ids[:1])
     copy = mem._engine.recall_rows._banks["b"].vector_copy
-    mem.close()
+    assert reading.wait(10)
+    threading.Timer(0.05, release.set).start()
+    mem.close()  # waits for the batch being read, then no further batch is read
     assert not copy._thread.is_alive()
+    assert len(copy_reads) == 1
 
 
 def test_vectors_forgotten_while_the_copy_is_read_are_not_answered(whole_copy_store):
