@@ -9,8 +9,11 @@ Once copied, each bank's counts are compared and its integrity checked.
 
 from __future__ import annotations
 
+import fcntl
+import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,9 @@ from agentmem.memory import AgentMemory, validate_bank_id
 
 #: The counts compared between a bank and its copy.
 COUNTED = ("memories", "episodes", "entities", "links")
+
+#: The name each migration's working directory starts with, in the system's temp directory.
+WORKDIR_PREFIX = "agentmem-migrate-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +77,13 @@ def migrate(
             "pass --replace to overwrite them"
         )
     migrated = []
-    with tempfile.TemporaryDirectory(prefix="agentmem-migrate-") as workdir:
+    with _working_directory() as workdir:
         for number, bank_id in enumerate(chosen, start=1):
             step = f"bank {bank_id!r} ({number}/{len(chosen)})"
             if bank_id in occupied:
                 target.delete_bank(bank_id)
                 progress(f"{step}: deleted the target's copy")
-            file = Path(workdir) / "bank.jsonl"
+            file = workdir / "bank.jsonl"
             count = source.bank(bank_id).export(file)
             progress(f"{step}: exported {count} memories")
             copy = target.import_(file, bank_id=bank_id)
@@ -85,6 +91,32 @@ def migrate(
             migrated.append(_verified(source, copy.id, target))
             progress(f"{step}: imported and verified {count} memories")
     return migrated
+
+
+@contextmanager
+def _working_directory() -> Iterator[Path]:
+    """A private temporary directory for the exported banks, locked while this migration
+    runs. A migration killed half-way leaves its export (a copy of a bank's data) behind:
+    the next one removes every such directory whose lock nobody holds any more."""
+    _remove_abandoned_workdirs()
+    with tempfile.TemporaryDirectory(prefix=WORKDIR_PREFIX) as name:
+        workdir = Path(name)
+        with open(workdir / "lock.new", "w") as lock:
+            # Locked before it takes the name another migration looks for.
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            (workdir / "lock.new").rename(workdir / "lock")
+            yield workdir
+
+
+def _remove_abandoned_workdirs() -> None:
+    """Remove the working directories of migrations that died (their lock is free)."""
+    for workdir in Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*"):
+        try:
+            with open(workdir / "lock") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(workdir, ignore_errors=True)
+        except OSError:  # running (locked), not ours, already gone, or from an older version
+            continue
 
 
 def _store_id(memory: AgentMemory) -> str | None:

@@ -3,6 +3,8 @@ progress on stderr; refusals are one line, exit 2, and write nothing."""
 
 from __future__ import annotations
 
+import fcntl
+import tempfile
 from pathlib import Path
 
 import networkx as nx
@@ -113,3 +115,25 @@ def test_migrate_refusals_are_one_line_and_leave_no_target(
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "target").exists()
+
+
+def test_migrate_removes_what_a_killed_migration_left_and_nothing_else(
+    source, tmp_path, monkeypatch
+):
+    """A migration killed half-way leaves its export (a copy of a bank's data) in the temp
+    directory: the next one removes it, but not the directory of one still running, nor one
+    it cannot tell is abandoned."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    abandoned, running, unknown = (temp / f"agentmem-migrate-{n}" for n in ("a", "b", "c"))
+    for workdir in (abandoned, running, unknown):
+        workdir.mkdir()
+        (workdir / "bank.jsonl").write_text('{"memories": []}\n')
+    (abandoned / "lock").touch()
+    (running / "lock").touch()
+    with open(running / "lock") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert main(["migrate", "--from", str(source), "--to", str(tmp_path / "copy")]) == 0
+    assert sorted(p.name for p in temp.iterdir()) == [running.name, unknown.name]
+    assert snapshot(tmp_path / "copy") == snapshot(source)

@@ -9,10 +9,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
 import psycopg
+import pytest
 
 import agentmem
 from agentmem.cli import main
@@ -89,9 +91,24 @@ def _stall_the_import_of(url: str, bank_id: str) -> psycopg.Connection:
     return blocker
 
 
+@pytest.fixture
+def temp(tmp_path: Path, monkeypatch) -> Path:
+    """The temp directory of this test's migrations, killed (TMPDIR) and in-process."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def _workdirs(temp: Path) -> list[str]:
+    return sorted(p.name for p in temp.glob("agentmem-migrate-*"))
+
+
 def test_a_migration_to_postgresql_killed_mid_import_is_refused_then_replaced(
     source,  # noqa: F811
     pg_url,
+    temp,
     capsys,
 ):
     before = snapshot(source)
@@ -105,17 +122,20 @@ def test_a_migration_to_postgresql_killed_mid_import_is_refused_then_replaced(
     with psycopg.connect(pg_url, autocommit=True) as con:
         con.execute("DROP TRIGGER stall ON bank_changes")
     assert any("(1/3): imported and verified" in line for line in killed)
+    assert len(_workdirs(temp)) == 1  # the killed run's export of a bank
     assert _whole_or_absent(snapshot(pg_url), before) == ["alice"]
     assert main(["migrate", "--from", str(source), "--to", pg_url]) == 2
     assert "already holds bank(s) 'alice'; pass --replace" in capsys.readouterr().err
     assert main(["migrate", "--from", str(source), "--to", pg_url, "--replace"]) == 0
     assert snapshot(pg_url) == before
+    assert _workdirs(temp) == []  # removed by the next migration
 
 
 def test_a_migration_from_postgresql_killed_half_way_is_refused_then_replaced(
     source,  # noqa: F811
     pg_url,
     tmp_path: Path,
+    temp,
     capsys,
 ):
     assert main(["migrate", "--from", str(source), "--to", pg_url]) == 0
@@ -129,6 +149,7 @@ def test_a_migration_from_postgresql_killed_half_way_is_refused_then_replaced(
     assert "pass --replace" in capsys.readouterr().err
     assert main(["migrate", "--from", pg_url, "--to", str(back), "--replace"]) == 0
     assert snapshot(back) == before
+    assert _workdirs(temp) == []
 
 
 def test_one_store_under_two_urls_is_refused_before_anything_is_deleted(pg_url, capsys):
