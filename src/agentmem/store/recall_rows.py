@@ -83,10 +83,6 @@ _RELOAD_KINDS = changes.RELOAD_KINDS | {"correct"}
 Row = tuple[Any, ...]
 
 
-def _tuple(values: Sequence[str] | None) -> tuple[str, ...] | None:
-    return None if values is None else tuple(values)
-
-
 def _listed(column: str, ids: list[str] | None) -> str:
     return "" if ids is None else f"AND {column} IN ({sql_strings(ids)})"
 
@@ -118,8 +114,8 @@ class _Bank:
         entities = self.entities
         known = self.kinds.get(row[0])
         if known is None or known[0] is not row or known[1] != read:
-            pairs = tuple(sorted(entities[e] for e in row[7] or () if e in entities))
-            parts = memory_parts((*row[:7], [name for name, _ in pairs], *row[8:_HAS_PIECES]))
+            pairs = tuple(sorted(entities[e] for e in row[7] if e in entities))
+            parts = (*row[:7], tuple(name for name, _ in pairs), *row[8:_HAS_PIECES])
             known = self.kinds[row[0]] = (row, read, pairs, memory_from_parts(parts))
         return known[3], known[2]
 
@@ -356,11 +352,13 @@ class RecallRows:
             )
 
     def _rows(self, bank_id: str, ids: list[str] | None) -> list[Row]:
-        """The rows, their entity ids and tags as tuples: a row then holds no object the
-        garbage collector tracks, so a bank's copy adds nothing to a full collection's work."""
+        """The rows as :func:`memory_parts` converts them (times aware, entity ids and tags
+        as tuples), once when read rather than at every Memory built from them: a row then
+        holds no object the garbage collector tracks (the metadata stays JSON text), so a
+        bank's copy adds nothing to a full collection's work."""
         sql = _ROWS.replace("{me_ids}", _listed("memory_id", ids))
         rows = self._db.fetchall(sql.replace("{m_ids}", _listed("m.id", ids)), {"bank": bank_id})
-        return [(*row[:7], _tuple(row[7]), _tuple(row[8]), *row[9:]) for row in rows]
+        return [(*memory_parts(row[:_HAS_PIECES]), *row[_HAS_PIECES:]) for row in rows]
 
     def _with_current_counts(self, bank_id: str, rows: dict[str, Row]) -> dict[str, Row]:
         """The rows with the access counts the store holds now (a row gone since keeps its
@@ -379,7 +377,7 @@ class RecallRows:
 
     def _add_entities(self, bank: _Bank, bank_id: str, rows: Any) -> None:
         """Read the entities of rows read late that the copy does not know yet."""
-        unknown = sorted({e for row in rows for e in row[7] or ()} - bank.entities.keys())
+        unknown = sorted({e for row in rows for e in row[7]} - bank.entities.keys())
         if unknown:
             with self._lock:
                 bank.entities = {**bank.entities, **self._entities(bank_id, unknown)}
