@@ -10,6 +10,7 @@ Once copied, each bank's counts are compared and its integrity checked.
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -109,9 +110,12 @@ def _working_directory() -> Iterator[Path]:
 
 
 def _remove_abandoned_workdirs() -> None:
-    """Remove the working directories of migrations that died (their lock is free)."""
+    """Remove the working directories of migrations that died (their lock is free), this
+    user's only (a link, or another user's directory, is left alone)."""
     for workdir in Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*"):
         try:
+            if workdir.is_symlink() or workdir.stat().st_uid != os.getuid():
+                continue
             with open(workdir / "lock") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 shutil.rmtree(workdir, ignore_errors=True)

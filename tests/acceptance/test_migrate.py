@@ -121,19 +121,21 @@ def test_migrate_removes_what_a_killed_migration_left_and_nothing_else(
     source, tmp_path, monkeypatch
 ):
     """A migration killed half-way leaves its export (a copy of a bank's data) in the temp
-    directory: the next one removes it, but not the directory of one still running, nor one
-    it cannot tell is abandoned."""
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    abandoned, running, unknown = (temp / f"agentmem-migrate-{n}" for n in ("a", "b", "c"))
-    for workdir in (abandoned, running, unknown):
-        workdir.mkdir()
+    directory: the next one removes it, but not the directory of one still running, one it
+    cannot tell is abandoned (no lock: an older version's), nor what a link points at."""
+    temp, elsewhere = tmp_path / "temp", tmp_path / "elsewhere"
+    abandoned, running, older = (temp / f"agentmem-migrate-{n}" for n in ("a", "b", "c"))
+    for workdir in (abandoned, running, older, elsewhere):
+        workdir.mkdir(parents=True)
         (workdir / "bank.jsonl").write_text('{"memories": []}\n')
-    (abandoned / "lock").touch()
-    (running / "lock").touch()
+    for workdir in (abandoned, running, elsewhere):
+        (workdir / "lock").touch()
+    linked = temp / "agentmem-migrate-d"
+    linked.symlink_to(elsewhere)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     with open(running / "lock") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         assert main(["migrate", "--from", str(source), "--to", str(tmp_path / "copy")]) == 0
-    assert sorted(p.name for p in temp.iterdir()) == [running.name, unknown.name]
+    assert sorted(p.name for p in temp.iterdir()) == [running.name, older.name, linked.name]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["bank.jsonl", "lock"]
     assert snapshot(tmp_path / "copy") == snapshot(source)
