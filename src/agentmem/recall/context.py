@@ -91,12 +91,13 @@ class StrategyContext:
             vectors = self.engine.vectors.get_vectors(self.collection, memory_ids)
         else:
             vectors = rows.vectors(self.bank_id, self.collection, memory_ids)
-        query = self.unit_query
-        scale = self.engine.cosine_scale
-        return {
-            memory_id: scale(float(vector @ query) / max(float(np.linalg.norm(vector)), 1e-12))
-            for memory_id, vector in vectors.items()
-        }
+        if not vectors:
+            return {}
+        # One product for all: a recall measures a few dozen (graph and keyword candidates).
+        matrix = np.stack(list(vectors.values()))
+        norms = np.maximum(np.linalg.norm(matrix, axis=1).astype(np.float64), 1e-12)
+        cosines = (matrix @ self.unit_query).astype(np.float64) / norms
+        return dict(zip(vectors, self.engine.cosine_scale.array(cosines).tolist(), strict=True))
 
     def piece_cosines(self, memory_ids: list[str]) -> dict[str, float]:
         """The query's cosine with the closest piece of each of these memories, on MiniLM's
