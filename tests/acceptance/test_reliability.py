@@ -108,6 +108,81 @@ def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
                 assert memory_id in {h.memory.id for h in hits}, code
 
 
+# Retains a batch, recalls (reinforcing: a write) with the bank's vectors copied whole on a
+# thread, a few at a time (the path of a bank too large for the exact in-process copy), and
+# sometimes forgets a fact, saying so before and after.
+READER_WRITER = textwrap.dedent(
+    """
+    import random, sys
+    import agentmem
+    import agentmem.store.vector_copy as vector_copy
+    from agentmem.testing import HashEmbedder
+
+    vector_copy.LOAD_BATCH = 7
+    mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder())
+    embedded = getattr(mem._engine.vectors, "_store", None)  # PostgreSQL's holds no copy
+    if embedded is not None:
+        embedded._flat = None
+    bank = mem.bank("crash")
+    batch = int(sys.argv[2])
+    rng = random.Random(batch)
+    while True:
+        codes = [f"K{batch}X{j}" for j in range(10)]
+        said = "Locker code {} is for Ann. She keeps it at home."
+        messages = [
+            {"role": "user", "name": "Ann", "content": said.format(code)} for code in codes
+        ]
+        result = bank.retain(messages, mentioned_at="2025-01-01", document_id=f"b{batch}")
+        lines = [f"{m.id} {code}" for m, code in zip(result.memories, codes, strict=True)]
+        sys.stdout.write("\\n".join(lines) + "\\n")
+        sys.stdout.flush()
+        bank.recall(f"Which locker code is K{batch}X3?", top_k=5)
+        if rng.random() < 0.3:
+            sys.stdout.write(f"forgetting {result.memories[0].id}\\n")
+            sys.stdout.flush()
+            bank.forget(ids=[result.memories[0].id])
+        batch += 1
+    """
+)
+
+
+def test_sigkill_while_recalls_copy_vectors_and_forget_loses_nothing(store_path):
+    rng = random.Random(int(os.environ.get("AGENTMEM_CRASH_SEED", "20251")))
+    acknowledged: dict[str, str] = {}
+    forgetting: set[str] = set()  # forgotten, or maybe (the kill came during the forget)
+    for run in range(3):
+        wanted = rng.randint(2, 8) * 10
+        proc = subprocess.Popen(
+            [sys.executable, "-c", READER_WRITER, str(store_path), str(run * 1000)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        lines: list[str] = []
+        for line in proc.stdout:
+            lines.append(line)
+            if sum(not x.startswith("forgetting") for x in lines) >= wanted:
+                break
+        time.sleep(rng.uniform(0, 0.3))  # inside a retain, recall (copy, counts) or forget
+        proc.send_signal(signal.SIGKILL)
+        rest, _ = proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        lines += [line for line in rest.splitlines(keepends=True) if line.endswith("\n")]
+        forgetting |= {line.split()[1] for line in lines if line.startswith("forgetting")}
+        acknowledged |= dict(line.split() for line in lines if not line.startswith("forgetting"))
+        with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+            report = mem.check_integrity()
+            assert report.ok, report.problems
+            bank = mem.bank("crash")
+            stored = {m.id for m in bank.memories()}
+            assert set(acknowledged) - forgetting <= stored
+            assert report.memories == report.vectors == len(stored)
+            memory_id = rng.choice(sorted(set(acknowledged) & stored))
+            # The code alone finds it by keyword (its words and vector are the others').
+            hits = bank.recall(acknowledged[memory_id], strategies=["keyword"], top_k=50)
+            assert memory_id in {h.memory.id for h in hits}
+
+
 def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):
     threads, ops_per_thread = 6, 250
     with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
