@@ -178,3 +178,31 @@ def test_a_why_question_lifts_the_turn_that_states_a_cause(tmp_path):
         # Asked when, the cause is no answer of the kind asked for.
         when = bank.recall("When was the Porto trip?", now=NOW, scoring_weights=RELEVANCE_ONLY)
         assert not any("cause" in h.why for h in when.hits)
+
+
+# Near-duplicates: the one memory holding a query's rare identifier is the keyword arm's first
+# hit and no other arm's; fusion alone (RRF) ranked it below memories every arm found.
+def test_the_memory_holding_a_rare_identifier_comes_first_among_near_duplicates(tmp_path):
+    said = "Locker code {} is for Ann. She keeps it at home."
+    with AgentMemory(tmp_path) as mem:
+        bank = mem.bank("b")
+        for batch in range(10):
+            codes = [f"K{batch}X{j}" for j in range(10)]
+            bank.retain(
+                [{"role": "user", "name": "Ann", "content": said.format(c)} for c in codes],
+                mentioned_at=NOW,
+                document_id=f"b{batch}",
+            )
+    questions = {
+        "What is locker code K3X2 for?": "K3X2",
+        "Who is locker code K7X0 for?": "K7X0",
+        "Where does Ann keep K5X5?": "K5X5",
+        "Which locker code is K8X6?": "K8X6",
+        "K1X9": "K1X9",
+    }
+    with AgentMemory(tmp_path) as mem:  # reopened: nothing of it was in-process state
+        bank = mem.bank("b")
+        for question, code in questions.items():
+            hits = bank.recall(question, now=NOW, top_k=5, reinforce=False).hits
+            assert _texts(hits)[0] == said.format(code), (question, _texts(hits))
+        assert mem.check_integrity().ok
