@@ -20,17 +20,28 @@ from agentmem.testing import HashEmbedder
 # Bulk-retains batches of ten facts forever, printing "id code" for each fact of a batch once
 # retain has returned (acknowledged). A low rebuild threshold puts keyword-index rebuilds
 # among the points the kill can land on. Each turn holds two sentences, so each fact also
-# stores its piece vectors (retain/pieces.py), written with the rows.
+# stores its piece vectors (retain/pieces.py), written with the rows. With "recall" it also
+# recalls after each batch (reinforcing: a write) with the bank's vectors copied whole on a
+# thread, a few at a time (the path of a bank too large for the exact in-process copy), and
+# sometimes forgets a fact, printing "forgetting id" first.
 WRITER = textwrap.dedent(
     """
-    import sys
+    import random, sys
     import agentmem
+    import agentmem.store.vector_copy as vector_copy
     from agentmem.testing import HashEmbedder
 
     config = agentmem.EngineConfig(keyword_rebuild_min=40, keyword_rebuild_fraction=0.0)
     mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder(), config=config)
+    reading = sys.argv[3] == "recall"
+    if reading:
+        vector_copy.LOAD_BATCH = 7
+        embedded = getattr(mem._engine.vectors, "_store", None)  # PostgreSQL's holds no copy
+        if embedded is not None:
+            embedded._flat = None
     bank = mem.bank("crash")
     batch = int(sys.argv[2])
+    rng = random.Random(batch)
     while True:
         codes = [f"K{batch}X{j}" for j in range(10)]
         said = "Locker code {} is for Ann. She keeps it at home."
@@ -41,43 +52,50 @@ WRITER = textwrap.dedent(
         lines = [f"{m.id} {code}" for m, code in zip(result.memories, codes, strict=True)]
         sys.stdout.write("\\n".join(lines) + "\\n")
         sys.stdout.flush()
+        if reading:
+            bank.recall(f"Which locker code is K{batch}X3?", top_k=5)
+            if rng.random() < 0.3:
+                sys.stdout.write(f"forgetting {result.memories[0].id}\\n")
+                sys.stdout.flush()
+                bank.forget(ids=[result.memories[0].id])
         batch += 1
     """
 )
 
 
-def _run_and_kill(store: Path, first_batch: int, rng: random.Random) -> dict[str, str]:
-    """Start the writer, SIGKILL it at a random moment; return the acknowledged facts."""
+def _run_and_kill(
+    store: Path, first_batch: int, rng: random.Random, mode: str = "retain"
+) -> tuple[dict[str, str], set[str]]:
+    """Start the writer, SIGKILL it at a random moment; return the acknowledged facts and
+    those it was forgetting (forgotten, or maybe not: the kill may have come first)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(store), str(first_batch)],
+        [sys.executable, "-c", WRITER, str(store), str(first_batch), mode],
         stdout=subprocess.PIPE,
         text=True,
     )
     assert proc.stdout is not None
     wanted_batches = rng.randint(1, 6)
-    acknowledged: dict[str, str] = {}
+    lines: list[str] = []
     for line in proc.stdout:
-        memory_id, code = line.split()
-        acknowledged[memory_id] = code
-        if len(acknowledged) >= wanted_batches * 10:
+        lines.append(line)
+        if sum(not x.startswith("forgetting") for x in lines) >= wanted_batches * 10:
             break
-    time.sleep(rng.uniform(0, 0.4))  # land somewhere inside a later retain
+    time.sleep(rng.uniform(0, 0.4))  # land inside a later retain (recall, forget)
     proc.send_signal(signal.SIGKILL)
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
     # Lines printed before the kill were acknowledged too; a cut-off last line was not.
-    for line in rest.splitlines(keepends=True):
-        if line.endswith("\n"):
-            memory_id, code = line.split()
-            acknowledged[memory_id] = code
-    return acknowledged
+    lines += [line for line in rest.splitlines(keepends=True) if line.endswith("\n")]
+    forgetting = {line.split()[1] for line in lines if line.startswith("forgetting")}
+    acknowledged = dict(line.split() for line in lines if not line.startswith("forgetting"))
+    return acknowledged, forgetting
 
 
 def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
     rng = random.Random(int(os.environ.get("AGENTMEM_CRASH_SEED", "20251")))
     acknowledged: dict[str, str] = {}
     for run in range(4):
-        acknowledged |= _run_and_kill(store_path, first_batch=run * 1000, rng=rng)
+        acknowledged |= _run_and_kill(store_path, first_batch=run * 1000, rng=rng)[0]
         with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
             report = mem.check_integrity()
             assert report.ok, report.problems
@@ -108,68 +126,14 @@ def test_sigkill_at_random_points_loses_no_acknowledged_memory(store_path):
                 assert memory_id in {h.memory.id for h in hits}, code
 
 
-# Retains a batch, recalls (reinforcing: a write) with the bank's vectors copied whole on a
-# thread, a few at a time (the path of a bank too large for the exact in-process copy), and
-# sometimes forgets a fact, saying so before and after.
-READER_WRITER = textwrap.dedent(
-    """
-    import random, sys
-    import agentmem
-    import agentmem.store.vector_copy as vector_copy
-    from agentmem.testing import HashEmbedder
-
-    vector_copy.LOAD_BATCH = 7
-    mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder())
-    embedded = getattr(mem._engine.vectors, "_store", None)  # PostgreSQL's holds no copy
-    if embedded is not None:
-        embedded._flat = None
-    bank = mem.bank("crash")
-    batch = int(sys.argv[2])
-    rng = random.Random(batch)
-    while True:
-        codes = [f"K{batch}X{j}" for j in range(10)]
-        said = "Locker code {} is for Ann. She keeps it at home."
-        messages = [
-            {"role": "user", "name": "Ann", "content": said.format(code)} for code in codes
-        ]
-        result = bank.retain(messages, mentioned_at="2025-01-01", document_id=f"b{batch}")
-        lines = [f"{m.id} {code}" for m, code in zip(result.memories, codes, strict=True)]
-        sys.stdout.write("\\n".join(lines) + "\\n")
-        sys.stdout.flush()
-        bank.recall(f"Which locker code is K{batch}X3?", top_k=5)
-        if rng.random() < 0.3:
-            sys.stdout.write(f"forgetting {result.memories[0].id}\\n")
-            sys.stdout.flush()
-            bank.forget(ids=[result.memories[0].id])
-        batch += 1
-    """
-)
-
-
 def test_sigkill_while_recalls_copy_vectors_and_forget_loses_nothing(store_path):
     rng = random.Random(int(os.environ.get("AGENTMEM_CRASH_SEED", "20251")))
     acknowledged: dict[str, str] = {}
-    forgetting: set[str] = set()  # forgotten, or maybe (the kill came during the forget)
+    forgetting: set[str] = set()
     for run in range(3):
-        wanted = rng.randint(2, 8) * 10
-        proc = subprocess.Popen(
-            [sys.executable, "-c", READER_WRITER, str(store_path), str(run * 1000)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stdout is not None
-        lines: list[str] = []
-        for line in proc.stdout:
-            lines.append(line)
-            if sum(not x.startswith("forgetting") for x in lines) >= wanted:
-                break
-        time.sleep(rng.uniform(0, 0.3))  # inside a retain, recall (copy, counts) or forget
-        proc.send_signal(signal.SIGKILL)
-        rest, _ = proc.communicate(timeout=60)
-        assert proc.returncode == -signal.SIGKILL
-        lines += [line for line in rest.splitlines(keepends=True) if line.endswith("\n")]
-        forgetting |= {line.split()[1] for line in lines if line.startswith("forgetting")}
-        acknowledged |= dict(line.split() for line in lines if not line.startswith("forgetting"))
+        written, forgot = _run_and_kill(store_path, run * 1000, rng, mode="recall")
+        acknowledged |= written
+        forgetting |= forgot
         with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
             report = mem.check_integrity()
             assert report.ok, report.problems
