@@ -9,7 +9,6 @@ Once copied, each bank's counts are compared and its integrity checked.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import tempfile
@@ -20,6 +19,11 @@ from pathlib import Path
 
 from agentmem.errors import InvalidInputError, NotFoundError, StorageError
 from agentmem.memory import AgentMemory, validate_bank_id
+
+try:
+    import fcntl
+except ImportError:  # not POSIX (Windows): no advisory locks, so no sweep either
+    fcntl = None  # type: ignore[assignment]
 
 #: The counts compared between a bank and its copy.
 COUNTED = ("memories", "episodes", "entities", "links")
@@ -102,6 +106,9 @@ def _working_directory() -> Iterator[Path]:
     _remove_abandoned_workdirs()
     with tempfile.TemporaryDirectory(prefix=WORKDIR_PREFIX) as name:
         workdir = Path(name)
+        if fcntl is None:
+            yield workdir
+            return
         with open(workdir / "lock.new", "w") as lock:
             # Locked before it takes the name another migration looks for.
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -112,6 +119,8 @@ def _working_directory() -> Iterator[Path]:
 def _remove_abandoned_workdirs() -> None:
     """Remove the working directories of migrations that died (their lock is free), this
     user's only (a link, or another user's directory, is left alone)."""
+    if fcntl is None:
+        return
     for workdir in Path(tempfile.gettempdir()).glob(WORKDIR_PREFIX + "*"):
         try:
             if workdir.is_symlink() or workdir.stat().st_uid != os.getuid():

@@ -11,6 +11,7 @@ import networkx as nx
 import pytest
 
 import agentmem
+import agentmem.migrate
 from agentmem.cli import main
 from tests.conftest import CONVERSATION, T0, T1
 
@@ -138,4 +139,19 @@ def test_migrate_removes_what_a_killed_migration_left_and_nothing_else(
         assert main(["migrate", "--from", str(source), "--to", str(tmp_path / "copy")]) == 0
     assert sorted(p.name for p in temp.iterdir()) == [running.name, older.name, linked.name]
     assert sorted(p.name for p in elsewhere.iterdir()) == ["bank.jsonl", "lock"]
+    assert snapshot(tmp_path / "copy") == snapshot(source)
+
+
+def test_migrate_without_advisory_locks_neither_sweeps_nor_leaves_anything(
+    source, tmp_path, monkeypatch
+):
+    """Where ``fcntl`` is missing (not POSIX) a migration still runs, in a plain temporary
+    directory it removes, and touches no other directory."""
+    temp = tmp_path / "temp"
+    (temp / "agentmem-migrate-a").mkdir(parents=True)
+    (temp / "agentmem-migrate-a" / "lock").touch()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(agentmem.migrate, "fcntl", None)
+    assert main(["migrate", "--from", str(source), "--to", str(tmp_path / "copy")]) == 0
+    assert [p.name for p in temp.iterdir()] == ["agentmem-migrate-a"]
     assert snapshot(tmp_path / "copy") == snapshot(source)
