@@ -23,16 +23,19 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
 - otherwise (another present verb such as "I love the photos from June", or no verb at all)
   the clause does not say.
 
-The verb that decides is the one nearest before the date in its comma-delimited part of the
-sentence ("I love the painting I did in May": *did*), else the first one after it ("On March
-3, we will launch": *will launch*), else the same in the whole sentence.
+A timetable's present that the small model tags as a plural noun ("My flight leaves on
+Monday", "The train departs at 9") is read as the verb it is (see
+:func:`_retag_verbs_read_as_nouns`). The verb that decides is the one nearest before the
+date in its comma-delimited part of the sentence ("I love the painting I did in May": *did*),
+else the first one after it ("On March 3, we will launch": *will launch*), else the same in
+the whole sentence.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 Direction = Literal["past", "forward", "present"]
 
@@ -140,14 +143,62 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
         return []
     from agentmem.models.nlp import load_nlp  # spaCy loads on first use, never at import
 
+    nlp = load_nlp()
     tagged = [
-        tuple((t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc)
-        for doc in load_nlp().pipe(texts, disable=["ner", "senter"])
+        [(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]
+        for doc in nlp.pipe(texts, disable=["ner", "senter"])
     ]
+    _retag_verbs_read_as_nouns(nlp, texts, tagged)
     if len(_TAGS) + len(texts) > _TAGS_KEPT:
         _TAGS.clear()
-    _TAGS.update(zip(texts, tagged, strict=True))
-    return tagged
+    frozen = [tuple(tokens) for tokens in tagged]
+    _TAGS.update(zip(texts, frozen, strict=True))
+    return frozen
+
+
+# A sentence with no verb that opens with a determiner, a noun and a plural noun followed by
+# a preposition, a number or an adverb: where the small model reads a verb as a noun ("My
+# flight leaves on Monday", "The train departs at 9"); "Movie marathons with friends" and
+# "Any good games lately?" do not open so.
+_OPENERS = frozenset({"DT", "PRP$"})
+_NOUNS_BEFORE = frozenset({"NN", "NNP"})
+_AFTER_A_VERB = frozenset({"IN", "TO", "CD", "RB"})
+
+
+def _retag_verbs_read_as_nouns(nlp: Any, texts: list[str], tagged: list[list[Token]]) -> None:
+    """Tag as ``VBZ`` the plural noun of a verbless sentence that opens as above, when the
+    model tags the same word as a verb after "It" ("It leaves on Monday"): without it the
+    sentence tells no tense and its weekday is read as the last one. "The beach photos from
+    Monday" keeps its noun ("It photos from Monday" is no sentence to the model either)."""
+    suspects: list[tuple[int, int]] = []  # (text, token) of plural nouns that may be verbs
+    for n, tokens in enumerate(tagged):
+        sentence: list[int] = []
+        for i, token in enumerate([*tokens, (0, 0, ".", "")]):
+            if token[2] != ".":
+                sentence.append(i)
+                continue
+            if (
+                token[3] != "?"  # "Any success stories lately?" asks, no timetable
+                and len(sentence) >= 4
+                and not any(tokens[k][2] in _VERB for k in sentence)
+                and tokens[sentence[0]][2] in _OPENERS
+                and tokens[sentence[1]][2] in _NOUNS_BEFORE
+                and tokens[sentence[2]][2] == "NNS"
+                and tokens[sentence[3]][2] in _AFTER_A_VERB
+            ):
+                suspects.append((n, sentence[2]))
+            sentence = []
+    if not suspects:
+        return
+    # The word and what follows it in its sentence, at most a few words: enough to tag it.
+    probes = [
+        "It " + texts[n][tagged[n][k][0] : tagged[n][min(k + 4, len(tagged[n]) - 1)][1]]
+        for n, k in suspects
+    ]
+    for (n, k), probe in zip(suspects, nlp.pipe(probes, disable=["ner", "senter"]), strict=True):
+        if len(probe) > 1 and probe[1].tag_ == "VBZ":
+            start, end, _, lower = tagged[n][k]
+            tagged[n][k] = (start, end, "VBZ", lower)
 
 
 def clause_direction(text: str, start: int, end: int) -> Direction | None:
