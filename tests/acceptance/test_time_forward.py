@@ -140,6 +140,14 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I haven't seen Ana since Christmas.", FEB_20, "2024-12-24", "2025-02-20"),
     ("I've been vegan since New Year's Day.", MAR_10, "2025-01-01", "2025-03-10"),
     ("Since Halloween the shop has been closed.", FEB_20, "2024-10-31", "2025-02-20"),
+    # "for" an amount in a present perfect: from that long ago up to when it was said.
+    ("I've been running every day for three months.", FEB_20, "2024-11-20", "2025-02-20"),
+    ("We have lived in Lisbon for two years.", FEB_20, "2023-02-20", "2025-02-20"),
+    ("She's been working at Acme for about 6 months.", FEB_20, "2024-08-20", "2025-02-20"),
+    ("I haven't smoked for a fortnight.", FEB_20, "2025-02-06", "2025-02-20"),
+    # A fortnight is two weeks.
+    ("I'm moving to Berlin in a fortnight.", FEB_20, "2025-03-03", "2025-03-09"),
+    ("I saw her a fortnight ago.", FEB_20, "2025-02-03", "2025-02-09"),
 ]
 
 
@@ -285,6 +293,11 @@ NOT_DATES = [
     "We built the shed in two weeks.",
     "Haven't talked in a few days!",
     "I lost 5 kg in two months.",
+    # "for" an amount outside a present perfect: how long, not when.
+    "I lived in Rome for two years.",
+    "I had known her for a decade.",
+    "I'll be in Tokyo for two weeks.",
+    "I've got the car for a week.",
 ]
 
 
@@ -436,4 +449,9 @@ def test_a_time_told_from_the_sentence_before_is_stored(mem: agentmem.AgentMemor
         mentioned_at="2025-02-20T10:00:00Z",
     ).memories
     assert turns[1].occurred_start is None
+    later = bank.retain(
+        "On 3 May 2019 we met in Lisbon. A fortnight later we flew to Rome.",
+        mentioned_at="2025-02-20T10:00:00Z",
+    ).memories
+    assert [m.occurred_start.date() for m in later] == [date(2019, 5, 3), date(2019, 5, 17)]
     assert mem.check_integrity().ok

@@ -644,7 +644,7 @@ references = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(210
 )
 years = st.integers(min_value=1900, max_value=2099)
 counts = st.sampled_from(["1", "2", "10", "a", "one", "three", "twelve", "a couple of", "a few"])
-units = st.sampled_from(["hours", "days", "weeks", "months", "years"])
+units = st.sampled_from(["hours", "days", "weeks", "fortnights", "months", "years"])
 relatives = st.sampled_from(["last", "this", "next"])
 seasons = st.sampled_from(["spring", "summer", "autumn", "fall", "winter"])
 weekdays = st.sampled_from(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"])
@@ -719,7 +719,8 @@ def test_grammar_gives_well_formed_intervals(text: str, reference: datetime) -> 
     assert parsed is not None, text
     _assert_well_formed(parsed, text)
     # "in 3 days" in a question about the past is how long something took (no time).
-    verb = "will" if re.fullmatch(r"in .+ (?:hours|days|weeks|months|years)", text) else "did"
+    ahead = re.fullmatch(r"in .+ (?:hours|days|weeks|fortnights|months|years)", text)
+    verb = "will" if ahead else "did"
     sentence = f"What {verb} Alice do {text}?"
     [found] = find_time_expressions(sentence, reference)
     _assert_well_formed(found, sentence)
@@ -895,3 +896,35 @@ def test_since_a_name_reaches_back_to_its_latest_occurrence(verb: str, name: str
     [found] = find_time_expressions(f"I {verb} her since {name}.", REF)
     assert found.start < REF and found.end == REF
     assert REF - found.start < timedelta(days=366)
+
+
+_LASTING = [
+    ("for three months", datetime(2024, 10, 15, tzinfo=UTC)),
+    ("for a fortnight", datetime(2025, 1, 1, tzinfo=UTC)),
+    ("for about 6 weeks", datetime(2024, 12, 4, tzinfo=UTC)),
+    ("for a couple of years", datetime(2023, 1, 15, tzinfo=UTC)),
+    ("for 36 hours", datetime(2025, 1, 14, tzinfo=UTC)),
+]
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["I've been running", "We have lived here", "She has worked there", "I haven't smoked"],
+)
+@pytest.mark.parametrize(("amount", "start"), _LASTING)
+def test_for_an_amount_in_a_present_perfect_runs_up_to_the_reference(
+    clause: str, amount: str, start: datetime
+) -> None:
+    [found] = find_time_expressions(f"{clause} {amount}.", REF)
+    assert (found.start, found.end) == (start, REF)
+
+
+@pytest.mark.parametrize(
+    "clause",
+    ["I lived there", "I had lived there", "I'll stay there", "I've got the car", "I was ill"],
+)
+@pytest.mark.parametrize(("amount", "start"), _LASTING)
+def test_for_an_amount_elsewhere_says_how_long_not_when(
+    clause: str, amount: str, start: datetime
+) -> None:
+    assert find_time_expressions(f"{clause} {amount}.", REF) == []

@@ -24,7 +24,7 @@ from agentmem.temporal.expressions import NUMBER_WORDS, _add_months, _last_day, 
 
 __all__ = ["follow_on"]
 
-_UNITS = r"(?P<unit>day|morning|afternoon|evening|night|week|month|year)"
+_UNITS = r"(?P<unit>day|morning|afternoon|evening|night|week|fortnight|month|year)"
 _COUNT = rf"(?P<count>a|an|{'|'.join(NUMBER_WORDS)}|\d{{1,3}})"
 # Not followed by a date of its own ("the day after Christmas", "the week before May 3").
 _ALONE = r"(?!\s+(?:the\s+)?(?:\d|[A-Z]))"
@@ -51,6 +51,7 @@ _SPANS = {
     "day": timedelta(days=1),
     "weekend": timedelta(days=2),
     "week": timedelta(days=7),
+    "fortnight": timedelta(days=14),
     "month": timedelta(days=31),
     "year": timedelta(days=366),
 }
@@ -94,8 +95,8 @@ def _shifted(
     if end - start > _SPANS[unit]:
         return None
     try:
-        if unit in ("day", "week"):
-            step = timedelta(days=count * (7 if unit == "week" else 1))
+        if unit in ("day", "week", "fortnight"):
+            step = count * _SPANS[unit]
             return start + step, end + step
         months = count * (12 if unit == "year" else 1)
         if start.day == 1 and end.day == 1:  # whole months stay whole months

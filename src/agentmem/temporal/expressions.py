@@ -40,7 +40,9 @@ Conventions, where English leaves the choice open:
   of the reference's week, "next Friday" the Friday of the following week.
 - "N days/weeks/months/years ago" (and "in N ..." / "N ... from now") is the whole calendar
   unit (day, ISO week, month, year) holding the reference shifted by N units. "the past/last N
-  days" is rolling instead: from midnight N days back up to the reference.
+  days" is rolling instead: from midnight N days back up to the reference; so is "for N days"
+  in a present perfect ("I've been running for three months"), which holds up to the time
+  of speaking (elsewhere "for" + an amount says how long, not when). A fortnight is 2 weeks.
 - Parts of the day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06.
 - "early/mid/late" split a year into Jan-Apr, May-Aug, Sep-Dec, a month into days 1-10, 11-20,
   21-end, a decade into years 0-3, 4-6, 7-9. "beginning/start/end of" are narrower: the first
@@ -90,7 +92,14 @@ from typing import Literal
 
 from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
-from agentmem.temporal.tense import MOVED_FROM, Direction, clause_direction, moved_to, recurs
+from agentmem.temporal.tense import (
+    MOVED_FROM,
+    Direction,
+    clause_direction,
+    lasts_until_now,
+    moved_to,
+    recurs,
+)
 
 __all__ = [
     "DATE_ORDERS",
@@ -485,7 +494,7 @@ _NUMBER = (
     + "|".join(NUMBER_WORDS)
     + r")"
 )
-_UNIT = r"(?P<unit>hour|day|week|month|year|decade)s?"
+_UNIT = r"(?P<unit>hour|day|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
 _HOLIDAY = (
     r"(?P<holiday>christmas\s+eve|christmas\s+day|christmas|xmas"
@@ -591,6 +600,14 @@ def _unit_of(match: re.Match[str]) -> str:
     return match.group("unit").lower()
 
 
+def _amount(match: re.Match[str]) -> tuple[int, str]:
+    """How many of which calendar unit ``match`` counts ("three weeks", "the past month"): a
+    fortnight is two weeks."""
+    count = _count_of(match) if match.groupdict().get("n") else 1
+    unit = _unit_of(match)
+    return (2 * count, "week") if unit == "fortnight" else (count, unit)
+
+
 def _utc_offset(designator: str | None) -> timezone:
     if designator is None or designator.upper() == "Z":
         return UTC
@@ -683,7 +700,8 @@ def _resolve_part_of_today(match: re.Match[str], at: _Reading) -> _Interval:
 
 def _resolve_units_ago(match: re.Match[str], at: _Reading) -> _Interval:
     future = match["dir"].lower() not in ("ago", "back")
-    return _period(_unit_of(match), at.ref, _count_of(match) * (1 if future else -1))
+    count, unit = _amount(match)
+    return _period(unit, at.ref, count * (1 if future else -1))
 
 
 def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval | None:
@@ -691,21 +709,33 @@ def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval | None
     # the marathon in 4 hours", "we built the shed in two weeks"), not when it happens.
     if _tense_of(match, at) == "past":
         return None
-    return _period(_unit_of(match), at.ref, _count_of(match))
+    count, unit = _amount(match)
+    return _period(unit, at.ref, count)
 
 
 def _resolve_rolling(match: re.Match[str], at: _Reading) -> _Interval:
-    count = _count_of(match) if match["n"] else 1
-    unit = _unit_of(match)
+    return _up_to(at.ref, *_amount(match))
+
+
+def _resolve_lasting(match: re.Match[str], at: _Reading) -> _Interval | None:
+    # "for three months" says how long; it says when only in a present perfect, which holds
+    # up to the time of speaking ("I've been running every day for three months").
+    if not at.by_tense or not lasts_until_now(match.string, match.start()):
+        return None
+    return _up_to(at.ref, *_amount(match))
+
+
+def _up_to(ref: datetime, count: int, unit: str) -> _Interval:
+    """From ``count`` ``unit``s before ``ref`` (midnight, for days and longer) up to ``ref``."""
     if unit == "hour":
-        start = at.ref.replace(minute=0, second=0, microsecond=0) - count * _HOUR
+        start = ref.replace(minute=0, second=0, microsecond=0) - count * _HOUR
     elif unit in ("day", "week"):
-        start = _midnight(at.ref.date() - count * (7 if unit == "week" else 1) * _DAY)
+        start = _midnight(ref.date() - count * (7 if unit == "week" else 1) * _DAY)
     else:
         months = count * {"month": 1, "year": 12, "decade": 120}[unit]
-        year, month = _add_months(at.ref.year, at.ref.month, -months)
-        start = _midnight(date(year, month, min(at.ref.day, _last_day(year, month).day)))
-    return _Interval(start, at.ref, "range", True)
+        year, month = _add_months(ref.year, ref.month, -months)
+        start = _midnight(date(year, month, min(ref.day, _last_day(year, month).day)))
+    return _Interval(start, ref, "range", True)
 
 
 _REL_OFFSETS = {
@@ -935,6 +965,12 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule("units_ahead", rf"\bin\s+{_NUMBER}\s+{_UNIT}(?:['’]?\s+time)?\b", _resolve_units_ahead),
     _rule("rolling", rf"\bthe\s+(?:past|last)\s+(?:{_NUMBER}\s+)?{_UNIT}\b", _resolve_rolling),
+    _rule(
+        "lasting",
+        rf"\bfor\s+(?:(?:about|around|almost|nearly|over|roughly|more\s+than)\s+)?{_NUMBER}\s+"
+        rf"{_UNIT}\b",
+        _resolve_lasting,
+    ),
     _rule(
         "relative_unit",
         r"\b(?:the\s+)?(?P<rel>last|previous|past|this|current|next|coming|following)\s+"
@@ -1389,7 +1425,8 @@ def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval | No
             unit = words["period"].lower()
             interval = _period("day" if unit == "night" else unit, moment, step)
         else:
-            interval = _period(_unit_of(words), moment, step * _count_of(words))
+            count, unit = _amount(words)
+            interval = _period(unit, moment, step * count)
     except (ValueError, OverflowError):
         return None
     return replace(interval, relative=anchor.relative)

@@ -44,6 +44,7 @@ _PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
 _FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
 _VERB = _FINITE | {"VB", "VBG", "VBN"}
 _HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
+_HAVE_NOW = frozenset({"have", "has", "'ve", "’ve", "'s", "’s"})
 _WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 _BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
 _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
@@ -236,6 +237,26 @@ def moved_to(text: str, start: int) -> bool:
     demo to Friday"): ahead whatever the tense, so no tags are read."""
     part_start = _bounds(text, start, start, _PART_END)[0]
     return _MOVED_TO.search(text, part_start, start) is not None
+
+
+def lasts_until_now(text: str, start: int) -> bool:
+    """Whether the duration at ``text[start:]`` ("for three months") follows a present perfect
+    in its part of the sentence: "I've been running every day for three months", "we have
+    lived here for two years" hold from that long ago up to the time of speaking; "I lived
+    there for two years", "I had known her for a decade" or "I've got the car for a week" say
+    how long, not when."""
+    part_start = _bounds(text, start, start, _PART_END)[0]
+    verbs = _verbs([t for t in _tagged(text) if part_start <= t[0] and t[1] <= start])
+    finite = next((i for i in range(len(verbs) - 1, -1, -1) if verbs[i][2] in _FINITE), None)
+    if finite is None or finite + 1 >= len(verbs):
+        return False
+    have, participle = verbs[finite], verbs[finite + 1]
+    return (
+        have[2] in ("VBP", "VBZ")
+        and have[3] in _HAVE_NOW
+        and participle[2] == "VBN"
+        and not _has_got([have, participle])
+    )
 
 
 def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
