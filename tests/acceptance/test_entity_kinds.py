@@ -62,6 +62,10 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Will it rain in Oslo?", {"Oslo": "place"}),
         # A modal opening a question stays a verb: its subject is the only name.
         ("Will Sam come to the party?", {"Sam": "person"}),
+        # The article between a preposition and a name is no cue; the preposition is.
+        ("Sam and I went to the Louvre yesterday.", {"Sam": "person", "Louvre": "place"}),
+        ("I flew to the Maldives for my honeymoon.", {"Maldives": "place"}),
+        ("We hiked in the Dolomites last summer.", {"Dolomites": "place"}),
     ],
 )
 def test_words_opening_a_sentence_are_no_part_of_a_name(

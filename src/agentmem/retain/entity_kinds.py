@@ -354,8 +354,10 @@ def _noun_phrase_head(doc: Doc, j: int) -> str | None:
 
 def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> None:
     n = len(doc)
-    previous = doc[start - 1].lower_ if start > 0 else ""
-    before = [doc[i].lower_ for i in range(max(0, start - 6), start - 1)]
+    # "went to the Louvre", "in the Alps": the article says nothing, the word before it does.
+    lead = start - 1 if start > 1 and doc[start - 1].lower_ == "the" else start
+    previous = doc[lead - 1].lower_ if lead > 0 else ""
+    before = [doc[i].lower_ for i in range(max(0, lead - 6), lead - 1)]
     moving = any(w in _MOTION_WORDS for w in before)
     if previous in _PLACE_PREPOSITIONS:
         votes["place"] += CUE_WEIGHT
@@ -413,7 +415,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     if following == "and" and _is_partner_of(doc, end + 1):
         votes["person"] += STRONG_CUE_WEIGHT
         return
-    if start >= 2 and previous == "and" and doc[start - 2].lower_ in ("me", "i"):
+    if lead >= 2 and previous == "and" and doc[lead - 2].lower_ in ("me", "i"):
         votes["person"] += STRONG_CUE_WEIGHT
     if animate:
         votes["person"] += CUE_WEIGHT + 0.5
