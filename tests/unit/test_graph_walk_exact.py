@@ -240,3 +240,55 @@ def test_nodes_with_many_edges_raise_what_an_edge_by_edge_walk_raises(
         )
         for n in (1, 5, 30, 100):
             assert reached.strongest_memories(n) == memories[:n]
+        # Told it reads only the n strongest, the walk may leave weaker memories unrecorded:
+        # the n strongest, their paths and every level it records stay the oracle's.
+        for n in (1, 5, 30):
+            with (
+                patch.object(graph_walk, "VECTOR_EDGES", vector_edges),
+                patch.object(graph_walk, "PRUNE_FROM", 1),
+            ):
+                kept = spreading_activation(graph, seeds, **params, keep=n)
+            assert kept.strongest_memories(n) == memories[:n]
+            assert all(level[node] == a for node, a in kept.level.items())
+            for node, _ in memories[:n]:
+                assert kept.path(node) == reached.path(node)
+
+
+def _star(seeds: Mapping[str, float], spokes: Mapping[str, float]) -> MemoryGraph:
+    """Seed memories (oldest) and spokes (newer), each hub linked to every spoke at its weight."""
+    graph = MemoryGraph()
+    names = [*seeds, *[f"s{i}" for i in range(6)]]
+    graph._add_memories((m, datetime(2024, 1, 1 + seq), seq) for seq, m in enumerate(names))
+    for hub, weight in spokes.items():
+        for spoke in names[len(seeds) :]:
+            graph.add_link(hub, spoke, "semantic", weight)
+    return graph
+
+
+def _kept_walk(graph: MemoryGraph, seeds: Mapping[str, float], budget: int, keep: int):
+    params = {"budget": budget, "decay": 0.8, "causal_boost": 2.0}
+    with graph.lock:
+        with patch.object(graph_walk, "VECTOR_EDGES", 0), patch.object(graph_walk, "PRUNE_FROM", 1):
+            kept = spreading_activation(graph, seeds, **params, keep=keep)
+        level, _ = edge_by_edge(graph, seeds, **params, edge_types=None, kind_weights={})
+    return kept, level
+
+
+def test_a_memory_reached_at_the_keep_th_level_is_recorded_and_can_win_the_tie() -> None:
+    # h is expanded first; the third strongest so far is y (0.8), which every spoke reaches
+    # too (1.0 x 0.8): newer than y, the newest spoke is the third strongest memory.
+    seeds = {"h": 1.0, "x": 0.9, "y": 0.8}
+    kept, level = _kept_walk(_star(seeds, {"h": 1.0}), seeds, budget=1, keep=3)
+    assert [node for node, _ in kept.strongest_memories(3)] == ["h", "x", "s5"]
+    assert all(level[node] == a for node, a in kept.level.items())
+
+
+def test_a_weaker_path_to_a_memory_put_aside_raises_nothing() -> None:
+    # h1 reaches the spokes at 0.34, below the third strongest (0.8), and records only its
+    # batch (the budget left: 2); h2 reaches them again at 0.192, which raises none of them.
+    seeds = {"a": 0.9, "h1": 0.85, "h2": 0.8}
+    graph = _star(seeds, {"h1": 0.5, "h2": 0.3})
+    kept, level = _kept_walk(graph, seeds, budget=4, keep=3)
+    assert all(level[node] == a for node, a in kept.level.items())
+    assert sum(node.startswith("s") for node in kept.level) == 2
+    assert kept.strongest_memories(3) == [("a", 0.9), ("h1", 0.85), ("h2", 0.8)]

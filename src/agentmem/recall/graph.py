@@ -15,7 +15,9 @@
    decayed hop, like a direct link, but weak through hubs.
 3. At most ``thinking_budget`` nodes are expanded; the most activated memories reached (as
    many as any arm returns) come back with their activation as raw and normalised score. More
-   would crowd the other arms' candidates out of the reranked head.
+   would crowd the other arms' candidates out of the reranked head. A node with many edges
+   (an entity on thousands of memories) leaves unrecorded the memories it reaches too weakly
+   to be among them or to be expanded: the same hits, paths and expansions, less to record.
 4. Each hit says how it was reached (``strategy_details["graph"]``): ``path``, seed first
    (``[{"memory": hit}, {"entity": "Giulia"}, {"memory": id}]``), and, when the activation was
    carried from another memory, ``from`` (the last memory on the path) and ``carried`` (the
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import repeat
@@ -125,6 +128,9 @@ class Activation:
 #: at a time: below it, numpy's cost per call exceeds the loop's (a session's turn has 10-40
 #: edges, a turn with many semantic links or a specific entity's hundreds).
 VECTOR_EDGES = 48
+#: A node with many edges puts aside the memories it reaches too weakly to matter (see
+#: :class:`_Walk`) only when it reaches this many new ones: fewer cost less to record.
+PRUNE_FROM = 64
 #: Most edges whose factors are kept per graph and walk parameters (16-33 bytes each); past it
 #: they are dropped and weighed again as walks reach their nodes.
 FACTORS_KEPT = 1_000_000
@@ -290,6 +296,13 @@ class _Walk:
     slot), the walk expands what it would with an entry per memory. A batch keeps only the
     memories the budget left can still expand: before a memory of the batch pops, every one
     ahead of it in the batch has been expanded (through this entry or a stronger one).
+
+    With ``keep`` (the caller reads only the ``keep`` strongest memories), such a node does not
+    record the memories it reaches for the first time below the ``keep``-th strongest memory
+    so far, unless its batch holds them: they can be neither among the strongest at the end
+    (that level only rises) nor expanded, so the walk is the same. It keeps their levels
+    aside (:meth:`pruned_level`), so that a weaker path reaching one later raises nothing, as
+    it would not have.
     """
 
     def __init__(
@@ -298,15 +311,21 @@ class _Walk:
         best: dict[int, float],
         heap: list[tuple[float, str, int, int]],
         budget: int,
+        keep: int | None = None,
     ) -> None:
         self.graph = graph
         self.best = best
         self.heap = heap
         self.budget = budget
+        self.keep = keep
         self.came_from: dict[int, int] = {}
         self.expanded: set[int] = set()
         self._batches: list[Iterator[tuple[float, int]]] = []
         self._flags: bytearray | None = None  # slot -> 1 once expanded (for raise_all)
+        #: Slot -> 1 once a level of it was kept aside; each entry holds such slots (sorted,
+        #: as an array for bisect and as numpy's) and their levels.
+        self.pruned_flags: bytearray | None = None
+        self._pruned: list[tuple[array[int], np.ndarray, np.ndarray]] = []
 
     def expand(self, slot: int) -> None:
         """Count ``slot`` as expanded."""
@@ -321,50 +340,117 @@ class _Walk:
             negative, slot = following
             heapq.heappush(self.heap, (negative, self.graph.tie_at(slot), slot, batch))
 
+    def pruned_level(self, slot: int) -> float:
+        """The best level kept aside for ``slot`` (0 if none)."""
+        level = 0.0
+        for slots, _, levels in self._pruned:
+            i = bisect_left(slots, slot)
+            if i < len(slots) and slots[i] == slot:
+                level = max(level, float(levels[i]))
+        return level
+
     def raise_all(self, slot: int, activation: float, edges: _VectorEdges) -> None:
         """Give every neighbour of ``slot`` that its edges reach more strongly than before
         that activation, and a path through ``slot`` with a place on the heap unless it was
         expanded (the small nodes' loop in :func:`spreading_activation`, all at once)."""
         best = self.best
         reached = np.minimum(1.0, activation * edges.factors)
-        before = np.fromiter(
+        known = np.fromiter(
             map(best.get, edges.neighbours, repeat(0.0)), np.float64, len(edges.neighbours)
         )
+        before = np.maximum(known, self._pruned_levels(edges.slots)) if self._pruned else known
         raised = np.flatnonzero(reached > before)
         if not len(raised):
             return
-        others, levels = edges.slots[raised], reached[raised]
-        best.update(zip(others.tolist(), levels.tolist(), strict=True))
+        others, levels, entity = edges.slots[raised], reached[raised], edges.entity[raised]
         if self._flags is None:
             self._flags = bytearray(self.graph.slot_count)
             for done in self.expanded:
                 self._flags[done] = 1
         opened = ~np.frombuffer(self._flags, dtype=np.bool_)[others]
-        raised, others, levels = raised[opened], others[opened], levels[opened]
+        memories = np.flatnonzero(opened & ~entity)
+        batch = memories[
+            self._batch(others[memories], -levels[memories], -edges.seqs[raised][memories])
+        ]
+        if self.keep is not None:
+            recorded = self._worth_recording(known[raised] > 0, entity, levels, batch)
+            if recorded is not None:
+                self._put_aside(others[~recorded], levels[~recorded])
+                others, levels = others[recorded], levels[recorded]
+                entity, opened = entity[recorded], opened[recorded]
+        best.update(zip(others.tolist(), levels.tolist(), strict=True))
+        others, levels, entity = others[opened], levels[opened], entity[opened]
         self.came_from.update(zip(others.tolist(), repeat(slot)))
-        entity = edges.entity[raised]
         tie_at, heap = self.graph.tie_at, self.heap
         for other, level in zip(others[entity].tolist(), levels[entity].tolist(), strict=True):
             heapq.heappush(heap, (-level, tie_at(other), other, -1))
-        memory = ~entity
-        self._batch(others[memory], -levels[memory], -edges.seqs[raised][memory])
 
-    def _batch(self, slots: np.ndarray, negative: np.ndarray, ties: np.ndarray) -> None:
+    def _batch(self, slots: np.ndarray, negative: np.ndarray, ties: np.ndarray) -> np.ndarray:
         """Put these memories on the heap as one batch: in the order of (-activation, -seq,
-        slot), as their entries would pop, as many as the budget left can expand."""
+        slot), as their entries would pop, as many as the budget left can expand. Returns
+        the positions of those put on."""
         left = self.budget - len(self.expanded)
         if left <= 0 or not len(slots):
-            return
+            return np.zeros(0, dtype=np.int64)
+        ahead = np.arange(len(slots))
         if len(slots) > left:  # the `left` first by activation, with those tied with the last
             cut = np.partition(negative, left - 1)[left - 1]
             ahead = np.flatnonzero(negative <= cut)
-            slots, negative, ties = slots[ahead], negative[ahead], ties[ahead]
-        order = np.lexsort((slots, ties, negative))[:left]
+        order = ahead[np.lexsort((slots[ahead], ties[ahead], negative[ahead]))[:left]]
         batch = zip(negative[order].tolist(), slots[order].tolist(), strict=True)
         first, first_slot = next(batch)
         self._batches.append(batch)
         entry = (first, self.graph.tie_at(first_slot), first_slot, len(self._batches) - 1)
         heapq.heappush(self.heap, entry)
+        return order
+
+    def _worth_recording(
+        self, present: np.ndarray, entity: np.ndarray, levels: np.ndarray, batch: np.ndarray
+    ) -> np.ndarray | None:
+        """Which raised neighbours to record: all but the memories reached for the first time
+        below the ``keep``-th strongest memory so far and not in the batch; None for all."""
+        new = ~present & ~entity
+        if int(new.sum()) < PRUNE_FROM:
+            return None
+        floor = self._floor()
+        if floor <= 0.0:
+            return None
+        recorded = ~new | (levels >= floor)
+        recorded[batch] = True
+        return recorded
+
+    def _floor(self) -> float:
+        """The activation of the ``keep``-th strongest memory recorded so far (0 if fewer)."""
+        assert self.keep is not None
+        best = self.best
+        slots = np.fromiter(best, dtype=np.int64, count=len(best))
+        levels = np.fromiter(best.values(), dtype=np.float64, count=len(best))
+        levels = levels[~self.graph.entity_flags_at(slots)]
+        cut = len(levels) - self.keep
+        return float(np.partition(levels, cut)[cut]) if cut >= 0 else 0.0
+
+    def _put_aside(self, slots: np.ndarray, levels: np.ndarray) -> None:
+        """Keep these memories' levels aside, unrecorded (``slots`` sorted)."""
+        if not len(slots):
+            return
+        if self.pruned_flags is None:
+            self.pruned_flags = bytearray(self.graph.slot_count)
+        np.frombuffer(self.pruned_flags, dtype=np.uint8)[slots] = 1
+        self._pruned.append((array("q", slots.tobytes()), slots, levels))
+
+    def _pruned_levels(self, slots: np.ndarray) -> np.ndarray:
+        """:meth:`pruned_level` of each of ``slots`` (sorted)."""
+        assert self.pruned_flags is not None
+        out = np.zeros(len(slots), dtype=np.float64)
+        flagged = np.flatnonzero(np.frombuffer(self.pruned_flags, dtype=np.bool_)[slots])
+        if not len(flagged):
+            return out
+        wanted = slots[flagged]
+        for _, aside, levels in self._pruned:
+            at = np.minimum(np.searchsorted(aside, wanted), len(aside) - 1)
+            hit = aside[at] == wanted
+            out[flagged[hit]] = np.maximum(out[flagged[hit]], levels[at[hit]])
+        return out
 
 
 def spreading_activation(
@@ -376,6 +462,7 @@ def spreading_activation(
     causal_boost: float,
     edge_types: Iterable[str] | None = None,
     kind_weights: Mapping[str, float] | None = None,
+    keep: int | None = None,
 ) -> Activation:
     """Activation of every node reached from ``seeds`` (see the module docstring).
 
@@ -393,9 +480,12 @@ def spreading_activation(
         causal_boost: Factor on "caused_by" edges.
         edge_types: Only these edge kinds ("entity" for memory–entity edges); None = all.
         kind_weights: Extra factor per edge kind; kinds not named count 1.
+        keep: How many of the strongest memories the caller reads; memories that cannot be
+            among them may be left unrecorded (see :class:`_Walk`). None records all.
 
     Returns:
-        Each reached node's best activation and the path that gave it.
+        Each reached node's best activation and the path that gave it (with ``keep``: the
+        ``keep`` strongest memories, their paths and every expanded node, exactly).
     """
     wanted = None if edge_types is None else frozenset(edge_types)
     weights = kind_weights or {}
@@ -418,9 +508,10 @@ def spreading_activation(
         (-a, graph.tie_at(slot), slot, -1) for slot, a in best.items()
     ]
     heapq.heapify(heap)
-    walk = _Walk(graph, best, heap, budget)
+    walk = _Walk(graph, best, heap, budget, keep)
     came_from, expanded = walk.came_from, walk.expanded
     best_of, tie_at, push, pop = best.get, graph.tie_at, heapq.heappush, heapq.heappop
+    pruned = None  # walk.pruned_flags, once a node put levels aside
     while heap and len(expanded) < budget:
         negative, _, slot, batch = pop(heap)
         if batch >= 0:
@@ -431,6 +522,7 @@ def spreading_activation(
         activation = best[slot]
         if graph.degree_at(slot) >= VECTOR_EDGES:
             walk.raise_all(slot, activation, edge_factors.vectors_of(slot))
+            pruned = walk.pruned_flags
             continue
         neighbours, factors = edge_factors.of(slot)
         # In edge order: of two edges to one node, the later raises it only if stronger.
@@ -439,6 +531,8 @@ def spreading_activation(
             if reached > 1.0:
                 reached = 1.0
             if reached > best_of(other, 0.0):
+                if pruned is not None and pruned[other] and reached <= walk.pruned_level(other):
+                    continue  # no stronger than a level put aside: it raised nothing then
                 best[other] = reached
                 if other not in expanded:  # an expanded node keeps its path: no cycles
                     came_from[other] = slot
@@ -465,6 +559,7 @@ def graph_strategy(ctx: StrategyContext) -> list[StrategyHit]:
             causal_boost=config.causal_boost,
             edge_types=ctx.config.strategy_params.get("edge_types"),
             kind_weights=config.kind_weights,
+            keep=ctx.pool,
         )
         kept = reached.strongest_memories(ctx.pool)
         details = {node: _path_details(graph, reached, node) for node, _ in kept}
