@@ -928,3 +928,15 @@ def test_for_an_amount_elsewhere_says_how_long_not_when(
     clause: str, amount: str, start: datetime
 ) -> None:
     assert find_time_expressions(f"{clause} {amount}.", REF) == []
+
+
+def test_a_long_text_without_punctuation_reads_each_date_from_its_own_clause() -> None:
+    # 2,000 dates in one run-on "sentence": each is read from the words around it (its
+    # clause's verb), as it is alone, and the overlap check keeps every one.
+    said = "I went there on Monday and I will fly out on Friday"
+    alone = [(e.start, e.end) for e in find_time_expressions(said + ".", REF)]
+    text = " and ".join([said] * 1000) + "."
+    found = [(e.start, e.end) for e in find_time_expressions(text, REF)]
+    assert len(found) == 2000
+    assert set(found) == set(alone) and found[:2] == alone
+    assert alone[0][0] < REF < alone[1][0]  # the last Monday, the coming Friday

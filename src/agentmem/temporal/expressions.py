@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -197,15 +198,23 @@ def find_time_expressions(
     """
     text = _checked_text(text)
     at = _Reading(to_utc(reference, field="reference"), checked_date_order(date_order))
-    chosen: list[_Candidate] = []
     ranked = sorted(
         (c for c in _candidates(text, at) if c.in_context),
         key=lambda c: (c.start - c.end, c.order),
     )
+    # Longest first, each kept unless it overlaps one kept before; the kept spans are
+    # disjoint, so by start a new one can only overlap its two neighbours.
+    chosen: list[_Candidate] = []
+    starts: list[int] = []
     for candidate in ranked:
-        if all(candidate.end <= kept.start or candidate.start >= kept.end for kept in chosen):
-            chosen.append(candidate)
-    return [_parsed(text, c) for c in sorted(chosen, key=lambda c: c.start)]
+        i = bisect_right(starts, candidate.start)
+        if i > 0 and chosen[i - 1].end > candidate.start:
+            continue
+        if i < len(chosen) and chosen[i].start < candidate.end:
+            continue
+        starts.insert(i, candidate.start)
+        chosen.insert(i, candidate)
+    return [_parsed(text, c) for c in chosen]
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,12 +28,14 @@ Monday", "The train departs at 9") is read as the verb it is (see
 :func:`_retag_verbs_read_as_nouns`). The verb that decides is the one nearest before the
 date in its comma-delimited part of the sentence ("I love the painting I did in May": *did*),
 else the first one after it ("On March 3, we will launch": *will launch*), else the same in
-the whole sentence.
+the whole sentence; a part or sentence is read at most :data:`_CLAUSE_REACH` characters either
+side of the date, so a long text without punctuation costs each date its neighbourhood.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -120,6 +122,9 @@ _EVENTS = frozenset(_EVENT_WORDS.split())
 _UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
+
+#: Characters read on either side of a date for its clause (a sentence is rarely longer).
+_CLAUSE_REACH = 300
 
 
 #: The tags of texts read before; cleared when it holds :data:`_TAGS_KEPT` texts.
@@ -214,8 +219,8 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     tokens = _tagged(text)
     until = _UNTIL.search(text, part[0], start) is not None
     for lo, hi in (part, sentence):
-        before = [t for t in tokens if lo <= t[0] and t[1] <= start]
-        after = [t for t in tokens if end <= t[0] and t[1] <= hi]
+        before = _tokens_within(tokens, lo, start)
+        after = _tokens_within(tokens, end, hi)
         direction = _nearest_before(before) or _first_after(after)
         if direction == "past" or (direction is not None and not until):
             return direction
@@ -246,7 +251,7 @@ def lasts_until_now(text: str, start: int) -> bool:
     there for two years", "I had known her for a decade" or "I've got the car for a week" say
     how long, not when."""
     part_start = _bounds(text, start, start, _PART_END)[0]
-    verbs = _verbs([t for t in _tagged(text) if part_start <= t[0] and t[1] <= start])
+    verbs = _verbs(_tokens_within(_tagged(text), part_start, start))
     finite = next((i for i in range(len(verbs) - 1, -1, -1) if verbs[i][2] in _FINITE), None)
     if finite is None or finite + 1 >= len(verbs):
         return False
@@ -260,10 +265,27 @@ def lasts_until_now(text: str, start: int) -> bool:
 
 
 def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
-    """The span of text around ``start:end`` between two boundaries."""
-    starts = [b.end() for b in boundary.finditer(text, 0, start)]
-    stop = boundary.search(text, end)
-    return (starts[-1] if starts else 0, stop.start() if stop else len(text))
+    """The span of text around ``start:end`` between two boundaries, at most
+    :data:`_CLAUSE_REACH` characters on either side: a clause is read from the words near its
+    date, and a text without punctuation costs each date its neighbourhood, not the text."""
+    reach_start = max(0, start - _CLAUSE_REACH)
+    starts = [b.end() for b in boundary.finditer(text, reach_start, start)]
+    stop = boundary.search(text, end, end + _CLAUSE_REACH)
+    return (
+        starts[-1] if starts else reach_start,
+        stop.start() if stop else min(len(text), end + _CLAUSE_REACH),
+    )
+
+
+def _tokens_within(tokens: tuple[Token, ...], lo: int, hi: int) -> list[Token]:
+    """The tokens wholly inside ``text[lo:hi]`` (tokens are in text order)."""
+    first = bisect_left(tokens, lo, key=_token_start)
+    last = bisect_right(tokens, hi, key=_token_start)
+    return [t for t in tokens[first:last] if t[1] <= hi]
+
+
+def _token_start(token: Token) -> int:
+    return token[0]
 
 
 def _verbs(tokens: list[Token]) -> list[Token]:
