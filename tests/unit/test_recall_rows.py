@@ -195,3 +195,58 @@ def test_the_copys_vectors_are_the_vector_stores_through_rewrites_and_forgets(st
         assert_same(ids)
         bank.forget(ids[-2:])
         assert_same(ids)
+
+
+def test_rows_dropped_by_another_thread_while_a_read_runs_are_still_returned(store_path):
+    """A reinforcing recall on another thread drops the rows it counted (``counted``) at any
+    moment: one landing while a recall reads the rows its copy lacks must not make the
+    recall lose the rows it held (on three replicas under load, an acknowledged fact went
+    missing from a recall through another replica so, and was there when asked again)."""
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain([{"role": "user", "content": t} for t in TEXTS[:4]], mentioned_at=T0)
+        rows = mem._engine.recall_rows
+        held = [m.id for m in bank.memories()]
+        rows.memories("b", held)  # the copy holds these rows now
+        [new] = bank.retain(TEXTS[4], mentioned_at=T0).memories  # one it lacks
+
+        read = rows._rows
+
+        def read_while_another_recall_counts(bank_id, ids):
+            rows.counted(bank_id, held)  # a reinforcing recall commits meanwhile
+            return read(bank_id, ids)
+
+        rows._rows = read_while_another_recall_counts
+        try:
+            found = rows.memories("b", [*held, new.id])
+        finally:
+            rows._rows = read
+        assert set(found) == {*held, new.id}
+        for memory_id, (memory, _) in found.items():
+            assert memory == bank.get(memory_id)
+
+
+def test_pieces_dropped_by_another_thread_while_a_read_runs_are_still_returned(
+    store_path, monkeypatch
+):
+    """The same for the copy of the memories' pieces (read through, ``_read_through``)."""
+    from agentmem.store import recall_rows as module
+
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain([{"role": "user", "content": TEXTS[8]}], mentioned_at=T0)
+        rows, dimension = mem._engine.recall_rows, mem._engine.embedder.dimension
+        held = [m.id for m in bank.memories()]
+        assert rows.pieces("b", held, dimension).keys() == set(held)  # kept now
+        [new] = bank.retain(
+            [{"role": "user", "content": TEXTS[8].replace("Anna", "Marta")}], mentioned_at=T0
+        ).memories
+        load = module.load_pieces
+
+        def load_while_the_copy_drops_them(db, bank_id, ids, dim):
+            for memory_id in held:
+                rows._banks[bank_id].pieces.pop(memory_id, None)  # a change replayed meanwhile
+            return load(db, bank_id, ids, dim)
+
+        monkeypatch.setattr(module, "load_pieces", load_while_the_copy_drops_them)
+        assert rows.pieces("b", [*held, new.id], dimension).keys() == {*held, new.id}

@@ -159,7 +159,11 @@ class RecallRows:
         accesses = self._accesses(bank_id) if self._counts_elsewhere else 0  # before any read
         bank = self._current(bank_id)
         wanted = list(dict.fromkeys(ids))
-        plain, other = split_plain_ids(i for i in wanted if i not in bank.rows)
+        # The rows held now: another thread may drop some while this one reads the others (a
+        # reinforcing recall that committed, a change replayed), and what was held then is
+        # what this call was going to return.
+        held = {i: row for i in wanted if (row := bank.rows.get(i)) is not None}
+        plain, other = split_plain_ids(i for i in wanted if i not in held)
         read: dict[str, Row] = {}
         if plain:
             epoch = bank.epoch
@@ -170,7 +174,7 @@ class RecallRows:
                     bank.rows.update(read)
                     bank.counted_at.update(dict.fromkeys(read, accesses))
         found = load_memories_with_kinds(self._db, bank_id, other) if other else {}
-        rows = {i: row for i in wanted if (row := bank.rows.get(i) or read.get(i)) is not None}
+        rows = {i: row for i in wanted if (row := held.get(i) or read.get(i)) is not None}
         if self._counts_elsewhere:
             stale = {i: row for i, row in rows.items() if bank.counted_at.get(i) != accesses}
             if stale:
@@ -274,7 +278,8 @@ class RecallRows:
         not read are absent."""
         bank = self._current(bank_id)
         copy = kept(bank)
-        missing = [memory_id for memory_id in ids if memory_id not in copy]
+        held = {i: value for i in ids if (value := copy.get(i)) is not None or i in copy}
+        missing = [memory_id for memory_id in ids if memory_id not in held]
         fresh: dict[str, Any] = {}
         if missing:
             epoch = bank.epoch
@@ -286,7 +291,7 @@ class RecallRows:
                     copy.update(fresh)
         found = {}
         for memory_id in ids:
-            value = copy.get(memory_id)
+            value = held.get(memory_id)  # as held when this call began (see memories)
             if value is None:
                 value = fresh.get(memory_id)
             if value is not None:
