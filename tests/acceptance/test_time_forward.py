@@ -145,6 +145,7 @@ CASES: list[tuple[str, str, str, str]] = [
     ("We have lived in Lisbon for two years.", FEB_20, "2023-02-20", "2025-02-20"),
     ("She's been working at Acme for about 6 months.", FEB_20, "2024-08-20", "2025-02-20"),
     ("I haven't smoked for a fortnight.", FEB_20, "2025-02-06", "2025-02-20"),
+    ("I have been away for two weeks.", FEB_20, "2025-02-06", "2025-02-20"),
     # A fortnight is two weeks.
     ("I'm moving to Berlin in a fortnight.", FEB_20, "2025-03-03", "2025-03-09"),
     ("I saw her a fortnight ago.", FEB_20, "2025-02-03", "2025-02-09"),
@@ -298,6 +299,8 @@ NOT_DATES = [
     "I had known her for a decade.",
     "I'll be in Tokyo for two weeks.",
     "I've got the car for a week.",
+    "She has gone to Spain for a month.",
+    "I've been to Paris for a week.",
 ]
 
 

@@ -921,7 +921,18 @@ def test_for_an_amount_in_a_present_perfect_runs_up_to_the_reference(
 
 @pytest.mark.parametrize(
     "clause",
-    ["I lived there", "I had lived there", "I'll stay there", "I've got the car", "I was ill"],
+    [
+        "I lived there",
+        "I had lived there",
+        "I'll stay there",
+        "I've got the car",
+        "I was ill",
+        # A move to a place: the stay's length, not a span up to now.
+        "I've been to Paris",
+        "She has gone to Spain",
+        "He's left",
+        "We have moved to Berlin",
+    ],
 )
 @pytest.mark.parametrize(("amount", "start"), _LASTING)
 def test_for_an_amount_elsewhere_says_how_long_not_when(

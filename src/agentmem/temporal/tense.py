@@ -47,6 +47,11 @@ _FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
 _VERB = _FINITE | {"VB", "VBG", "VBN"}
 _HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
 _HAVE_NOW = frozenset({"have", "has", "'ve", "’ve", "'s", "’s"})
+# Participles of leaving or arriving: "for" an amount after them is the length of a stay.
+_MOVES = frozenset(
+    {"gone", "left", "come", "moved", "flown", "driven", "travelled", "traveled", "returned"}
+    | {"arrived", "headed", "relocated"}
+)
 _WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 _BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
 _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
@@ -249,18 +254,23 @@ def lasts_until_now(text: str, start: int) -> bool:
     in its part of the sentence: "I've been running every day for three months", "we have
     lived here for two years" hold from that long ago up to the time of speaking; "I lived
     there for two years", "I had known her for a decade" or "I've got the car for a week" say
-    how long, not when."""
+    how long, not when. Nor after a move to a place: "she has gone to Spain for a month", "I've
+    been to Paris for a week" tell how long the stay lasts or lasted, not since when."""
     part_start = _bounds(text, start, start, _PART_END)[0]
-    verbs = _verbs(_tokens_within(_tagged(text), part_start, start))
+    tokens = _tokens_within(_tagged(text), part_start, start)
+    verbs = _verbs(tokens)
     finite = next((i for i in range(len(verbs) - 1, -1, -1) if verbs[i][2] in _FINITE), None)
     if finite is None or finite + 1 >= len(verbs):
         return False
     have, participle = verbs[finite], verbs[finite + 1]
+    following = tokens[tokens.index(participle) + 1 :]
     return (
         have[2] in ("VBP", "VBZ")
         and have[3] in _HAVE_NOW
         and participle[2] == "VBN"
         and not _has_got([have, participle])
+        and participle[3] not in _MOVES
+        and not (participle[3] == "been" and following and following[0][3] == "to")
     )
 
 
