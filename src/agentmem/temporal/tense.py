@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any, Literal
 
 Direction = Literal["past", "forward", "present"]
@@ -46,7 +47,7 @@ _PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
 _FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
 _VERB = _FINITE | {"VB", "VBG", "VBN"}
 _HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
-_HAVE_NOW = frozenset({"have", "has", "'ve", "’ve", "'s", "’s"})
+_HAVE_NOW = _HAVE - {"had", "'d", "’d"}  # a present perfect's "have"
 # Participles of leaving or arriving: "for" an amount after them is the length of a stay.
 _MOVES = frozenset(
     {"gone", "left", "come", "moved", "flown", "driven", "travelled", "traveled", "returned"}
@@ -127,6 +128,7 @@ _EVENTS = frozenset(_EVENT_WORDS.split())
 _UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
+_START = itemgetter(0)  # a token's start
 
 #: Characters read on either side of a date for its clause (a sentence is rarely longer).
 _CLAUSE_REACH = 300
@@ -289,13 +291,9 @@ def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple
 
 def _tokens_within(tokens: tuple[Token, ...], lo: int, hi: int) -> list[Token]:
     """The tokens wholly inside ``text[lo:hi]`` (tokens are in text order)."""
-    first = bisect_left(tokens, lo, key=_token_start)
-    last = bisect_right(tokens, hi, key=_token_start)
+    first = bisect_left(tokens, lo, key=_START)
+    last = bisect_right(tokens, hi, key=_START)
     return [t for t in tokens[first:last] if t[1] <= hi]
-
-
-def _token_start(token: Token) -> int:
-    return token[0]
 
 
 def _verbs(tokens: list[Token]) -> list[Token]:
