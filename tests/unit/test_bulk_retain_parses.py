@@ -126,6 +126,17 @@ def test_only_texts_whose_tense_is_read_are_tagged_up_front(text, read, monkeypa
     assert len(batches) <= 1
 
 
+def test_amounts_whose_date_the_tense_decides_are_tagged_with_the_rest(monkeypatch):
+    # "for" + an amount (a present perfect's span) and "in" + an amount (ahead unless past)
+    # read their clause's tense too: tagged in the one batch, not each alone afterwards.
+    texts = ["I paid the invoice on March 3.", "I've been running for a month.", "I fly in 2 days."]
+    tense._TAGS.clear()
+    batches = _counted_batches(monkeypatch)
+    anchored = timing.anchor_all_in_time([_fact(f"Ana: {text}") for text in texts])
+    assert [len(batch) for batch in batches] == [3]
+    assert all(f.occurred_start is not None for f in anchored)
+
+
 def test_a_version_is_settled_only_with_no_write_under_way():
     changes = LocalChanges()
     assert changes.settled("b") == 0

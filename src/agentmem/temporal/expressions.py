@@ -1100,19 +1100,25 @@ _BY_TENSE = tuple(rule for rule in _RULES if rule.by_tense)
 _WHICH_GROUPS = ("rel", "year", "yy", "year2")
 
 
+#: Rules whose resolver reads its clause's tense with no calendar name to pick: "in" + an
+#: amount (how long in the past, else ahead) and "for" + an amount (a present perfect).
+_AMOUNTS_BY_TENSE = tuple(rule for rule in _RULES if rule.name in ("units_ahead", "lasting"))
+
+
 def may_read_tense(text: str) -> bool:
-    """Whether the tense of a clause may pick the occurrence of a date in ``text``: it names a
-    calendar day or period without a year or last/this/next ("March 3", "in June", "on
-    Friday"), and not as the day something is moved to. The patterns alone decide, nothing is
-    resolved: retain asks it to tag all such texts of a call in one spaCy batch before it
-    reads their times (a text it misses is tagged alone, with the same tags)."""
+    """Whether the tense of a clause may decide a date in ``text``: it names a calendar day or
+    period without a year or last/this/next ("March 3", "in June", "on Friday"), not as the
+    day something is moved to, or an amount whose date the tense decides ("in two weeks",
+    "for three months"). The patterns alone decide, nothing is resolved: retain asks it to
+    tag all such texts of a call in one spaCy batch before it reads their times (a text it
+    misses is tagged alone, with the same tags)."""
     return any(
         _names_no_occurrence(rule, match)
         and not recurs(text, *match.span())
         and not moved_to(text, match.start())
         for rule in _BY_TENSE
         for match in rule.pattern.finditer(text)
-    )
+    ) or any(rule.pattern.search(text) for rule in _AMOUNTS_BY_TENSE)
 
 
 # --------------------------------------------------------------------------------------------
