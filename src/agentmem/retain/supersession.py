@@ -24,9 +24,11 @@ two facts that both hold.
 from __future__ import annotations
 
 import re
+from bisect import insort
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from agentmem.models.nlp import load_nlp
@@ -413,8 +415,10 @@ class StoredStatements:
         self._read_to: dict[Key, int] = {}  # key -> the rows up to this seq were read for it
         self._statements: dict[str, Statement] = {}  # memory id ->
         self._keys: dict[str, set[Key]] = {}  # memory id -> the keys it was read for
-        # (subject, family) of a slot -> the statements filling it, by id
-        self._by_slot: dict[tuple[str, str], dict[str, Statement]] = {}
+        # (subject, family) of a slot -> the statements filling it, in time order: a retain
+        # walks a slot's chain from its own statements, and a chain grows with the bank
+        # (sorting it anew each time made every retain cost more as the bank grew).
+        self._by_slot: dict[tuple[str, str], list[Statement]] = {}
 
     def read(
         self,
@@ -465,7 +469,7 @@ class StoredStatements:
         self._statements[statement.id] = statement
         self._keys[statement.id] = keys
         for slot_key in {(slot.subject, slot.family) for slot in statement.slots}:
-            self._by_slot.setdefault(slot_key, {})[statement.id] = statement
+            insort(self._by_slot.setdefault(slot_key, []), statement, key=_ORDER)
 
     def catch_up(self, log: Sequence[Change]) -> bool:
         """After writes through another process: the rows they added come after those read
@@ -481,15 +485,16 @@ class StoredStatements:
             statement = self._statements.pop(memory_id, None)
             if statement is not None:
                 del self._keys[memory_id]
-                for slot in statement.slots:
-                    self._by_slot.get((slot.subject, slot.family), {}).pop(memory_id, None)
+                for slot_key in {(slot.subject, slot.family) for slot in statement.slots}:
+                    self._by_slot[slot_key].remove(statement)
 
     def in_slot(self, slot_key: tuple[str, str], wanted: set[Key]) -> list[Statement]:
-        """The stored statements filling ``slot_key`` that were read for a ``wanted`` key."""
+        """The stored statements filling ``slot_key`` that were read for a ``wanted`` key, in
+        time order."""
         return [
             stored
-            for stored in self._by_slot.get(slot_key, {}).values()
-            if self._keys[stored.id] & wanted
+            for stored in self._by_slot.get(slot_key, ())
+            if not self._keys[stored.id].isdisjoint(wanted)
         ]
 
 
@@ -522,16 +527,16 @@ def supersession_links(
     )
     stored.read(cur, bank_id, wanted, new)
     new_ids = {s.id for s in statements}
+    wanted_keys = set(wanted)
     keys = sorted({_key(slot) for s in statements for slot in s.slots})
     while True:
         pairs: dict[tuple[str, str], tuple[Statement, Statement]] = {}
         looked_at: dict[str, int] = {}  # the stored statements the walks passed: id -> seq
         for slot_key in keys:
-            filling = [s for s in statements if any(_key(slot) == slot_key for slot in s.slots)]
-            chain = sorted(
-                {s.id: s for s in (*stored.in_slot(slot_key, set(wanted)), *filling)}.values(),
-                key=lambda s: s.order,
-            )
+            chain = [s for s in stored.in_slot(slot_key, wanted_keys) if s.id not in new_ids]
+            for new_statement in statements:
+                if any(_key(slot) == slot_key for slot in new_statement.slots):
+                    insort(chain, new_statement, key=_ORDER)
             for later, earlier in _chain_pairs(chain, slot_key, new_ids, looked_at):
                 pairs[(later.id, earlier.id)] = (later, earlier)
         looked_at = {i: seq for i, seq in looked_at.items() if i not in new_ids}
@@ -545,6 +550,9 @@ def supersession_links(
         (later.id, earlier.id, SUPERSEDES, 1.0)
         for later, earlier in sorted(pairs.values(), key=lambda p: (p[0].order, p[1].order))
     ]
+
+
+_ORDER = attrgetter("order")
 
 
 def _chain_pairs(

@@ -130,6 +130,7 @@ CREATE TABLE IF NOT EXISTS keyword_pending (
 );
 CREATE INDEX IF NOT EXISTS memories_bank ON memories (bank_id);
 CREATE INDEX IF NOT EXISTS memories_seq ON memories (seq);
+CREATE INDEX IF NOT EXISTS memories_document ON memories (document_id);
 CREATE INDEX IF NOT EXISTS memory_entities_memory ON memory_entities (memory_id);
 CREATE INDEX IF NOT EXISTS memory_entities_entity ON memory_entities (entity_id, t);
 CREATE INDEX IF NOT EXISTS links_src ON links (src_id);
