@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import agentmem
 from agentmem.cli import main
 from agentmem.errors import StorageError
+from agentmem.store.database import SCHEMA_VERSION
 from agentmem.testing import HashEmbedder
 from tests.conftest import downgrade_store
 
@@ -171,11 +172,16 @@ def test_repeats_survive_export_and_import(tmp_path):
 
 def _downgrade_to_v1(path) -> None:
     """Make a store look as agentmem's schema version 1 left it (no content hashes, no
-    piece vectors)."""
+    piece vectors, no statements' slots)."""
     downgrade_store(
         path,
         "1",
-        [("memories", "piece_vectors"), ("memories", "content_hash"), ("episodes", "content_hash")],
+        [
+            ("memories", "statement_slots"),
+            ("memories", "piece_vectors"),
+            ("memories", "content_hash"),
+            ("episodes", "content_hash"),
+        ],
     )
 
 
@@ -186,7 +192,7 @@ def test_a_store_of_schema_1_is_upgraded_and_its_documents_deduplicated(tmp_path
         loose = bank.retain("Carla likes tea.", mentioned_at=T0)
     _downgrade_to_v1(tmp_path / "s")
     with _open(tmp_path / "s") as mem:
-        assert mem._engine.db.get_meta("schema_version") == "3"
+        assert mem._engine.db.get_meta("schema_version") == SCHEMA_VERSION
         bank = mem.bank("b")
         assert _ids(bank.memories()) == [*_ids(first), *_ids(loose)]
         # No hash stored yet: the document is replaced once, its unchanged facts keep their ids.

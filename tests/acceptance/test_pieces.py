@@ -29,6 +29,7 @@ from agentmem.retain.pieces import (
     encode_pieces,
     piece_texts,
 )
+from agentmem.store.database import SCHEMA_VERSION
 from agentmem.types import Memory
 from tests.conftest import T0, downgrade_store
 
@@ -242,9 +243,11 @@ def test_damaged_pieces_are_reported_and_repaired_while_recall_goes_on(store_pat
 def test_a_store_without_pieces_is_upgraded_and_repair_fills_them(store_path):
     news = f"Tim: {NEWS}"
     good = _retained(store_path)
-    downgrade_store(store_path, "2", [("memories", "piece_vectors")])
+    downgrade_store(
+        store_path, "2", [("memories", "statement_slots"), ("memories", "piece_vectors")]
+    )
     with agentmem.AgentMemory(store_path) as mem:
-        assert mem._engine.db.get_meta("schema_version") == "3"
+        assert mem._engine.db.get_meta("schema_version") == SCHEMA_VERSION
         bank = mem.bank("b")
         assert _piece_cosine(bank, news) is None  # stored before pieces: read as one piece
         assert bank.check_integrity().ok

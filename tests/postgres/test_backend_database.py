@@ -103,14 +103,15 @@ def test_unreachable_servers_and_bad_urls_are_clear_errors(pg_url: str, tmp_path
         PostgresDatabase("postgresql://a@b/c?nonsense_option=1")
 
 
-def test_a_store_of_schema_3_gains_the_piece_vectors_column(pg_url: str) -> None:
+def test_a_store_of_schema_3_gains_the_piece_vectors_and_slots_columns(pg_url: str) -> None:
     with agentmem.AgentMemory(pg_url) as mem:
         mem.bank("b").retain("Giulia is a marine biologist in Naples.", mentioned_at="2025-03-04")
     with psycopg.connect(pg_url, autocommit=True) as con:
+        con.execute("ALTER TABLE memories DROP COLUMN statement_slots")
         con.execute("ALTER TABLE memories DROP COLUMN piece_vectors")
         con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     with agentmem.AgentMemory(pg_url) as mem:
-        assert mem._engine.db.get_meta("schema_version") == SCHEMA_VERSION == "4"
+        assert mem._engine.db.get_meta("schema_version") == SCHEMA_VERSION == "5"
         bank = mem.bank("b")
         bank.retain(
             [{"role": "user", "name": "Tim", "content": "Hi there Ada. I went to a conference."}],

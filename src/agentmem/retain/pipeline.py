@@ -73,7 +73,7 @@ from agentmem.retain.repeats import (
     subset,
     with_wholes,
 )
-from agentmem.retain.supersession import StoredStatements, supersession_links
+from agentmem.retain.supersession import StoredStatements, kept_slots, supersession_links
 from agentmem.retain.timing import anchor_all_in_time
 from agentmem.store.changes import is_local, record_change, settled_version
 from agentmem.store.dated_facts import DatedFacts
@@ -760,8 +760,11 @@ def _memory_rows(
             context_text=fact.keyword_context,
             created_at=created,
             content_hash=content_hash,
+            statement_slots=slots,
         )
-        for seq, fact, content_hash in zip(sorted(seqs), facts, hashes, strict=True)
+        for seq, fact, content_hash, slots in zip(
+            sorted(seqs), facts, hashes, kept_slots([f.text for f in facts]), strict=True
+        )
     ]
 
 

@@ -21,7 +21,7 @@ import duckdb
 from agentmem.errors import ModelError, StorageError, StoreLockedError
 from agentmem.store import absent_modules, changes
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 # DuckDB's message when another process holds the file ("Could not set lock on file ...:
 # Conflicting lock is held in ..."); other messages holding "lock" (a corrupt "block") are not.
 _LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
@@ -74,7 +74,9 @@ CREATE TABLE IF NOT EXISTS memories (
     created_at TIMESTAMP NOT NULL,
     content_hash VARCHAR,
     -- base64 float16 unit vectors of the memory's sentences (retain/pieces.py), or NULL
-    piece_vectors VARCHAR
+    piece_vectors VARCHAR,
+    -- the slots supersession reads in the text (retain/supersession.py), JSON, or NULL
+    statement_slots VARCHAR
 );
 CREATE TABLE IF NOT EXISTS entities (
     id VARCHAR PRIMARY KEY,
@@ -155,6 +157,10 @@ _MIGRATIONS: tuple[tuple[str, str], ...] = (
     # 3: the vectors of a memory's sentences (retain/pieces.py). Memories stored before have
     # none: the reranker reads them as a text of one piece.
     ("3", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS piece_vectors VARCHAR;"),
+    # 4: the slots supersession reads in a fact (retain/supersession.py), kept so that a
+    # process reading a bank's statements for the first time does not parse them again.
+    # Memories stored before have none: they are parsed as before.
+    ("4", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS statement_slots VARCHAR;"),
 )
 # After the migrations: indexes on columns that an older store gets from them.
 _INDEXES = """

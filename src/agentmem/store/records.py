@@ -80,6 +80,7 @@ class MemoryRow:
     context_text: str
     created_at: datetime
     content_hash: str | None = None  # of the source message (retain/repeats.py)
+    statement_slots: str | None = None  # as supersession reads the text (retain/supersession.py)
 
 
 MEMORY_SELECT = """
@@ -233,6 +234,7 @@ def insert_memories(cur: Any, rows: Sequence[MemoryRow]) -> None:
                 to_db_time(r.created_at),
                 r.content_hash,
                 None,
+                r.statement_slots,
             )
             for r in rows
             for m in (r.memory,)

@@ -358,6 +358,7 @@ def _insert_rows(
                     None if m.episode_id is None else new_id(m.episode_id),
                     *m[2:-1],
                     pieces,
+                    None,  # the statements' slots: read again when supersession asks
                 )
                 for m, seq, pieces in zip(
                     chunk, seqs, _pieces(engine, checked, chunk, lines), strict=True

@@ -14,7 +14,7 @@ from __future__ import annotations
 from agentmem.store.changes import SCHEMA as CHANGES_SCHEMA
 from agentmem.store.jobs import SCHEMA as JOBS_SCHEMA
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 #: A key for ``pg_advisory_xact_lock``: schema creation and migrations run under it, so
 #: replicas opening one database at once do not race.
@@ -96,7 +96,8 @@ CREATE TABLE IF NOT EXISTS memories (
     metadata {text},
     created_at timestamp NOT NULL,
     content_hash {text},
-    piece_vectors {text}
+    piece_vectors {text},
+    statement_slots {text}
 );
 CREATE TABLE IF NOT EXISTS entities (
     id {text} PRIMARY KEY,
@@ -166,4 +167,6 @@ def tables(has_c_utf8: bool) -> str:
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     # 4: the vectors of a memory's sentences (retain/pieces.py), as in the DuckDB store's 3.
     ("4", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS piece_vectors text;"),
+    # 5: the slots supersession reads in a fact, as in the DuckDB store's 4.
+    ("5", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS statement_slots text;"),
 )
