@@ -170,6 +170,35 @@ def test_a_second_process_gets_a_clear_error_pointing_to_server_mode(store_path)
     assert "agentmem serve" in proc.stdout
 
 
+AFTER_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import agentmem
+
+    with agentmem.AgentMemory(sys.argv[1]) as mem:
+        mem.bank("b").retain("Pietro studies octopuses in Palermo.", mentioned_at="2025-01-02")
+    """
+)
+
+
+@pytest.mark.duckdb_only("an embedded store written in turn by two processes")
+def test_a_store_reopened_after_another_process_wrote_to_it_reads_what_it_wrote(store_path):
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("b")
+        bank.retain("Giulia is a marine biologist in Naples.", mentioned_at="2025-01-01")
+        assert bank.recall("marine biologist", strategies=["semantic"]).hits
+    proc = subprocess.run(
+        [sys.executable, "-c", AFTER_SCRIPT, str(store_path)], capture_output=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    # Reopened in this process, which had read the vector store before the other one wrote.
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("b")
+        hits = bank.recall("Who studies octopuses?", strategies=["semantic"], top_k=2).hits
+        assert hits[0].text == "Pietro studies octopuses in Palermo."
+        assert bank.check_integrity().ok
+
+
 def test_temporary_store_is_removed_on_close():
     mem = agentmem.AgentMemory()
     path = mem.path

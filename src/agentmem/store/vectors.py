@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -542,10 +542,14 @@ class VectorStore:
                     raise StorageError(f"cannot drop collection {collection}: {exc}") from exc
 
     def close(self) -> None:
-        """Release the client (Chroma persists on every write)."""
+        """Release the client (Chroma persists on every write). Chroma keeps one system per
+        path in a process until its last client closes: kept open, a store reopened here after
+        another process wrote to it read Chroma's old state ("Error finding id")."""
         with self._lock:
             self._collections.clear()
         with self._metadata_lock:
             self._metadata.clear()
         if self._flat is not None:
             self._flat.clear()
+        with suppress(Exception):  # closing what failed to work must not hide why
+            self._client.close()
