@@ -39,11 +39,16 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     assert size["ratios"]["bulk_retain_over_raw_embedder"] > 0
     assert size["model_only_per_s"] > 0 and size["ratios"]["bulk_retain_over_model_only"] > 0
     assert set(size["cold_start"]) == {"graph", "keyword", "rows", "vectors"}
+    # A new process retains the conversation's next session into the store just built.
+    reopened = size["retain_after_reopen"]
+    assert reopened["calls"] == 1 and reopened["memories"] == 20
+    assert reopened["memories_per_s"] > 0
     assert size["ratios"]["tempr_p50_over_chroma_and_embedding"] > 0
     assert json.loads(out.read_text())["sizes"][0]["size"] == 60
     table = format_report(report)
     assert "TEMPR p50 / Chroma p50" in table and "60" in table
     assert "bulk retain / model only" in table
+    assert "first retains after reopening" in table
     call = report["max_call"]
     assert call["chars"] == 3000 and call["facts"] > 10
     assert report["max_call_peak_rss_mb"] == call["peak_rss_mib"] >= call["baseline_peak_rss_mib"]
@@ -52,7 +57,8 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     again = run_scale([60], tmp_path / "work", queries=3, singles=2, imports=0, max_call=False)
     again = again["sizes"][0]
     assert again["bulk_retain"]["reused_store"] is True
-    assert again["memories_in_bank"] == 96  # and the first run's import
+    assert again["retain_after_reopen"] is None  # its next sessions are in the store already
+    assert again["memories_in_bank"] == 116  # and the first run's import and reopened retain
     assert again["import_retain"] is None and "None" in format_report({"sizes": [again]})
 
 

@@ -15,6 +15,9 @@ For each bank size it measures, in one process and on the same vectors:
 * **keyword index**: the cost of making a memory keyword-searchable on retain (the pending
   postings written per call), BM25 latency with pending rows against none, the fold of those
   rows into the built postings and a full rebuild (seconds);
+* **retain after reopening**: a new process opens the store just built and retains the
+  conversation's next sessions (:data:`REOPEN_CALLS` calls at most), models loaded first:
+  what a restart costs the first retains, which read again what a process keeps in memory;
 * **resources**: peak RSS of the process (sizes run in order, so the figure of the largest size
   is the peak of the whole run) and the store's size on disk;
 * **maximum-size call**: the peak RSS of one ``retain`` of ``Limits().retain_chars``
@@ -73,6 +76,8 @@ RECALL_RUNS: dict[str, list[str] | None] = {
 }
 BANK = "scale"
 TOP_K = 10
+#: Retain calls timed in a new process after the bank is built (a tenth of the build's at most).
+REOPEN_CALLS = 50
 #: Messages per conversation of the import (one ``retain`` each).
 IMPORT_CALL = 500
 _BUILD_FILE = "build.json"
@@ -466,6 +471,12 @@ def run_size(
         imported = _import_retain(mem, imports, seed + 1) if imports else None
         rss = _peak_rss_mib()
     disk = _disk_bytes(store)
+    # A reused store retained these sessions in the run that built it: they would repeat.
+    reopened = (
+        None
+        if bulk.get("reused_store")
+        else retain_after_reopen(store, seed, size, min(REOPEN_CALLS, len(sessions) // 10 or 1))
+    )
     postgres = None
     if postgres_url is not None:
         if progress:
@@ -489,6 +500,7 @@ def run_size(
         "bulk_retain": bulk,
         "single_retain": single,
         "import_retain": imported,
+        "retain_after_reopen": reopened,
         "cold_start": cold,
         "recall": recall,
         "bare_chroma": chroma,
@@ -558,13 +570,49 @@ def max_call_peak_rss(workdir: Path, chars: int | None = None, seed: int = 7) ->
     a fresh process."""
     store = workdir / "max-call"
     shutil.rmtree(store, ignore_errors=True)
+    return _in_fresh_process("the maximum-size call", _MAX_CALL, store, seed, chars or 0)
+
+
+_REOPEN = textwrap.dedent(
+    """
+    import json, sys, time
+    from agentmem.bench.synthetic import ConversationGenerator
+    from agentmem.memory import AgentMemory
+    from agentmem.retain.extract import parse_in_batches
+    store, bank_id, seed, size, calls = sys.argv[1:3] + [int(a) for a in sys.argv[3:6]]
+    built = len(list(ConversationGenerator(seed).sessions(size)))
+    sessions = list(ConversationGenerator(seed).sessions(size + 40 * calls))
+    sessions = sessions[built : built + calls]
+    with AgentMemory(store) as mem:
+        texts = [message["content"] for message in sessions[0].messages]
+        list(parse_in_batches(texts))  # the models load outside the timing
+        mem.embedder.embed(texts)
+        bank = mem.bank(bank_id)
+        started = time.perf_counter()
+        count = sum(
+            len(bank.retain(s.messages, mentioned_at=s.mentioned_at, document_id=s.document_id))
+            for s in sessions
+        )
+        seconds = time.perf_counter() - started
+    print(json.dumps({"calls": len(sessions), "memories": count, "seconds": round(seconds, 2),
+                      "memories_per_s": round(count / seconds, 1)}))
+    """
+)
+
+
+def retain_after_reopen(store: Path, seed: int, size: int, calls: int) -> dict[str, Any]:
+    """A new process opens the store a bank of ``size`` was built in and retains the next
+    ``calls`` sessions of its conversation, timed once the models are loaded."""
+    return _in_fresh_process("the retains after reopening", _REOPEN, store, BANK, seed, size, calls)
+
+
+def _in_fresh_process(what: str, script: str, *args: object) -> dict[str, Any]:
+    """The JSON the script prints last, run by this Python in a process of its own."""
     done = subprocess.run(
-        [sys.executable, "-c", _MAX_CALL, str(store), str(seed), str(chars or 0)],
-        capture_output=True,
-        text=True,
+        [sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True
     )
     if done.returncode != 0:
-        raise RuntimeError(f"the maximum-size call failed: {done.stderr[-2000:]}")
+        raise RuntimeError(f"{what} failed: {done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -632,6 +680,10 @@ def format_report(report: dict[str, Any]) -> str:
             lambda s: (s["import_retain"] or {}).get("memories_per_s"),
         ),
         ("one-at-a-time retain (memories/s)", lambda s: s["single_retain"]["memories_per_s"]),
+        (
+            "first retains after reopening (memories/s)",
+            lambda s: (s.get("retain_after_reopen") or {}).get("memories_per_s"),
+        ),
         ("raw embedder (texts/s)", lambda s: s["raw_embedder_per_s"]),
         ("model only: spaCy + embedder (texts/s)", lambda s: s["model_only_per_s"]),
         ("bulk retain / raw embedder", lambda s: s["ratios"]["bulk_retain_over_raw_embedder"]),
