@@ -471,12 +471,6 @@ def run_size(
         imported = _import_retain(mem, imports, seed + 1) if imports else None
         rss = _peak_rss_mib()
     disk = _disk_bytes(store)
-    # A reused store retained these sessions in the run that built it: they would repeat.
-    reopened = (
-        None
-        if bulk.get("reused_store")
-        else retain_after_reopen(store, seed, size, min(REOPEN_CALLS, len(sessions) // 10 or 1))
-    )
     postgres = None
     if postgres_url is not None:
         if progress:
@@ -490,6 +484,13 @@ def run_size(
             keyword["bm25_without_pending"],
             replicas=replicas,
         )
+    # Last, so the PostgreSQL copy holds the bank measured. A reused store retained these
+    # sessions in the run that built it: they would repeat.
+    reopened = (
+        None
+        if bulk.get("reused_store")
+        else retain_after_reopen(store, seed, size, min(REOPEN_CALLS, len(sessions) // 10 or 1))
+    )
     tempr_p50 = recall["tempr"]["p50_ms"]
     irreducible = chroma["p50_ms"] + chroma["query_embedding"]["p50_ms"]
     return {
