@@ -11,7 +11,7 @@ import pytest
 
 import agentmem
 from agentmem.models.nlp import load_nlp
-from agentmem.retain import pipeline, supersession, timing
+from agentmem.retain import pipeline, slots, timing
 from agentmem.retain.facts import ExtractedFact
 from agentmem.store.changes import LocalChanges
 from agentmem.temporal import tense
@@ -36,24 +36,24 @@ _TURNS = [
 
 @pytest.fixture(autouse=True)
 def _empty_caches(monkeypatch):
-    monkeypatch.setattr(supersession, "_PARSED", {})
+    monkeypatch.setattr(slots, "_PARSED", {})
     monkeypatch.setattr(tense, "_TAGS", {})
 
 
 def test_slots_remembered_from_a_parse_are_those_read_anew():
     texts = [f"Ana: {turn}" for turn in _TURNS]
-    read = supersession.slots_of(texts)
-    supersession._PARSED.clear()
+    read = slots.slots_of(texts)
+    slots._PARSED.clear()
     for text, doc in zip(texts, load_nlp().pipe(_TURNS), strict=True):
-        supersession.remember_parsed(text, doc)
-    assert set(supersession._PARSED) == set(texts)  # nothing left to parse
-    assert supersession.slots_of(texts) == read
+        slots.remember_parsed(text, doc)
+    assert set(slots._PARSED) == set(texts)  # nothing left to parse
+    assert slots.slots_of(texts) == read
     assert any(read)
 
 
 def test_a_parse_of_other_text_is_not_remembered():
-    supersession.remember_parsed("Ana: I live in Berlin.", load_nlp()("I live in Rome."))
-    assert not supersession._PARSED
+    slots.remember_parsed("Ana: I live in Berlin.", load_nlp()("I live in Rome."))
+    assert not slots._PARSED
 
 
 def _fact(text: str) -> ExtractedFact:

@@ -14,7 +14,7 @@ import pytest
 
 import agentmem
 from agentmem.models.nlp import load_nlp
-from agentmem.retain import supersession
+from agentmem.retain import slots
 from agentmem.testing import HashEmbedder
 from tests.conftest import downgrade_store
 
@@ -39,7 +39,7 @@ def _history(store: Path) -> None:
 
 def _new_process() -> None:
     """What a new process starts with: no text read before."""
-    supersession._PARSED.clear()
+    slots._PARSED.clear()
 
 
 class _Counting:
@@ -61,7 +61,7 @@ def _move(
     """Retain one more move of Ana's in a new process; the texts of what it supersedes."""
     _new_process()
     counting = _Counting(parsed)
-    monkeypatch.setattr(supersession, "load_nlp", lambda: counting)
+    monkeypatch.setattr(slots, "load_nlp", lambda: counting)
     with agentmem.AgentMemory(store, embedder=HashEmbedder()) as mem:
         bank = mem.bank("b")
         (moved,) = bank.retain(

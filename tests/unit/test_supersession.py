@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem.retain.supersession import Slot, slots_of, split_speaker, supersedes
+from agentmem.retain.slots import Slot, slots_of, split_speaker
+from agentmem.retain.supersession import supersedes
 
 
 @pytest.mark.parametrize(

@@ -21,14 +21,8 @@ from hypothesis import strategies as st
 
 import agentmem
 from agentmem.retain import pipeline
-from agentmem.retain.supersession import (
-    _FAMILY_WORDS,
-    SUPERSEDES,
-    Statement,
-    _aware,
-    slots_of,
-    supersedes,
-)
+from agentmem.retain.slots import FAMILY_WORDS, slots_of
+from agentmem.retain.supersession import SUPERSEDES, Statement, _aware, supersedes
 from agentmem.store.dialect import regex_search
 from agentmem.testing import HashEmbedder
 
@@ -78,7 +72,7 @@ def reference_links(
     )
     params: dict[str, object] = {"bank": bank_id, "new": [s.id for s in statements]}
     for n, (subject, family) in enumerate(wanted):
-        params.update({f"subject{n}": subject, f"words{n}": _FAMILY_WORDS[family]})
+        params.update({f"subject{n}": subject, f"words{n}": FAMILY_WORDS[family]})
     rows = cur.execute(
         "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
         f"AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) AND ({either})",

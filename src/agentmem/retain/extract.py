@@ -31,7 +31,7 @@ from agentmem.models.nlp import load_nlp
 from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
 from agentmem.retain.entities import recognize_entities
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
-from agentmem.retain.supersession import remember_parsed
+from agentmem.retain.slots import remember_parsed
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

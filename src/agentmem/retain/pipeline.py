@@ -73,7 +73,8 @@ from agentmem.retain.repeats import (
     subset,
     with_wholes,
 )
-from agentmem.retain.supersession import StoredStatements, kept_slots, supersession_links
+from agentmem.retain.slots import kept_slots
+from agentmem.retain.supersession import StoredStatements, supersession_links
 from agentmem.retain.timing import anchor_all_in_time
 from agentmem.store.changes import is_local, record_change, settled_version
 from agentmem.store.dated_facts import DatedFacts

@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS memories (
     content_hash VARCHAR,
     -- base64 float16 unit vectors of the memory's sentences (retain/pieces.py), or NULL
     piece_vectors VARCHAR,
-    -- the slots supersession reads in the text (retain/supersession.py), JSON, or NULL
+    -- the slots supersession reads in the text (retain/slots.py), JSON, or NULL
     statement_slots VARCHAR
 );
 CREATE TABLE IF NOT EXISTS entities (
@@ -157,7 +157,7 @@ _MIGRATIONS: tuple[tuple[str, str], ...] = (
     # 3: the vectors of a memory's sentences (retain/pieces.py). Memories stored before have
     # none: the reranker reads them as a text of one piece.
     ("3", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS piece_vectors VARCHAR;"),
-    # 4: the slots supersession reads in a fact (retain/supersession.py), kept so that a
+    # 4: the slots supersession reads in a fact (retain/slots.py), kept so that a
     # process reading a bank's statements for the first time does not parse them again.
     # Memories stored before have none: they are parsed as before.
     ("4", "ALTER TABLE memories ADD COLUMN IF NOT EXISTS statement_slots VARCHAR;"),

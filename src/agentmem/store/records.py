@@ -80,7 +80,7 @@ class MemoryRow:
     context_text: str
     created_at: datetime
     content_hash: str | None = None  # of the source message (retain/repeats.py)
-    statement_slots: str | None = None  # as supersession reads the text (retain/supersession.py)
+    statement_slots: str | None = None  # as supersession reads the text (retain/slots.py)
 
 
 MEMORY_SELECT = """

@@ -1,0 +1,390 @@
+"""What a fact says of someone, read as *slots*: (subject, attribute family, value).
+
+The families: home, job, partner, phone, email, address, favourite thing, the one person in a
+role (manager, doctor, landlord...), plan. The subject is the speaker for first-person
+statements ("I", "we", "my ...") or a person named as the subject; the value is the place,
+organisation or name the statement gives (spaCy's entities, from the pipeline the offline
+extractor uses), an e-mail address, digits, or "none" ("we broke up", "I quit my job").
+Questions, hypotheticals ("thinking of moving to"), the past ("I lived in Rome") and additions
+("I also work at ...") fill no slot. Supersession (``retain/supersession.py``) links the
+statements of one slot.
+
+The slots read in a fact are kept with it (``memories.statement_slots``, :func:`kept_slots`)
+under a digest of this module's source and the spaCy model: a process reads them back
+instead of parsing the text again, and a change of these rules parses again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
+
+from agentmem.models.nlp import MODEL_PACKAGE, load_nlp
+
+# Families and, for the store's prefilter, words one of their statements must contain.
+FAMILY_WORDS: dict[str, str] = {
+    "home": r"live|lives|living|moved|moving|relocat|based in|settled",
+    "job": r"work|job|position|joined|joining|hired|employ|quit|internship",
+    "partner": r"girlfriend|boyfriend|partner|wife|husband|fianc|dating|seeing|going out|married|engaged|broke up|split up|divorced|single",  # noqa: E501
+    "phone": r"phone|number|mobile|cell",
+    "email": r"@",
+    "address": r"address|live at",
+    "favourite": r"favou?rite",
+    # Roles one person holds for someone at a time: "Bob is my manager", "my new GP is Dr Rao".
+    "role": r"manager|boss|supervisor|doctor|GP|dentist|therapist|landlord|landlady",
+    "plan": r"trip|meeting|party|dinner|wedding|flight|appointment|vacation|holiday|visit|concert|lunch|reunion|interview|barbecue|picnic",  # noqa: E501
+}
+ANY_FAMILY_WORDS = "|".join(f"(?:{w})" for w in FAMILY_WORDS.values())
+_ANY_CUE = re.compile(ANY_FAMILY_WORDS, re.IGNORECASE)
+
+_ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
+_SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[A-Z][a-z]+\b)(?:'m|'re|'ve)?"
+_ROLES = FAMILY_WORDS["role"]
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (family, re.compile(pattern))
+    for family, pattern in (
+        ("home", _SUBJECT + _ADVERBS + r"\s+(?:live|lives|living)\s+(?:now\s+)?in\b"),
+        (
+            "home",
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:moved|moving|relocated|relocating)\s+(?:back\s+)?(?:to|into)\b",  # noqa: E501
+        ),
+        ("home", _SUBJECT + _ADVERBS + r"\s+(?:based|settled)\s+in\b"),
+        ("home", r"\b(?P<s>[Mm]y|[Oo]ur) (?:new )?home is (?:now )?(?:in\b)?"),
+        ("job", _SUBJECT + _ADVERBS + r"\s+(?:work|works|working)\s+(?:now\s+)?(?:at|for)\b"),
+        (
+            "job",
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:got|started|start|starting|took|accepted|landed|began)\s+(?:a|my|the|an)\s+(?:new\s+)?(?:job|position|role|internship)\s+(?:at|with)\b",  # noqa: E501
+        ),
+        ("job", _SUBJECT + _ADVERBS + r"\s+(?:joined|joining|started at|starting at)\b"),
+        (
+            "job",  # "I quit Google and joined Stripe", "she left Acme to join Initech"
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:quit|left)\s+[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*\s+(?:and|to)\s+"
+            r"(?:join|joined|start at|started at)\b",
+        ),
+        ("job", _SUBJECT + _ADVERBS + r"\s+(?:was |got |been )?(?:hired|employed) by\b"),
+        ("job", r"\b(?P<s>[Mm]y) (?:new )?(?:employer|company|job) is (?:now )?(?:at\b)?"),
+        (
+            "job",
+            _SUBJECT + _ADVERBS + r"\s+(?:quit|left|lost)\s+(?:my|the|our)\s+job\b(?P<none>)",
+        ),
+        (
+            "partner",
+            r"\b(?P<s>[Mm]y) (?:new )?(?:girlfriend|boyfriend|partner|wife|husband|fianc[ée]e?)(?:'s name)? is\b",  # noqa: E501
+        ),
+        (
+            "partner",
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:dating|seeing|married to|engaged to|going out with|married)\b",  # noqa: E501
+        ),
+        (
+            "partner",
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:broke up|split up|got divorced|divorced|separated|single)\b(?P<none>)",  # noqa: E501
+        ),
+        ("phone", r"\b(?P<s>[Mm]y) (?:new )?(?:phone|mobile|cell)(?: number)? is\b"),
+        ("phone", r"\b(?P<s>[Mm]y) (?:new )?number is\b"),
+        ("email", r"\b(?P<s>[Mm]y) (?:new )?e-?mail(?: address)? is\b"),
+        ("address", r"\b(?P<s>[Mm]y|[Oo]ur) (?:new )?(?:home |postal |mailing )?address is\b"),
+        ("role", rf"\b(?P<s>[Mm]y) (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
+        (
+            "favourite",
+            r"\b(?P<s>[Mm]y) (?:new |all-time |absolute )?favou?rite (?P<x>[a-z]+(?: [a-z]+)?) (?:is|are|has become|is now)\b",  # noqa: E501
+        ),
+    )
+)
+# The person in a role named first: "Bob is my manager", "Dr Rao is now my GP".
+_ROLE_FIRST = re.compile(
+    rf"^(?P<v>(?:Dr\.? )?[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
+    rf"(?:new )?(?P<x>{_ROLES})\b"
+)
+# A favourite named first: "Blue is my favourite colour now."
+_FAVOURITE_FIRST = re.compile(
+    r"^(?P<v>[\w' -]{1,40}?) (?:is|are) (?:now |still )?(?P<s>my) (?:new )?favou?rite (?P<x>[a-z]+)\b"  # noqa: E501
+)
+_FAVOURITE = re.compile(FAMILY_WORDS["favourite"], re.IGNORECASE)
+_PLAN_NOUNS = FAMILY_WORDS["plan"]
+_PLAN_NOUN = re.compile(rf"\b(?:{_PLAN_NOUNS})\b", re.IGNORECASE)
+_CHANGE_VERB = (
+    r"cancel\w*|called off|call(?:ing)? off|postpon\w*|reschedul\w*|pushed back|push(?:ing)? back"
+    r"|moved|moving|changed|changing"
+)
+# A change said of the plan's noun: "we cancelled the Porto trip", "the dinner is postponed",
+# "the party is off".
+_PLAN_CHANGES = (
+    re.compile(
+        rf"\b(?:{_CHANGE_VERB})\s+(?:(?:the|our|my|this|that|their)\s+)?"
+        rf"(?:(?!(?:to|on|from|in|into|out|for|at|back|away)\b)[\w-]+\s+)?(?P<noun>{_PLAN_NOUNS})\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\b(?P<noun>{_PLAN_NOUNS})\s+(?:is|was|has been|got|were|'s)\s+(?:\w+\s+)?"
+        rf"(?:cancel\w*|called off|postpon\w*|reschedul\w*|pushed back|moved to|not happening)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"\b(?P<noun>{_PLAN_NOUNS})\s+(?:is|'s)\s+off\b(?!\s+to)", re.IGNORECASE),
+)
+# What makes a mention of a trip, dinner, ... a plan that a later change can replace.
+_PROSPECTIVE = re.compile(
+    r"\b(?:plan\w*|book\w*|schedul\w*|going to|gonna|will|are going|am going|is on|are on|"
+    r"next|tomorrow|leaves? on|coming up|upcoming|throwing|organi[sz]\w*|arrang\w*|have an?)\b"
+    r"|'ll\b|'re going|'m going",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_DIGITS = re.compile(r"\+?\d[\d\s().-]{4,}\d")
+# Said just before a statement: it does not say what holds now.
+_NOT_CURRENT = re.compile(
+    r"(?:\b(?:if|might|maybe|perhaps|considering|thinking (?:about|of)|want to|wants to|"
+    r"would like|would love|dream|hope|hoping|wish|should|could|used to|planning to|plan to|"
+    r"going to|will|lived|worked|when I was|before I)\b|'d like|'d love|'ll\b)",
+    re.IGNORECASE,
+)
+# Anywhere in a sentence: a second one of a kind, not a replacement.
+_ADDITION = re.compile(
+    r"\b(?:also|too|as well|another|second|part-time|side job|one of my|besides)\b", re.IGNORECASE
+)
+_NEGATED = re.compile(r"\b(?:not|no longer|never)\b|n't\b", re.IGNORECASE)
+_VALUE_LABELS = {
+    "home": {"GPE", "LOC", "FAC"},
+    "job": {"ORG", "GPE", "FAC", "PRODUCT", "PERSON", "NORP"},
+    "partner": {"PERSON"},
+    "role": {"PERSON"},
+}
+_SPEAKER = re.compile(r"^(?P<speaker>[^:\n]{1,40}): (?P<said>.*)$", re.DOTALL)
+_STOP_NAMES = {"the", "so", "then", "now", "yesterday", "today", "actually", "well", "and", "but"}
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """What one statement says of someone: ``family`` ("home", "job", "favourite colour",
+    "plan trip", ...) of ``subject`` is ``value``; ``change`` marks a changed plan."""
+
+    subject: str
+    family: str
+    value: str
+    change: bool = False
+
+
+def split_speaker(text: str) -> tuple[str | None, str]:
+    """A stored chat fact ("Ana: I live in Berlin.") as its speaker and what was said."""
+    found = _SPEAKER.match(text)
+    return (found["speaker"], found["said"]) if found else (None, text)
+
+
+#: The slots of texts read before, by text. Every retain reads again the stored facts it may
+#: supersede (those naming its subjects with a word of the family), and a recurring subject
+#: is named by a share of the whole bank: read anew each time, they made each retain cost
+#: more as the bank grew. Cleared when it holds :data:`_PARSED_KEPT` texts.
+_PARSED: dict[str, tuple[Slot, ...]] = {}
+_PARSED_KEPT = 200_000
+
+
+def slots_of(texts: Sequence[str], kept: Sequence[str | None] = ()) -> list[list[Slot]]:
+    """The slots each stored fact text fills (most fill none; those are not parsed); with
+    ``kept``, the slots the store keeps with each text (:func:`kept_slots`), which spare
+    parsing it again."""
+    found = {text: _PARSED.get(text) for text in texts}
+    for text, value in zip(texts, kept, strict=False):
+        if found[text] is None and value is not None:
+            found[text] = _read_kept(value)
+    split = {text: split_speaker(text) for text, slots in found.items() if slots is None}
+    wanted = [text for text, (_, said) in split.items() if _may_fill_a_slot(said)]
+    found.update(dict.fromkeys(split, ()))
+    docs = load_nlp().pipe(split[text][1] for text in wanted) if wanted else ()
+    for text, doc in zip(wanted, docs, strict=True):
+        found[text] = _doc_slots(doc, split[text][0])
+    _keep({text: found[text] for text in split})
+    return [list(found[text] or ()) for text in texts]
+
+
+def _rules_digest() -> str:
+    """What the slots of a text depend on: these rules (this module's source) and the spaCy
+    model that reads it."""
+    return hashlib.sha256(Path(__file__).read_bytes() + MODEL_PACKAGE.encode()).hexdigest()[:16]
+
+
+#: The form of :func:`kept_slots`: slots kept under other rules are read as none, and their
+#: text parsed again.
+_KEPT_FORM = _rules_digest()
+
+
+def kept_slots(texts: Sequence[str]) -> list[str | None]:
+    """What the store keeps with each new fact text (``memories.statement_slots``): its slots
+    as JSON when it may fill one, else None. A process that reads the bank's statements for
+    the first time then parses none of them: at 100k memories that was 16 of the 27 seconds
+    its first 50 retains took."""
+    parsed = slots_of(texts)
+    return [
+        json.dumps([_KEPT_FORM, [astuple(slot) for slot in slots]])
+        if _may_fill_a_slot(split_speaker(text)[1])
+        else None
+        for text, slots in zip(texts, parsed, strict=True)
+    ]
+
+
+def _read_kept(value: str) -> tuple[Slot, ...] | None:
+    """The slots :func:`kept_slots` wrote (None for a value it did not write)."""
+    try:
+        form, slots = json.loads(value)
+        if form != _KEPT_FORM:
+            return None
+        return tuple(Slot(str(s), str(f), str(v), bool(c)) for s, f, v, c in slots)
+    except (ValueError, TypeError):
+        return None
+
+
+def remember_parsed(text: str, doc: Any) -> None:  # noqa: ANN401
+    """Keep the slots of a fact text whose statement (the text less its speaker) spaCy has
+    parsed already as ``doc`` (the offline extractor's parse of a chat turn), so that
+    :func:`slots_of` does not parse it again. spaCy's parse does not depend on the texts
+    parsed beside it, so the slots are those :func:`slots_of` would find."""
+    speaker, said = split_speaker(text)
+    if said == doc.text and text not in _PARSED:
+        _keep({text: _doc_slots(doc, speaker) if _may_fill_a_slot(said) else ()})
+
+
+def _doc_slots(doc: Any, speaker: str | None) -> tuple[Slot, ...]:  # noqa: ANN401
+    return tuple(slot for sentence in doc.sents for slot in _sentence_slots(sentence, speaker, doc))
+
+
+def _keep(parsed: dict[str, tuple[Slot, ...]]) -> None:
+    if len(_PARSED) + len(parsed) > _PARSED_KEPT:
+        _PARSED.clear()
+    _PARSED.update(parsed)
+
+
+def _may_fill_a_slot(text: str) -> bool:
+    """Whether a text matches a slot's words at all: only those are parsed."""
+    if not _ANY_CUE.search(text):
+        return False
+    if any(pattern.search(text) for _, pattern in _PATTERNS) or _FAVOURITE.search(text):
+        return True
+    if _ROLE_FIRST.search(text):
+        return True
+    return bool(_PLAN_NOUN.search(text)) and bool(
+        _PROSPECTIVE.search(text) or any(p.search(text) for p in _PLAN_CHANGES)
+    )
+
+
+def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:  # noqa: ANN401
+    text = sentence.text.strip()
+    if not text or text.endswith("?"):
+        return []
+    offset = sentence.start_char
+    slots: list[Slot] = []
+    plan = _plan_slot(text, speaker)
+    if plan is not None:
+        slots.append(plan)
+    for family, pattern in _PATTERNS:
+        for found in pattern.finditer(text):
+            subject = _subject(found["s"], speaker)
+            before = text[max(0, found.start() - 30) : found.end()]
+            if subject is None or _NOT_CURRENT.search(before) or _ADDITION.search(text):
+                continue
+            value = _value(family, text, found, doc, offset)
+            if value is None:
+                continue
+            if family == "favourite":
+                family = _favourite(found["x"])
+            elif family == "role":
+                family, value = _role(found["x"]), _untitled(value)
+            elif _NEGATED.search(text[: found.end()]) and value != "none":
+                value = f"not {value}"
+            slots.append(Slot(subject, family, value))
+            break
+    if speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
+        # The value named first: "Bob is my manager", "Blue is my favourite colour now."
+        for pattern, family_of, value_of in (
+            (_ROLE_FIRST, _role, lambda name: _untitled(_norm(name))),
+            (_FAVOURITE_FIRST, _favourite, _norm),
+        ):
+            if named := pattern.match(text):
+                slots.append(Slot(speaker.casefold(), family_of(named["x"]), value_of(named["v"])))
+    return list(dict.fromkeys(slots))
+
+
+def _role(role: str) -> str:
+    """The family of the person in a role: "role gp" for "GP"."""
+    return f"role {role.casefold()}"
+
+
+def _untitled(name: str) -> str:
+    """A person's name without a title: "Dr. Rao" and "Rao" are one GP."""
+    return re.sub(r"^(?:dr|mr|mrs|ms|prof)\.?\s+", "", name)
+
+
+def _favourite(thing: str) -> str:
+    """The family of a favourite: "favourite colour" for "favorite colors" too."""
+    thing = thing.casefold().replace("color", "colour")
+    return f"favourite {thing.removesuffix('s')}"
+
+
+def _subject(word: str, speaker: str | None) -> str | None:
+    """Who a statement is about: the speaker for "I", "we", "my"; else the name said."""
+    if word.casefold() in {"i", "we", "my", "our"}:
+        return speaker.casefold() if speaker else None
+    if word.casefold() in _STOP_NAMES or not word[:1].isupper():
+        return None
+    return word.casefold()
+
+
+def _value(family: str, text: str, found: re.Match[str], doc: Any, offset: int) -> str | None:  # noqa: ANN401
+    if found.groupdict().get("none") is not None:
+        return "none"
+    rest = text[found.end() :]
+    if family == "email":
+        email = _EMAIL.search(rest)
+        return email[0].casefold() if email else None
+    if family == "phone":
+        digits = _DIGITS.search(rest)
+        return re.sub(r"\D", "", digits[0]) if digits else None
+    if family in ("favourite", "address"):
+        value = re.split(r"[.,;!]| and | but | now\b", rest.strip(), maxsplit=1)[0]
+        return _norm(value) or None
+    start = offset + found.end()
+    for entity in doc.ents:
+        near = entity.start_char >= start and entity.start_char - start <= 25
+        if near and entity.label_ in _VALUE_LABELS[family]:
+            return _norm(entity.text)
+    name = re.match(r"\s+(?:the\s+)?(?P<v>[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*)", rest)
+    return _norm(name["v"]) if name else None
+
+
+def _plan_slot(text: str, speaker: str | None) -> Slot | None:
+    """A plan ("we're planning a trip to Porto") or a change to it ("the trip is off")."""
+    if speaker is None:
+        return None
+    change = next((m for p in _PLAN_CHANGES if (m := p.search(text))), None)
+    noun = change["noun"] if change else (m[0] if (m := _PLAN_NOUN.search(text)) else None)
+    if noun is None:
+        return None
+    if change is None and not _PROSPECTIVE.search(text):
+        return None  # a trip told of, not one planned
+    names = " ".join(sorted(_names(text)))
+    return Slot(speaker.casefold(), f"plan {noun.casefold()}", names, change=change is not None)
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words past the first word: what tells one trip from another."""
+    words = re.findall(r"(?<=\s)[A-Z][a-z]+", text)
+    common = {"I", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+    months = {"January", "February", "March", "April", "May", "June", "July", "August"}
+    months |= {"September", "October", "November", "December"}
+    return {w.casefold() for w in words if w not in common | months}
+
+
+def _norm(value: str) -> str:
+    return " ".join(re.sub(r"^(?:the|a|an)\s+", "", value.strip(), flags=re.I).split()).casefold()
