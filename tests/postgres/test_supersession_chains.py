@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import agentmem
+from agentmem.retain import slots
 from agentmem.testing import HashEmbedder
 
 T0 = datetime(2025, 1, 10, 9, tzinfo=UTC)
@@ -51,4 +52,31 @@ def test_a_chain_forgotten_in_the_middle_through_one_replica_is_followed_by_the_
         assert after[berlin].strategy_details["superseded"] == {"by": [porto]}
         assert other.graph().has_edge(porto, berlin)
         assert lisbon not in other.graph()
+        assert second.check_integrity().ok
+
+
+def test_slots_parsed_again_are_kept_again_on_postgresql(pg_url):
+    """A replica that parses stored statements whose kept slots are missing (an import, a
+    store written before they were kept) keeps them: the next replica parses none."""
+    said = ["I live in Berlin.", "We moved to Lisbon last week.", "We just moved to Porto."]
+    with agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as first:
+        bank = first.bank("kept")
+        for n, text in enumerate(said):
+            bank.retain(
+                [{"role": "user", "name": "Ana", "content": text}],
+                mentioned_at=T0 + timedelta(days=30 * n),
+            )
+        first._engine.db.execute(
+            "UPDATE memories SET statement_slots = NULL WHERE bank_id = 'kept'"
+        )
+    slots._PARSED.clear()
+    with agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as second:
+        second.bank("kept").retain(
+            [{"role": "user", "name": "Ana", "content": "We moved to Rome."}],
+            mentioned_at=T0 + timedelta(days=100),
+        )
+        kept = second._engine.db.fetchall(
+            "SELECT text FROM memories WHERE bank_id = 'kept' AND statement_slots IS NOT NULL"
+        )
+        assert len(kept) == 4
         assert second.check_integrity().ok

@@ -1,7 +1,7 @@
 """The slots supersession reads in a fact are kept with it (``memories.statement_slots``): a
 process reading a bank's statements for the first time parses none of them again and makes
 the links a process that parsed them makes. Slots kept under other rules, damaged, or never
-kept (a store written before, an import) are parsed as before."""
+kept (a store written before, an import) are parsed as before, and kept from then on."""
 
 from __future__ import annotations
 
@@ -126,6 +126,10 @@ def test_slots_kept_under_other_rules_or_damaged_are_parsed_again(tmp_path, monk
     parsed: list[str] = []
     assert _move(store, parsed, monkeypatch) == {"Ana: I live in Vienna."}
     assert "I live in Vienna." in parsed
+    # Parsed again, they are kept again: the next process parses none of them.
+    parsed = []
+    assert _move(store, parsed, monkeypatch, "Seville") == {"Ana: We moved to Madrid last week."}
+    assert parsed == []
 
 
 @pytest.mark.duckdb_only("the upgrade of an embedded store file")
@@ -136,9 +140,17 @@ def test_a_store_written_before_kept_slots_is_upgraded_and_links_as_before(tmp_p
     parsed: list[str] = []
     assert _move(store, parsed, monkeypatch) == {"Ana: I live in Vienna."}
     assert "I live in Vienna." in parsed
-    # From then on the new statements keep their slots.
+    # From then on the new statements keep their slots, and so do the stored ones parsed
+    # again: Ana's homes (read for the move) but not her jobs (no move asked for them).
     con = duckdb.connect(str(store / "agentmem.duckdb"))
-    assert con.execute(
-        "SELECT count(*) FROM memories WHERE statement_slots IS NOT NULL"
-    ).fetchall() == [(1,)]
+    kept = con.execute(
+        "SELECT text FROM memories WHERE statement_slots IS NOT NULL ORDER BY seq"
+    ).fetchall()
     con.close()
+    assert [text for (text,) in kept] == [
+        *(f"Ana: I live in {CITIES[day % len(CITIES)]}." for day in range(12) if day % 3),
+        "Ana: We moved to Madrid last week.",
+    ]
+    parsed = []
+    assert _move(store, parsed, monkeypatch, "Seville") == {"Ana: We moved to Madrid last week."}
+    assert parsed == []

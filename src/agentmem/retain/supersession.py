@@ -18,6 +18,7 @@ linking two facts that both hold.
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_right, insort
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,9 +27,9 @@ from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
-from agentmem.retain.slots import ANY_FAMILY_WORDS, FAMILY_WORDS, Slot, slots_of
+from agentmem.retain.slots import ANY_FAMILY_WORDS, FAMILY_WORDS, Slot, kept_value, slots_of
 from agentmem.store.changes import Change
-from agentmem.store.dialect import regex_search
+from agentmem.store.dialect import json_rows, regex_search
 from agentmem.store.records import from_db_time, memories_by_id
 
 SUPERSEDES = "supersedes"
@@ -125,6 +126,7 @@ class StoredStatements:
         the test of a ``wanted`` key and were not tested for it yet."""
         first_new = min(seq for _, seq, *_ in new)
         self._read_since(cur, bank_id, first_new, {memory_id for memory_id, *_ in new})
+        stale: list[tuple[str, int, str | None]] = []
         for key in wanted:
             tested_to = self._tested_to.get(key, 0)
             start = bisect_right(self._order, (tested_to, "\uffff"))
@@ -140,8 +142,10 @@ class StoredStatements:
                     and words.search(row.text)
                 ):
                     passed.append((memory_id, row))
-            self._take(passed, key)
+            stale += self._take(passed, key)
             self._tested_to[key] = self._read_to
+        if stale:
+            _keep_slots(cur, bank_id, stale)
 
     def _read_since(self, cur: Any, bank_id: str, first_new: int, new: set[str]) -> None:  # noqa: ANN401
         """Hold the rows of the bank stored since the last read (but the retain's own)."""
@@ -166,12 +170,18 @@ class StoredStatements:
         row = self._rows.get(memory_id)
         return row is not None and row.seq == seq
 
-    def _take(self, passed: list[tuple[str, _Row]], key: Key) -> None:
-        """Parse the rows that passed ``key``'s test (once each) and keep their statements."""
-        unparsed = [row for _, row in passed if row.slots is None]
-        parsed = slots_of([row.text for row in unparsed], [row.kept for row in unparsed])
-        for row, slots in zip(unparsed, parsed, strict=True):
+    def _take(self, passed: list[tuple[str, _Row]], key: Key) -> list[tuple[str, int, str | None]]:
+        """Parse the rows that passed ``key``'s test (once each) and keep their statements;
+        (id, seq, slots to keep) of the rows whose kept slots were missing or stale."""
+        unparsed = [(memory_id, row) for memory_id, row in passed if row.slots is None]
+        parsed = slots_of([row.text for _, row in unparsed], [row.kept for _, row in unparsed])
+        stale = []
+        for (memory_id, row), slots in zip(unparsed, parsed, strict=True):
             row.slots = tuple(slots)
+            kept = kept_value(row.text, slots)
+            if kept != row.kept:
+                stale.append((memory_id, row.seq, kept))
+                row.kept = kept
         for memory_id, row in passed:
             if not row.slots:
                 continue
@@ -183,6 +193,7 @@ class StoredStatements:
             self._keys[memory_id] = {key}
             for slot_key in {(slot.subject, slot.family) for slot in statement.slots}:
                 insort(self._by_slot.setdefault(slot_key, []), statement, key=_ORDER)
+        return stale
 
     def catch_up(self, log: Sequence[Change]) -> bool:
         """After writes through another process: the rows they added come after those read
@@ -359,6 +370,23 @@ def _slots(statement: Statement, slot_key: tuple[str, str]) -> list[Slot]:
 def _replaces(later: Statement, earlier: Statement, slot_key: tuple[str, str]) -> bool:
     """Whether ``later`` supersedes ``earlier`` in the slot ``slot_key``."""
     return any(supersedes(n, o) for n in _slots(later, slot_key) for o in _slots(earlier, slot_key))
+
+
+def _keep_slots(cur: Any, bank_id: str, rows: list[tuple[str, int, str | None]]) -> None:  # noqa: ANN401
+    """Keep the slots parsed again in rows whose kept ones were missing (a store written
+    before they were kept, an import) or written under other rules, so that the next process
+    reads them instead of parsing the texts again."""
+    cur.execute(
+        f"UPDATE memories SET statement_slots = u.statement_slots "
+        f"FROM {json_rows(cur, 'memories')} AS u "
+        "WHERE memories.id = u.id AND memories.seq = u.seq AND memories.bank_id = $bank",
+        {
+            "bank": bank_id,
+            "rows": json.dumps(
+                [{"id": i, "seq": seq, "statement_slots": kept} for i, seq, kept in rows]
+            ),
+        },
+    )
 
 
 def _still_stored(cur: Any, bank_id: str, rows: dict[str, int]) -> set[str]:  # noqa: ANN401
