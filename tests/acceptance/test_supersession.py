@@ -357,6 +357,18 @@ def test_a_statement_retained_late_is_superseded_by_the_newer_one_already_stored
         assert bank.check_integrity().problems == ()
 
 
+@pytest.mark.parametrize("name", ["Jürgen Strauß", "Σοφία", "Ødegaard", "İlkay"])
+def test_speakers_whose_names_fold_in_case_are_superseded_like_any(tmp_path, name):
+    """The subject of "I ..." is the speaker's name casefolded ("Strauß" → "strauss"): the
+    stored statements are matched against it casefolded too."""
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        berlin = bank.retain(_content(f"{name}: I live in Berlin."), mentioned_at=OLD)
+        lisbon = bank.retain(_content(f"{name}: We moved to Lisbon last week."), mentioned_at=NEW)
+        assert _supersedes(mem) == {(lisbon.memories[0].id, berlin.memories[0].id)}
+        assert bank.check_integrity().problems == ()
+
+
 def test_a_change_that_lies_ahead_supersedes_only_once_it_happens(tmp_path):
     """ "I'm moving to Lisbon next month" does not make "I live in Berlin" stale before the
     move."""

@@ -27,6 +27,10 @@ from agentmem.retain.supersession import supersedes
         ("Tia: My new manager is Alice.", Slot("tia", "role manager", "alice")),
         ("Tia: Bob is my manager.", Slot("tia", "role manager", "bob")),
         ("Uli: Dr. Okafor is now my GP.", Slot("uli", "role gp", "okafor")),
+        # Names of letters beyond ASCII are subjects too; the subject is casefolded.
+        ("Zoë moved to Paris last week.", Slot("zoë", "home", "paris")),
+        ("Ana: Strauß lives in Vienna.", Slot("strauss", "home", "vienna")),
+        ("Jürgen Strauß: I work at Siemens now.", Slot("jürgen strauss", "job", "siemens")),
     ],
 )
 def test_a_statement_fills_its_slot(text, slot):

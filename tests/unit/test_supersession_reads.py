@@ -8,6 +8,7 @@ again, a second writer on the same store: another process, or a replica on Postg
 from __future__ import annotations
 
 import random
+import re
 import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -66,18 +67,23 @@ def reference_links(
     wanted = sorted(
         {(slot.subject, slot.family.split()[0]) for s in statements for slot in s.slots}
     )
-    either = " OR ".join(
-        f"(contains(lower(text), $subject{n}) AND {regex_search(cur, 'text', f'words{n}')})"
-        for n in range(len(wanted))
-    )
+    either = " OR ".join(regex_search(cur, "text", f"words{n}") for n in range(len(wanted)))
     params: dict[str, object] = {"bank": bank_id, "new": [s.id for s in statements]}
-    for n, (subject, family) in enumerate(wanted):
-        params.update({f"subject{n}": subject, f"words{n}": FAMILY_WORDS[family]})
-    rows = cur.execute(
-        "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank "
-        f"AND fact_type IN ('world', 'experience') AND NOT list_contains($new, id) AND ({either})",
-        params,
-    ).fetchall()
+    for n, (_, family) in enumerate(wanted):
+        params[f"words{n}"] = FAMILY_WORDS[family]
+    rows = [
+        row
+        for row in cur.execute(
+            "SELECT id, seq, mentioned_at, text FROM memories WHERE bank_id = $bank AND "
+            f"fact_type IN ('world', 'experience') AND NOT list_contains($new, id) AND ({either})",
+            params,
+        ).fetchall()
+        # The subject of a slot is casefolded ("Strauß" → "strauss"), and so is the text.
+        if any(
+            subject in row[3].casefold() and re.search(FAMILY_WORDS[family], row[3], re.I)
+            for subject, family in wanted
+        )
+    ]
     parsed = slots_of([text for *_, text in rows])
     older = [
         Statement(i, seq, _aware(when), tuple(found))
@@ -137,9 +143,9 @@ def _said(choice: int) -> dict[str, str]:
         org=rng.choice(_ORGS),
         n=rng.randrange(10, 14),
         colour=rng.choice(["green", "blue"]),
-        name=rng.choice(["Stan", "Lena"]),
+        name=rng.choice(["Stan", "Lena", "Jürgen Strauß"]),
     )
-    return {"role": "user", "name": rng.choice(["Ana", "Ben"]), "content": said}
+    return {"role": "user", "name": rng.choice(["Ana", "Ben", "Jürgen Strauß"]), "content": said}
 
 
 def retain_history(store: object, steps: Sequence[tuple], bank_id: str = "b") -> int:

@@ -140,27 +140,16 @@ def link_entities(
                 for e in new
             ],
         )
-    if changed:
-        cur.execute(
-            "UPDATE entities SET name = u.name, aliases = u.aliases, kind = u.kind, "
-            f"kind_votes = u.kind_votes FROM {json_rows(cur, 'entities')} AS u "
-            "WHERE entities.id = u.id",
-            {
-                "rows": json.dumps(
-                    [
-                        {
-                            "id": e.id,
-                            "name": e.name,
-                            "aliases": list(e.aliases),
-                            "kind": e.kind,
-                            "kind_votes": kind_votes_to_json(e.kind_votes),
-                        }
-                        for e in changed
-                    ],
-                    ensure_ascii=False,
-                )
-            },
-        )
+    # Most mentions only add a kind vote: those rows get their votes alone (an UPDATE of one
+    # scalar column costs DuckDB less than one that rewrites the alias lists too).
+    renamed = [e for e in changed if stored[e.id][:2] != (e.names, e.kind)]
+    revoted = [e for e in changed if stored[e.id][:2] == (e.names, e.kind)]
+    for entities, columns in (
+        (renamed, "name, aliases, kind, kind_votes"),
+        (revoted, "kind_votes"),
+    ):
+        if entities:
+            _update_entities(cur, entities, columns)
     insert_rows(
         cur,
         "memory_entities",
@@ -172,6 +161,26 @@ def link_entities(
     )
     return LinkedEntities(
         [tuple(sorted(touched[i].name for i in ids)) for ids in fact_entity_ids], tuple(touched)
+    )
+
+
+def _update_entities(cur: Any, entities: list[KnownEntity], columns: str) -> None:  # noqa: ANN401
+    """Write ``columns`` (of name, aliases, kind, kind_votes) of stored entities."""
+    rows = [
+        {
+            "id": e.id,
+            "name": e.name,
+            "aliases": list(e.aliases),
+            "kind": e.kind,
+            "kind_votes": kind_votes_to_json(e.kind_votes),
+        }
+        for e in entities
+    ]
+    assignments = ", ".join(f"{c} = u.{c}" for c in columns.split(", "))
+    cur.execute(
+        f"UPDATE entities SET {assignments} FROM {json_rows(cur, 'entities')} AS u "
+        "WHERE entities.id = u.id",
+        {"rows": json.dumps(rows, ensure_ascii=False)},
     )
 
 

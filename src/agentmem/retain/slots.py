@@ -43,7 +43,8 @@ ANY_FAMILY_WORDS = "|".join(f"(?:{w})" for w in FAMILY_WORDS.values())
 _ANY_CUE = re.compile(ANY_FAMILY_WORDS, re.IGNORECASE)
 
 _ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
-_SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[A-Z][a-z]+\b)(?:'m|'re|'ve)?"
+# A name is any word of letters (Zoë, Strauß, Σοφία too); :func:`_subject` keeps the capitalised.
+_SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[^\W\d_]+\b)(?:'m|'re|'ve)?"
 _ROLES = FAMILY_WORDS["role"]
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern))

@@ -24,7 +24,7 @@ from bisect import bisect_right, insort
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from agentmem.retain.slots import ANY_FAMILY_WORDS, FAMILY_WORDS, Slot, kept_value, slots_of
@@ -76,7 +76,7 @@ class _Row:
     seq: int
     mentioned_at: datetime
     text: str
-    lowered: str
+    folded: str  # casefolded, as the subjects of slots are
     kept: str | None
     slots: tuple[Slot, ...] | None = None
 
@@ -129,7 +129,7 @@ class StoredStatements:
         stale: list[tuple[str, int, str | None]] = []
         for key in wanted:
             tested_to = self._tested_to.get(key, 0)
-            start = bisect_right(self._order, (tested_to, "\uffff"))
+            start = bisect_right(self._order, tested_to, key=itemgetter(0))
             subject, family = key
             words = _FAMILY_RE[family]
             passed = []
@@ -138,7 +138,7 @@ class StoredStatements:
                 if (
                     row is not None
                     and row.seq == seq
-                    and subject in row.lowered
+                    and subject in row.folded
                     and words.search(row.text)
                 ):
                     passed.append((memory_id, row))
@@ -159,7 +159,7 @@ class StoredStatements:
             if memory_id in new or self._held(memory_id, seq):
                 continue
             self.forget([memory_id])  # a row stored again under its id is read anew
-            self._rows[memory_id] = _Row(seq, _aware(when), text, text.lower(), kept)
+            self._rows[memory_id] = _Row(seq, _aware(when), text, text.casefold(), kept)
             insort(self._order, (seq, memory_id))
         # Every row of the bank before the retain's own was there to read.
         self._read_to = max(self._read_to, first_new - 1)
