@@ -32,13 +32,13 @@ from agentmem.store.forget import forget_memories
 from agentmem.store.graph import bank_graph, loaded_graph, mirror_dropped_on_failure
 from agentmem.store.integrity import IntegrityReport, check_integrity
 from agentmem.store.records import (
-    MEMORY_SELECT,
     from_db_time,
     load_memories,
     memories_by_id,
     memory_from_row,
     memory_selector,
     require_bank,
+    select_memories,
 )
 from agentmem.store.transfer import export_bank
 from agentmem.types import (
@@ -490,11 +490,11 @@ class MemoryBank:
         tag_list = list(normalize_tags(tags)) if tags is not None else None
         doc = validate_optional_str(document_id, field="document_id", max_len=512)
         where, params = memory_selector(self.id, tags=tag_list, document_id=doc)
-        sql = MEMORY_SELECT + f"WHERE {where} ORDER BY m.seq"
-        if limit is not None:
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-                raise InvalidInputError("limit must be a non-negative integer")
-            sql += f" LIMIT {limit}"
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise InvalidInputError("limit must be a non-negative integer")
+        sql = select_memories(where, limit=limit)
         return [memory_from_row(row) for row in self._engine.db.fetchall(sql, params)]
 
     @_bank_verb

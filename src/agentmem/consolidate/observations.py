@@ -28,10 +28,10 @@ from agentmem.retain.facts import EntityMention, ExtractedFact
 from agentmem.retain.pipeline import embed_texts, store_facts, write_vectors, write_vectors_in
 from agentmem.store.changes import record_change
 from agentmem.store.records import (
-    MEMORY_SELECT,
     MemoryRow,
     load_memories,
     memory_from_row,
+    select_memories,
     sql_strings,
     to_db_time,
 )
@@ -334,7 +334,7 @@ def _entities_of(engine: Engine, memory_ids: Sequence[str]) -> list[EntityMentio
 def list_observations(engine: Engine, bank_id: str) -> list[Memory]:
     """The bank's observations, most supported first, then newest."""
     rows = engine.db.fetchall(
-        MEMORY_SELECT + "WHERE m.bank_id = ? AND m.fact_type = ? ORDER BY m.seq DESC",
+        select_memories("m.bank_id = ? AND m.fact_type = ?", order="m.seq DESC"),
         [bank_id, OBSERVATION],
     )
     observations = [memory_from_row(row) for row in rows]
