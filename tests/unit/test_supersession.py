@@ -31,6 +31,10 @@ from agentmem.retain.supersession import supersedes
         ("Zoë moved to Paris last week.", Slot("zoë", "home", "paris")),
         ("Ana: Strauß lives in Vienna.", Slot("strauss", "home", "vienna")),
         ("Jürgen Strauß: I work at Siemens now.", Slot("jürgen strauss", "job", "siemens")),
+        ("Ana: I quit Ørsted and joined Équinor.", Slot("ana", "job", "équinor")),
+        ("Ana: Élodie is my manager.", Slot("ana", "role manager", "élodie")),
+        ("Ana: I moved to Île-de-France last week.", Slot("ana", "home", "île-de-france")),
+        ("Ana: The Zürich trip is cancelled.", Slot("ana", "plan trip", "zürich", change=True)),
     ],
 )
 def test_a_statement_fills_its_slot(text, slot):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,29 @@ ANY_FAMILY_WORDS = "|".join(f"(?:{w})" for w in FAMILY_WORDS.values())
 _ANY_CUE = re.compile(ANY_FAMILY_WORDS, re.IGNORECASE)
 
 _ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
-# A name is any word of letters (Zoë, Strauß, Σοφία too); :func:`_subject` keeps the capitalised.
+
+
+def _letter_class(test: Callable[[str], bool]) -> str:
+    """A regular-expression class of the Basic Multilingual Plane's characters passing
+    ``test``, as ranges: Python's ``re`` has no Unicode categories."""
+    passing = [c for c in range(0x10000) if test(chr(c))]
+    ranges: list[tuple[int, int]] = []
+    for c in passing:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1] = (ranges[-1][0], c)
+        else:
+            ranges.append((c, c))
+    return (
+        "["
+        + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
+        + "]"
+    )
+
+
+# Capital and small letters of any script (Ørsted, Élodie, Zürich), for the names below.
+_UPPER = _letter_class(str.isupper)
+_LOWER = _letter_class(str.islower)
+# A name is any word of letters (Strauß, Σοφία too); :func:`_subject` keeps the capitalised.
 _SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[^\W\d_]+\b)(?:'m|'re|'ve)?"
 _ROLES = FAMILY_WORDS["role"]
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -70,7 +92,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "job",  # "I quit Google and joined Stripe", "she left Acme to join Initech"
             _SUBJECT
             + _ADVERBS
-            + r"\s+(?:quit|left)\s+[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*\s+(?:and|to)\s+"
+            + rf"\s+(?:quit|left)\s+{_UPPER}[\w&'-]*(?:\s+{_UPPER}[\w&'-]*)*\s+(?:and|to)\s+"
             r"(?:join|joined|start at|started at)\b",
         ),
         ("job", _SUBJECT + _ADVERBS + r"\s+(?:was |got |been )?(?:hired|employed) by\b"),
@@ -108,7 +130,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # The person in a role named first: "Bob is my manager", "Dr Rao is now my GP".
 _ROLE_FIRST = re.compile(
-    rf"^(?P<v>(?:Dr\.? )?[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
+    rf"^(?P<v>(?:Dr\.? )?{_UPPER}[\w'-]*(?: {_UPPER}[\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
     rf"(?:new )?(?P<x>{_ROLES})\b"
 )
 # A favourite named first: "Blue is my favourite colour now."
@@ -361,7 +383,7 @@ def _value(family: str, text: str, found: re.Match[str], doc: Any, offset: int) 
         near = entity.start_char >= start and entity.start_char - start <= 25
         if near and entity.label_ in _VALUE_LABELS[family]:
             return _norm(entity.text)
-    name = re.match(r"\s+(?:the\s+)?(?P<v>[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*)", rest)
+    name = re.match(rf"\s+(?:the\s+)?(?P<v>{_UPPER}[\w&'-]*(?:\s+{_UPPER}[\w&'-]*)*)", rest)
     return _norm(name["v"]) if name else None
 
 
@@ -381,7 +403,7 @@ def _plan_slot(text: str, speaker: str | None) -> Slot | None:
 
 def _names(text: str) -> set[str]:
     """Capitalised words past the first word: what tells one trip from another."""
-    words = re.findall(r"(?<=\s)[A-Z][a-z]+", text)
+    words = re.findall(rf"(?<=\s){_UPPER}{_LOWER}+", text)
     common = {"I", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
     months = {"January", "February", "March", "April", "May", "June", "July", "August"}
     months |= {"September", "October", "November", "December"}
