@@ -47,19 +47,8 @@ _ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actu
 
 def _letter_class(test: Callable[[str], bool]) -> str:
     """A regular-expression class of the Basic Multilingual Plane's characters passing
-    ``test``, as ranges: Python's ``re`` has no Unicode categories."""
-    passing = [c for c in range(0x10000) if test(chr(c))]
-    ranges: list[tuple[int, int]] = []
-    for c in passing:
-        if ranges and ranges[-1][1] == c - 1:
-            ranges[-1] = (ranges[-1][0], c)
-        else:
-            ranges.append((c, c))
-    return (
-        "["
-        + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
-        + "]"
-    )
+    ``test``: Python's ``re`` has no Unicode categories."""
+    return "[" + "".join(re.escape(chr(c)) for c in range(0x10000) if test(chr(c))) + "]"
 
 
 # Capital and small letters of any script (Ørsted, Élodie, Zürich), for the names below.
