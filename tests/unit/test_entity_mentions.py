@@ -28,6 +28,12 @@ from agentmem.retain.entity_kinds import voted_kind
 DATA = Path(__file__).parent.parent / "data" / "entity_mentions.json"
 NAME_RECALL = 0.95
 KIND_PRECISION = 0.9
+#: Chat turns written after the rules, never used to choose them: a floor that says how far
+#: the rules carry to text they were not written on (kind precision .78 before the name
+#: prior of retain/name_prior.py, .85 with it).
+UNSEEN = DATA.with_name("entity_mentions_unseen.json")
+UNSEEN_NAME_RECALL = 0.9
+UNSEEN_KIND_PRECISION = 0.8
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,8 @@ class Scores:
         )
 
 
-def load_texts(source: str | None = None) -> list[dict]:
-    texts = json.loads(DATA.read_text("utf-8"))["texts"]
+def load_texts(source: str | None = None, *, path: Path = DATA) -> list[dict]:
+    texts = json.loads(path.read_text("utf-8"))["texts"]
     return [t for t in texts if source is None or t["source"] == source]
 
 
@@ -148,6 +154,14 @@ def test_names_are_found_and_kinds_are_right_on_the_labelled_set(bank_vote: bool
     report = "\n".join([result.summary(), *result.misses, *result.wrong_kinds])
     assert result.name_recall >= NAME_RECALL, report
     assert result.kind_precision >= KIND_PRECISION, report
+
+
+def test_names_and_kinds_hold_up_on_chat_turns_the_rules_were_not_written_on() -> None:
+    result = score(load_texts(path=UNSEEN), bank_vote=True)
+    report = "\n".join([result.summary(), *result.misses, *result.wrong_kinds])
+    assert result.labelled >= 150, report
+    assert result.name_recall >= UNSEEN_NAME_RECALL, report
+    assert result.kind_precision >= UNSEEN_KIND_PRECISION, report
 
 
 @pytest.mark.parametrize("source", ["chat", "narrative", "demo", "synthetic"])

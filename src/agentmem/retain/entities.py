@@ -59,6 +59,7 @@ from agentmem.retain.entity_kinds import (
     reads_as_person,
 )
 from agentmem.retain.facts import EntityMention
+from agentmem.retain.name_prior import name_prior
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
 
 if TYPE_CHECKING:
@@ -404,8 +405,21 @@ def _from_spacy_entity(
     )
     votes[kind] += SPACY_WEIGHT
     _name_votes(votes, key, first_word, end - start, titled or title_inside, speaker_key, kind)
+    _prior_vote(votes, name, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
+
+
+def _prior_vote(votes: dict[str, float], name: str, spacy_kind: str | None) -> None:
+    """The embedding model's vote on what the bare name is (``retain/name_prior.py``); added
+    after the cues are read, so it never makes a word opening a sentence a name.
+
+    spaCy's label is read from the same word, so the two are one vote when they agree:
+    the grammar around the name still outweighs them ("I invited Indiana to dinner").
+    """
+    prior = name_prior(name)
+    if prior is not None and prior[0] != spacy_kind:
+        votes[prior[0]] += prior[1]
 
 
 def _is_cued(votes: dict[str, float]) -> bool:
@@ -623,6 +637,7 @@ def _capitalised_mention(
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)
+    _prior_vote(votes, name, None)
     kind, confidence = decide_kind(votes)
     if titled and kind == "person" and previous is not None:
         name = _clean_name(doc[start - 1 : end].text) or name

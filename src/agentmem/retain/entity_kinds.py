@@ -361,10 +361,10 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     moving = any(w in _MOTION_WORDS for w in before)
     if previous in _PLACE_PREPOSITIONS:
         votes["place"] += CUE_WEIGHT
-    elif (previous == "to" and moving) or (
+    elif (previous in ("to", "through", "via") and moving) or (
         previous == "from" and (moving or (before and before[-1] in _COPULA))
     ):
-        votes["place"] += MOTION_WEIGHT  # "flew to Yerevan", "is from Sapporo"
+        votes["place"] += MOTION_WEIGHT  # "flew to Yerevan", "drove through Tuscany"
     elif previous in ("visit", "visiting", "visited"):
         votes["place"] += CUE_WEIGHT
     elif previous == "from" and before and before[-1] in _TRADE_NOUNS:
@@ -415,8 +415,12 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     if following == "and" and _is_partner_of(doc, end + 1):
         votes["person"] += STRONG_CUE_WEIGHT
         return
+    if following == "and" and end + 1 < n and _is_persons_name(doc[end + 1]):
+        votes["person"] += CUE_WEIGHT  # "Florence and Harry got engaged"
     if lead >= 2 and previous == "and" and doc[lead - 2].lower_ in ("me", "i"):
         votes["person"] += STRONG_CUE_WEIGHT
+    elif start >= 2 and previous == "and" and _is_persons_name(doc[start - 2]):
+        votes["person"] += CUE_WEIGHT  # "Harry and Florence": joined like with like
     if animate:
         votes["person"] += CUE_WEIGHT + 0.5
         return
@@ -633,6 +637,12 @@ def _is_person_object(doc: Doc, start: int) -> bool:
     return doc[start - 2].tag_ in ("PRP", "NNP", "NNPS", "MD", "RB", "TO") or (
         doc[start - 2].lower_ in _AUXILIARIES
     )
+
+
+def _is_persons_name(token: Token) -> bool:
+    """A proper noun the model labels a person, inside its sentence (where its label is
+    not the guess it is for a word opening one): the other half of "X and Y"."""
+    return token.ent_type_ == "PERSON" and token.tag_ == "NNP" and not token.is_sent_start
 
 
 def _is_partner_of(doc: Doc, j: int) -> bool:
