@@ -1057,3 +1057,21 @@ def test_a_list_of_places_joined_by_and_stays_places() -> None:
 def test_the_path_of_a_journey_is_a_place() -> None:
     assert ("Tuscany", "place") in found("We drove through Tuscany last summer.")
     assert ("Zurich", "place") in found("We flew via Zurich.")
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Ifeoma started her new job at Barclays.", "Ifeoma"),
+        ("Ravi broke his ankle skiing in Verbier.", "Ravi"),
+    ],
+)
+def test_a_name_opening_a_sentence_with_his_or_her_after_it_is_a_person(
+    text: str, name: str
+) -> None:
+    assert (name, "person") in found(text)
+
+
+def test_a_possessive_after_another_name_is_not_the_first_names() -> None:
+    # "her" is Priya's here; Google gets no person vote from it.
+    assert ("Google", "org") in found("Google hired Priya and her team.")

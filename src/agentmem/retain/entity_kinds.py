@@ -395,6 +395,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
 
     if _is_addressee(doc, start, end):
         votes["person"] += CUE_WEIGHT + 0.5
+    if _owns_what_follows(doc, start, end):
+        votes["person"] += CUE_WEIGHT
     if end >= n:
         return
     if _has_climate(doc, end):
@@ -637,6 +639,23 @@ def _is_person_object(doc: Doc, start: int) -> bool:
     return doc[start - 2].tag_ in ("PRP", "NNP", "NNPS", "MD", "RB", "TO") or (
         doc[start - 2].lower_ in _AUXILIARIES
     )
+
+
+# Possessives only a person has: a company's or a city's things are "its" or "their".
+_GENDERED_POSSESSIVES = _words("his her")
+
+
+def _owns_what_follows(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name opens its sentence and a "his" or "her" follows before any other
+    name: the subject's own ("Ifeoma started her new job", "Ravi broke his ankle")."""
+    if not doc[start].is_sent_start:
+        return False
+    for token in doc[end:]:
+        if token.is_sent_start or token.tag_ in ("NNP", "NNPS") or token.lower_ in ("and", "or"):
+            return False
+        if token.tag_ == "PRP$" and token.lower_ in _GENDERED_POSSESSIVES:
+            return True
+    return False
 
 
 def _is_persons_name(token: Token) -> bool:
