@@ -43,7 +43,7 @@ _DESCRIPTIONS = {
     "person": "a person's name",
     "org": "a company or organization",
     "place": "a city, country or place",
-    "product": "a product, app or device",
+    "product": "a product, app, book or film",
     "event": "an event, festival or tournament",
 }
 _CACHED_NAMES = 65_536
