@@ -1075,3 +1075,18 @@ def test_a_name_opening_a_sentence_with_his_or_her_after_it_is_a_person(
 def test_a_possessive_after_another_name_is_not_the_first_names() -> None:
     # "her" is Priya's here; Google gets no person vote from it.
     assert ("Google", "org") in found("Google hired Priya and her team.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Heard of "The Name of the Wind"? It is a great novel.',
+        "Have you read “The Name of the Wind” yet?",
+    ],
+)
+def test_a_name_in_double_quotes_is_a_title(text: str) -> None:
+    assert ("The Name of the Wind", "product") in found(text)
+
+
+def test_a_name_after_a_closed_quote_is_no_title() -> None:
+    assert ("Giulia", "person") in found('She said "hi" and my sister Giulia laughed.')

@@ -395,6 +395,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
 
     if _is_addressee(doc, start, end):
         votes["person"] += CUE_WEIGHT + 0.5
+    if _is_quoted(doc, start, end):
+        votes["product"] += STRONG_CUE_WEIGHT  # "The Name of the Wind": a title
     if _owns_what_follows(doc, start, end):
         votes["person"] += CUE_WEIGHT
     if end >= n:
@@ -639,6 +641,27 @@ def _is_person_object(doc: Doc, start: int) -> bool:
     return doc[start - 2].tag_ in ("PRP", "NNP", "NNPS", "MD", "RB", "TO") or (
         doc[start - 2].lower_ in _AUXILIARIES
     )
+
+
+_QUOTES = frozenset('"“”')
+
+
+def _is_quoted(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name stands inside double quotes in its sentence: a title ("I loved
+    “The Name of the Wind”"), or a word of one."""
+    before = 0
+    for token in reversed(doc[:start]):
+        before += token.text in _QUOTES
+        if token.is_sent_start:
+            break
+    if before % 2 == 0:
+        return False
+    for token in doc[end:]:
+        if token.is_sent_start:
+            return False
+        if token.text in _QUOTES:
+            return True
+    return False
 
 
 # Possessives only a person has: a company's or a city's things are "its" or "their".

@@ -2,17 +2,13 @@
 
 The grammar around a mention decides its kind when it says something ("my sister Giulia",
 "flew to Yerevan", ``retain/entity_kinds.py``), but many sentences say nothing the rules
-read: "Jamal works at Deloitte", "We drove through Tuscany", "Rafa lost the final to
-Djokovic". spaCy's small model labels such names almost at random. MiniLM, trained on a
-billion sentence pairs, places a name near the words for what it usually is: "Djokovic" next
-to "a person's name", "Tuscany" next to "a city, country or place", "Deloitte" next to "a
-company or organization". That is one more weak vote: the nearest of four descriptions, when
-it is nearer than the next by a clear margin, and no heavier than spaCy's label.
-
-Measured on hand-labelled mentions (``docs/entities-and-causes.md``): alone, the nearest
-description is right for 73 % of the names of the labelled set and 76–78 % of two sets
-written afterwards; as a vote it raises kind precision on those two from .80 / .78 to .89 /
-.82 and leaves the labelled set's (the rules were written on it) at .94–.95.
+read: "Jamal works at Deloitte", "Paris Hilton was on TV", "Lukas quit Siemens". spaCy's
+small model labels such names almost at random in chat. MiniLM, trained on a billion
+sentence pairs, places a name near the words for what it usually is: "Jamal" next to "a
+person's name", "Deloitte" next to "a company or organization". That is one more weak vote:
+the nearest of five plain descriptions, when it is nearer than the next by a clear margin,
+of spaCy's weight (``docs/entities-and-causes.md`` has what it gains on text the rules were
+not written on).
 
 The prior always uses the bundled MiniLM, whatever embedder the bank uses, so a bank's kinds
 do not depend on its embedder and no name goes to a remote API. A name costs one run of the
@@ -31,14 +27,14 @@ from agentmem.models.embedder import MiniLMEmbedder
 __all__ = ["NAME_PRIOR_MARGIN", "NAME_PRIOR_WEIGHT", "name_prior"]
 
 #: The weight of the prior's vote: spaCy's own (``entity_kinds.SPACY_WEIGHT``). Chosen on
-#: the labelled set among 0.75, 1, 1.25, 2 and 3 (heavier votes override grammar's cues).
+#: the labelled set among 0.75, 0.9, 0.99, 1, 1.01, 1.25, 1.6, 2 and 3 (heavier votes
+#: override grammar's cues; lighter ones never outvote spaCy's label).
 NAME_PRIOR_WEIGHT = 1.0
 #: How much nearer (cosine) the nearest description must be than the next for the prior to
 #: vote; chosen on the labelled set among 0.02, 0.05, 0.1 and 0.15 (0.1 and 0.15 tied).
 NAME_PRIOR_MARGIN = 0.1
 
-# One plain description per kind; the model's own words for what a name can be. Events and
-# concepts have none: a bare name rarely says it is one ("Glastonbury" is also a town).
+# One plain description per kind. Concepts have none: a bare name rarely says it is one.
 _DESCRIPTIONS = {
     "person": "a person's name",
     "org": "a company or organization",
