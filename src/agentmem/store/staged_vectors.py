@@ -9,15 +9,18 @@ Nothing acknowledged can be lost or missed by a search:
 
 * a staged fact's vector journal entry (``store/reconcile.py``) is committed with the fact and
   cleared only after the batch is in Chroma, so a crash before the flush re-embeds it on open;
-* every read of the vectors (query, get, ids) and every delete or drop flushes first, so a
-  recall sees a fact as soon as its retain returns, and a forget never races a staged vector;
-  the one exception, retain's own neighbour search for semantic links (``query_many``),
-  searches the staged vectors beside Chroma instead: a flush per retain would undo the
-  batching;
+* a recall's reads (``query``, ``get_vectors``) and retain's neighbour search
+  (``query_many``) read the staged vectors beside Chroma's, the staged one winning for an id
+  both hold (a rewritten observation), so a recall sees a fact as soon as its retain returns
+  without flushing: a flush takes the database's write lock, and a recall that flushed waited
+  for whichever retain held it. A writer stages its vectors before it publishes the bank's
+  new version, so a recall that sees a change also sees its vectors;
+* every other read (ids, count, a filter the process cannot evaluate) and every delete or
+  drop flushes first, so a forget never races a staged vector;
 * the store flushes before it records a clean close.
 
 A flush takes the database's write lock before its own, the same order a retain takes them,
-so a recall that flushes cannot deadlock with a retain.
+so a read that flushes cannot deadlock with a retain.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 
 from agentmem.models.embedder import unit_rows
 from agentmem.store.database import Database
+from agentmem.store.metadata_filter import can_match, matches
 from agentmem.store.records import insert_rows, json_list, memories_by_id, sql_list
 from agentmem.store.vectors import VectorStore
 
@@ -46,6 +50,9 @@ class _Staged:
     ids: list[str]
     vectors: np.ndarray
     metadatas: list[Mapping[str, str | int | float | bool]]
+    # Ids no vector store held when staged (a retain's new memories): Chroma has no older
+    # vector of theirs that a search could return in their place.
+    fresh: bool
 
 
 def _newest(
@@ -130,12 +137,16 @@ class StagedVectorStore:
         ids: Sequence[str],
         vectors: np.ndarray,
         metadatas: Sequence[Mapping[str, str | int | float | bool]],
+        *,
+        fresh: bool = False,
     ) -> None:
-        """Queue the vectors of committed, journalled facts; flush when the batch is full."""
+        """Queue the vectors of committed, journalled facts (``fresh``: new ids, which the
+        store holds no vector of); flush when the batch is full."""
         if not ids:
             return
+        staged = _Staged(bank_id, collection, list(ids), vectors, list(metadatas), fresh)
         with self._db.write_lock, self._lock:
-            self._staged.append(_Staged(bank_id, collection, list(ids), vectors, list(metadatas)))
+            self._staged.append(staged)
             self._count += len(ids)
         if self._count >= self._batch_size:
             self.flush()
@@ -212,9 +223,29 @@ class StagedVectorStore:
         *,
         nearest_only: bool = False,
     ) -> list[tuple[str, float]]:
-        """See :meth:`VectorStore.query`."""
-        self.flush()
-        return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
+        """Nearest ``n`` (id, cosine) among Chroma's and the staged vectors (see
+        :meth:`VectorStore.query`); staged vectors are compared exactly."""
+        staged = self._staged_in(collection)
+        if not staged or (where and not can_match(where)):
+            self.flush()
+            return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
+        ids, vectors, metadatas = _newest(staged, collection)
+        replaced = set(ids)
+        # A staged vector may replace one Chroma holds: ask for as many more as it could hide.
+        extra = len({i for s in staged if not s.fresh for i in s.ids})
+        found = [
+            pair
+            for pair in self._store.query(
+                collection, vector, n + extra, where, nearest_only=nearest_only
+            )
+            if pair[0] not in replaced
+        ]
+        keep = [k for k, m in enumerate(metadatas) if not where or matches(m, where)]
+        if keep:
+            query = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+            cosines = np.einsum("jk,k->j", unit_rows(vectors[keep]), query)
+            found += [(ids[k], float(c)) for k, c in zip(keep, cosines, strict=True)]
+        return sorted(found, key=lambda pair: pair[1], reverse=True)[:n]
 
     def query_many(
         self, collection: str, vectors: np.ndarray, n: int
@@ -224,8 +255,7 @@ class StagedVectorStore:
         Does not flush (see the module docstring); staged vectors are compared exactly.
         """
         found = self._store.query_many(collection, vectors, n)
-        with self._lock:
-            staged = [s for s in self._staged if s.collection == collection]
+        staged = self._staged_in(collection)
         if not staged or len(vectors) == 0:
             return found
         ids = [i for s in staged for i in s.ids]
@@ -249,9 +279,28 @@ class StagedVectorStore:
         return self._store.holds_copy(collection)
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """See :meth:`VectorStore.get_vectors`."""
-        self.flush()
-        return self._store.get_vectors(collection, ids)
+        """The stored vectors of ``ids``, a staged one before Chroma's (see
+        :meth:`VectorStore.get_vectors`)."""
+        staged = self._staged_in(collection)
+        if not staged:
+            return self._store.get_vectors(collection, ids)
+        newest = dict(zip(*_newest(staged, collection)[:2], strict=True))
+        found = {i: newest[i] for i in ids if i in newest}
+        rest = [i for i in ids if i not in found]
+        return found | self._store.get_vectors(collection, rest) if rest else found
+
+    def stored_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors of ``ids`` Chroma holds, none still staged: what a copy may keep
+        (Chroma normalises a vector as it stores it, so a staged one can differ from its
+        stored self in the last bit)."""
+        staged = {i for s in self._staged_in(collection) for i in s.ids}
+        wanted = [i for i in ids if i not in staged]
+        return self._store.get_vectors(collection, wanted) if wanted else {}
+
+    def _staged_in(self, collection: str) -> list[_Staged]:
+        """What is staged for ``collection`` now (a flush meanwhile leaves it in Chroma)."""
+        with self._lock:
+            return [s for s in self._staged if s.collection == collection]
 
     def ids(self, collection: str) -> set[str]:
         """See :meth:`VectorStore.ids`."""
