@@ -159,8 +159,11 @@ class StagedVectorStore:
         """
         if not self._staged:  # unlocked peek: a stage() that has not returned may be missed
             return
-        with self._db.write_lock, self._lock:
-            staged = self._staged
+        # The write lock keeps stage() and other flushes out; the stage's own lock is held
+        # only to read and to clear the list, so reads go on while Chroma writes.
+        with self._db.write_lock:
+            with self._lock:
+                staged = self._staged
             if not staged:  # another thread's flush wrote them while this one waited
                 return
             live = self._held(staged)
@@ -176,7 +179,8 @@ class StagedVectorStore:
                 f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
                 {"ids": json_list(i for s in staged for i in s.ids)},
             )
-            self._staged, self._count = [], 0
+            with self._lock:
+                self._staged, self._count = [], 0
 
     def _held(self, staged: Sequence[_Staged]) -> set[str]:
         """The staged ids whose memory the store holds, in the collection they were staged
