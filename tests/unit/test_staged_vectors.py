@@ -275,7 +275,8 @@ def test_reads_beside_the_stage_answer_as_the_store_does_once_flushed(
         vectors.flush()
         flushed = vectors.query(bank._collection, query, n, where)
         stored = vectors.get_vectors(bank._collection, ids)
-        assert [round(c, 5) for _, c in beside] == [round(c, 5) for _, c in flushed]
+        assert len(beside) == len(flushed)
+        assert np.allclose([c for _, c in beside], [c for _, c in flushed], atol=1e-5)
         assert {i for i, c in beside if c > flushed[-1][1] + 1e-5} <= {i for i, _ in flushed}
         assert read.keys() == stored.keys() == set(ids)
         assert all(np.allclose(read[i], stored[i], atol=1e-6) for i in ids)
