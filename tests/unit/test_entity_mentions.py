@@ -28,9 +28,9 @@ from agentmem.retain.entity_kinds import voted_kind
 DATA = Path(__file__).parent.parent / "data" / "entity_mentions.json"
 NAME_RECALL = 0.95
 KIND_PRECISION = 0.9
-#: Chat turns written after the rules, never used to choose them: a floor that says how far
-#: the rules carry to text they were not written on (kind precision .78 before the name
-#: prior of retain/name_prior.py, .85 with it).
+#: Chat turns written after the rules: a floor that says how far they carry to text they
+#: were not written on (kind precision .79 before the name prior of retain/name_prior.py and
+#: its cues, .85 with them; docs/entities-and-causes.md).
 UNSEEN = DATA.with_name("entity_mentions_unseen.json")
 UNSEEN_NAME_RECALL = 0.9
 UNSEEN_KIND_PRECISION = 0.8
@@ -159,7 +159,7 @@ def test_names_are_found_and_kinds_are_right_on_the_labelled_set(bank_vote: bool
 def test_names_and_kinds_hold_up_on_chat_turns_the_rules_were_not_written_on() -> None:
     result = score(load_texts(path=UNSEEN), bank_vote=True)
     report = "\n".join([result.summary(), *result.misses, *result.wrong_kinds])
-    assert result.labelled >= 150, report
+    assert result.labelled >= 190, report
     assert result.name_recall >= UNSEEN_NAME_RECALL, report
     assert result.kind_precision >= UNSEEN_KIND_PRECISION, report
 
