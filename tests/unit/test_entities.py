@@ -1090,3 +1090,25 @@ def test_a_name_in_double_quotes_is_a_title(text: str) -> None:
 
 def test_a_name_after_a_closed_quote_is_no_title() -> None:
     assert ("Giulia", "person") in found('She said "hi" and my sister Giulia laughed.')
+
+
+def test_kinds_are_decided_without_the_prior_when_its_model_fails(monkeypatch, caplog):
+    from agentmem.errors import ModelError
+    from agentmem.retain import name_prior as prior
+
+    def broken() -> None:
+        raise ModelError("ONNX embedding model not found: '/nowhere/model.onnx'")
+
+    monkeypatch.setattr(prior, "_model", broken)
+    monkeypatch.setattr(prior, "_failed", False)
+    prior._prior.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="agentmem"):
+            assert ("Priya", "person") in found("My boss Priya approved the budget.")
+            assert name_prior("Deloitte") is None
+        assert [r.message for r in caplog.records].count(
+            "entity kinds without the name prior: ONNX embedding model not found: "
+            "'/nowhere/model.onnx'"
+        ) == 1
+    finally:
+        prior._prior.cache_clear()

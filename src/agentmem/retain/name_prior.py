@@ -12,17 +12,22 @@ not written on).
 
 The prior always uses the bundled MiniLM, whatever embedder the bank uses, so a bank's kinds
 do not depend on its embedder and no name goes to a remote API. A name costs one run of the
-model (under a millisecond: a name is a few tokens), once per process.
+model (under a millisecond: a name is a few tokens), once per process. Should the model fail
+to load or run, the prior abstains (logged once): kinds are then decided as without it.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 
 import numpy as np
 
+from agentmem.errors import ModelError
 from agentmem.models.embedder import MiniLMEmbedder
+
+log = logging.getLogger("agentmem")
 
 __all__ = ["NAME_PRIOR_MARGIN", "NAME_PRIOR_WEIGHT", "name_prior"]
 
@@ -47,6 +52,7 @@ _CACHED_NAMES = 65_536
 _lock = threading.Lock()
 _embedder: MiniLMEmbedder | None = None
 _descriptions: np.ndarray | None = None
+_failed = False
 
 
 def name_prior(name: str) -> tuple[str, float] | None:
@@ -57,8 +63,16 @@ def name_prior(name: str) -> tuple[str, float] | None:
 
 @functools.lru_cache(maxsize=_CACHED_NAMES)
 def _prior(key: str) -> tuple[str, float] | None:
-    embedder, descriptions = _model()
-    cosines = descriptions @ embedder.embed([key])[0]
+    global _failed  # noqa: PLW0603 - reported once per process
+    if _failed:
+        return None
+    try:
+        embedder, descriptions = _model()
+        cosines = descriptions @ embedder.embed([key])[0]
+    except ModelError as exc:
+        _failed = True
+        log.warning("entity kinds without the name prior: %s", exc)
+        return None
     first, second = np.argsort(-cosines)[:2]
     if cosines[first] - cosines[second] < NAME_PRIOR_MARGIN:
         return None
