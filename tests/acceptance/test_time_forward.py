@@ -81,6 +81,15 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I love the painting I did in May.", FEB_20, "2024-05-01", "2024-05-31"),
     ("I was planning a trip to Oslo in July.", FEB_20, "2024-07-01", "2024-07-31"),
     ("The beach photos from Monday.", FEB_20, "2025-02-17", "2025-02-17"),  # a noun stays
+    # A range after a simple present is scheduled like its ends: one direction for both.
+    ("The course runs from May 3 to May 5.", FEB_20, "2025-05-03", "2025-05-05"),
+    ("The shop is closed between March 3 and March 5.", FEB_20, "2025-03-03", "2025-03-05"),
+    ("The course ran from May 3 to May 5.", FEB_20, "2024-05-03", "2024-05-05"),
+    # A day with a time of day: a date, ahead unless the clause says it is past.
+    ("The call is Tuesday at 3pm.", FEB_20, "2025-02-25", "2025-02-25"),
+    ("Dinner Friday at 8?", FEB_20, "2025-02-21", "2025-02-21"),
+    ("It got moved to Tuesday at 3pm.", FEB_20, "2025-02-25", "2025-02-25"),
+    ("I saw him Tuesday at 3pm.", FEB_20, "2025-02-18", "2025-02-18"),
     # Said on the named date or after it.
     ("The next invoice will be due on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("I paid the invoice on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
@@ -94,6 +103,8 @@ CASES: list[tuple[str, str, str, str]] = [
     ("My birthday is on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("My birthday was on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
     ("We're planning a trip to Porto in the spring.", MAR_10, "2025-03-01", "2025-05-31"),
+    # A range holding the day it is said in: this year's.
+    ("The exhibition runs from March 1 to March 30.", MAR_10, "2025-03-01", "2025-03-30"),
     ("We went skiing in the winter.", MAR_10, "2024-12-01", "2025-02-28"),
     # A year boundary ahead.
     ("We will launch in January.", DEC_28, "2025-01-01", "2025-01-31"),

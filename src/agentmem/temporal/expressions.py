@@ -553,10 +553,20 @@ def _bare_needs_preposition(text: str, match: re.Match[str]) -> bool:
     return bool(groups.get("rel") or groups.get("year")) or _after_preposition(text, match)
 
 
+# A time of day after a day: "Tuesday at 3pm", "Friday at 8", "Sunday at noon".
+_CLOCK_AFTER = re.compile(
+    r"\s+at\s+(?:\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?!\w)|noon\b|midnight\b)",
+    re.IGNORECASE,
+)
+
+
 def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
-    """A weekday or holiday alone is a date after a preposition or at the end of a clause."""
-    return _bare_needs_preposition(text, match) or (
-        _CLAUSE_END_AFTER.match(text, match.end()) is not None
+    """A weekday or holiday alone is a date after a preposition, at the end of a clause or
+    before a time of day ("the call is Tuesday at 3pm")."""
+    return (
+        _bare_needs_preposition(text, match)
+        or _CLAUSE_END_AFTER.match(text, match.end()) is not None
+        or _CLOCK_AFTER.match(text, match.end()) is not None
     )
 
 
@@ -779,13 +789,23 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     weekday = _WEEKDAYS[match["weekday"].lower()]
     today = at.ref.date()
     rel = _which(match["rel"])
-    if rel == "latest" and _points_forward(match, at, daily=True):
+    if rel == "latest" and (_points_forward(match, at, daily=True) or _appointed(match, at)):
         day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
     elif rel in ("latest", "last"):
         day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
     else:
         day = _monday(today) + timedelta(days=weekday + (7 if rel == "next" else 0))
     return _days(day, day, "day", True)
+
+
+def _appointed(match: re.Match[str], at: _Reading) -> bool:
+    """Whether a day with a time of day is an appointment its clause does not place in the
+    past ("Dinner Friday at 8?", "Lunch Tuesday at noon works"): its coming occurrence."""
+    return (
+        at.by_tense
+        and _tense_of(match, at) is None
+        and _CLOCK_AFTER.match(match.string, match.end()) is not None
+    )
 
 
 def _resolve_weekend(match: re.Match[str], at: _Reading) -> _Interval:

@@ -366,7 +366,10 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     describes a noun ("I love the photos from June"), a quality sits between ("the parks are
     lovely in spring"), or the clause tells of a habit ("we usually go hiking in May")."""
     after = tokens[tokens.index(verb) + 1 :]
-    if not after or after[-1][3] not in ("in", "on", "at") or verb[2] not in ("VBZ", "VBP"):
+    dating = _DATING
+    if (start := _range_start(after)) is not None:
+        after, dating = start, _RANGE_OPENERS  # "runs from March 3 to": "runs from"
+    if not after or after[-1][3] not in dating or verb[2] not in ("VBZ", "VBP"):
         return False
     if any(t[3] in _HABIT for t in tokens):
         return False
@@ -384,6 +387,23 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
         and all(t[2] in _COMPLEMENT for t in after)
         and all(t[2] != "IN" or t[3] in _COMPLEMENT_PREPOSITIONS for t in after[:-1])
     )
+
+
+# The words that put a date on a simple present's event: "starts in", "is on", "at"; and
+# for a range, "runs from ... to", "is closed between ... and".
+_DATING = frozenset({"in", "on", "at"})
+_RANGE_OPENERS = frozenset({"from", "between"})
+_RANGE_JOINS = frozenset({"to", "and", "until", "till", "through", "-", "–"})
+
+
+def _range_start(after: list[Token]) -> list[Token] | None:
+    """When the date after these words is the second end of a range, the words up to its
+    opener ("runs from March 3 to" → "runs from": a range has one direction); else None."""
+    if after and after[-1][3] in _RANGE_JOINS:
+        opener = next((k for k, t in enumerate(after) if t[3] in _RANGE_OPENERS), None)
+        if opener is not None:
+            return after[: opener + 1]
+    return None
 
 
 def _first_after(tokens: list[Token]) -> Direction | None:
