@@ -44,6 +44,10 @@ NO_CAUSE = [
     "I love painting because it relaxes me.",  # the clause says nothing on its own
     "The flight was cancelled due to the storm over Iceland.",  # names, does not state, a cause
     "Because of the rain, we stayed in.",
+    # "as a result of" names a cause as "due to" does; the clause before it is the effect.
+    "I'm exhausted as a result of the night shift.",
+    "Prices rose as a consequence of the drought.",
+    "The road was icy. As a result of the storm, the bus was late.",
     "The launch is on May 6.",
 ]
 

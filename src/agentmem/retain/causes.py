@@ -14,7 +14,7 @@ was delayed" states a cause and its effect at once.
 - ", so" followed by a clause ("It rained, so we stayed in"), never "so that" or "so much";
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
   next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
-  cause);
+  cause); "as a result of" names a cause like "due to";
 - "X led to / caused / resulted in Y": X is the cause.
 
 The extractor stores each cause clause as a fact of its own, right after the whole sentence's
@@ -52,7 +52,8 @@ _PERFECT = re.compile(
 )
 #: A sentence or fact that opens with one of these is the effect of what was said before it.
 EFFECT_OPENERS = re.compile(
-    r"^(?:as a result|as a consequence|consequently|therefore|thus(?!\s+far\b)|hence"
+    r"^(?:(?:as a result|as a consequence)(?!\s+of\b)|consequently|therefore|thus(?!\s+far\b)"
+    r"|hence"
     r"|because of (?:that|this)"
     r"|that'?s why|that is why|this is why|which is why|so that'?s why|that led to|this led to"
     r"|thanks to (?:that|this)|for that reason)\b",
@@ -71,8 +72,9 @@ _TRAILING = re.compile(
 )
 _SO = re.compile(rf"^(?P<cause>.{{8,}}?),?\s+so\s+(?!that\b)(?P<effect>{_SUBJECT}[^.;!?]{{4,}})")
 _RESULT = re.compile(
-    r"^(?P<cause>.{8,}?)(?:,\s*|\s+)(?:and\s+)?(?:as a result|as a consequence|which is why|"
-    r"that'?s why|that is why|this is why)\b,?\s*(?P<effect>[^.;!?]{4,})",
+    # "as a result of the storm" names its cause as "due to" does (not stated as a fact).
+    r"^(?P<cause>.{8,}?)(?:,\s*|\s+)(?:and\s+)?(?:(?:as a result|as a consequence)(?!\s+of\b)"
+    r"|which is why|that'?s why|that is why|this is why)\b,?\s*(?P<effect>[^.;!?]{4,})",
     re.IGNORECASE,
 )
 _VERB = re.compile(
