@@ -55,6 +55,28 @@ class _Staged:
     fresh: bool
 
 
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What one collection has staged, one entry per id (its newest), ready for reads."""
+
+    ids: list[str]
+    units: np.ndarray  # the vectors as unit rows, for cosines
+    vectors: dict[str, np.ndarray]  # as staged, for reads of the vectors
+    metadatas: list[Mapping[str, str | int | float | bool]]
+    # Staged ids Chroma may hold an older vector of (not a retain's new memories).
+    rewritten: int
+
+    @classmethod
+    def of(cls, staged: Sequence[_Staged], collection: str) -> _View:
+        ids, vectors, metadatas = _newest(staged, collection)
+        rewritten = len(
+            {i for s in staged if s.collection == collection and not s.fresh for i in s.ids}
+        )
+        return cls(
+            ids, unit_rows(vectors), dict(zip(ids, vectors, strict=True)), metadatas, rewritten
+        )
+
+
 def _newest(
     staged: Sequence[_Staged], collection: str
 ) -> tuple[list[str], np.ndarray, list[Mapping[str, str | int | float | bool]]]:
@@ -89,6 +111,8 @@ class StagedVectorStore:
         self._batch_size = batch_size
         self._staged: list[_Staged] = []
         self._count = 0
+        # Per collection, the view of what is staged; emptied whenever the stage changes.
+        self._views: dict[str, _View] = {}
         self._lock = threading.Lock()
 
     @property
@@ -148,6 +172,7 @@ class StagedVectorStore:
         with self._db.write_lock, self._lock:
             self._staged.append(staged)
             self._count += len(ids)
+            self._views.pop(collection, None)
         if self._count >= self._batch_size:
             self.flush()
 
@@ -180,7 +205,7 @@ class StagedVectorStore:
                 {"ids": json_list(i for s in staged for i in s.ids)},
             )
             with self._lock:
-                self._staged, self._count = [], 0
+                self._staged, self._count, self._views = [], 0, {}
 
     def _held(self, staged: Sequence[_Staged]) -> set[str]:
         """The staged ids whose memory the store holds, in the collection they were staged
@@ -229,26 +254,23 @@ class StagedVectorStore:
     ) -> list[tuple[str, float]]:
         """Nearest ``n`` (id, cosine) among Chroma's and the staged vectors (see
         :meth:`VectorStore.query`); staged vectors are compared exactly."""
-        staged = self._staged_in(collection)
-        if not staged or (where and not can_match(where)):
+        view = self._view(collection)
+        if view is None or (where and not can_match(where)):
             self.flush()
             return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
-        ids, vectors, metadatas = _newest(staged, collection)
-        replaced = set(ids)
         # A staged vector may replace one Chroma holds: ask for as many more as it could hide.
-        extra = len({i for s in staged if not s.fresh for i in s.ids})
         found = [
             pair
             for pair in self._store.query(
-                collection, vector, n + extra, where, nearest_only=nearest_only
+                collection, vector, n + view.rewritten, where, nearest_only=nearest_only
             )
-            if pair[0] not in replaced
+            if pair[0] not in view.vectors
         ]
-        keep = [k for k, m in enumerate(metadatas) if not where or matches(m, where)]
+        keep = [k for k, m in enumerate(view.metadatas) if not where or matches(m, where)]
         if keep:
             query = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
-            cosines = np.einsum("jk,k->j", unit_rows(vectors[keep]), query)
-            found += [(ids[k], float(c)) for k, c in zip(keep, cosines, strict=True)]
+            cosines = np.einsum("jk,k->j", view.units[keep], query)
+            found += [(view.ids[k], float(c)) for k, c in zip(keep, cosines, strict=True)]
         return sorted(found, key=lambda pair: pair[1], reverse=True)[:n]
 
     def query_many(
@@ -258,23 +280,21 @@ class StagedVectorStore:
 
         Does not flush (see the module docstring); staged vectors are compared exactly.
         """
-        found = self._store.query_many(collection, vectors, n)
-        staged = self._staged_in(collection)
-        if not staged or len(vectors) == 0:
-            return found
-        ids = [i for s in staged for i in s.ids]
+        view = self._view(collection)
+        if view is None or len(vectors) == 0:
+            return self._store.query_many(collection, vectors, n)
+        found = self._store.query_many(collection, vectors, n + view.rewritten)
+        ids = view.ids
         # einsum, not a BLAS matmul: a product this small (20 × 256 rows) starts OpenBLAS's
         # threads, which on a busy 2-core machine took 1-10 ms a call instead of 0.1 ms.
         cosines = np.einsum(
-            "ik,jk->ij",
-            unit_rows(np.asarray(vectors, dtype=np.float32)),
-            unit_rows(np.concatenate([s.vectors for s in staged])),
+            "ik,jk->ij", unit_rows(np.asarray(vectors, dtype=np.float32)), view.units
         )
         merged: list[list[tuple[str, float]]] = []
         for row, hits in zip(cosines, found, strict=True):
-            best = dict(hits)
+            best = {i: c for i, c in hits if i not in view.vectors}
             for j in np.argsort(-row)[:n]:
-                best[ids[j]] = max(best.get(ids[j], -1.0), float(row[j]))
+                best[ids[j]] = float(row[j])
             merged.append(sorted(best.items(), key=lambda pair: pair[1], reverse=True)[:n])
         return merged
 
@@ -285,11 +305,10 @@ class StagedVectorStore:
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids``, a staged one before Chroma's (see
         :meth:`VectorStore.get_vectors`)."""
-        staged = self._staged_in(collection)
-        if not staged:
+        view = self._view(collection)
+        if view is None:
             return self._store.get_vectors(collection, ids)
-        newest = dict(zip(*_newest(staged, collection)[:2], strict=True))
-        found = {i: newest[i] for i in ids if i in newest}
+        found = {i: view.vectors[i] for i in ids if i in view.vectors}
         rest = [i for i in ids if i not in found]
         return found | self._store.get_vectors(collection, rest) if rest else found
 
@@ -297,14 +316,18 @@ class StagedVectorStore:
         """The vectors of ``ids`` Chroma holds, none still staged: what a copy may keep
         (Chroma normalises a vector as it stores it, so a staged one can differ from its
         stored self in the last bit)."""
-        staged = {i for s in self._staged_in(collection) for i in s.ids}
-        wanted = [i for i in ids if i not in staged]
+        view = self._view(collection)
+        wanted = list(ids) if view is None else [i for i in ids if i not in view.vectors]
         return self._store.get_vectors(collection, wanted) if wanted else {}
 
-    def _staged_in(self, collection: str) -> list[_Staged]:
-        """What is staged for ``collection`` now (a flush meanwhile leaves it in Chroma)."""
+    def _view(self, collection: str) -> _View | None:
+        """What is staged for ``collection`` now, None if nothing (a flush meanwhile leaves
+        it in Chroma: a read may find a vector in both, never in neither)."""
         with self._lock:
-            return [s for s in self._staged if s.collection == collection]
+            view = self._views.get(collection)
+            if view is None and any(s.collection == collection for s in self._staged):
+                view = self._views[collection] = _View.of(self._staged, collection)
+            return view
 
     def ids(self, collection: str) -> set[str]:
         """See :meth:`VectorStore.ids`."""
