@@ -255,8 +255,10 @@ class StagedVectorStore:
         """Nearest ``n`` (id, cosine) among Chroma's and the staged vectors (see
         :meth:`VectorStore.query`); staged vectors are compared exactly."""
         view = self._view(collection)
-        if view is None or (where and not can_match(where)):
-            self.flush()
+        if view is not None and where and not can_match(where):
+            self.flush()  # a filter only Chroma evaluates
+            view = None
+        if view is None:  # nothing staged for this collection (other banks' may be)
             return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
         # A staged vector may replace one Chroma holds: ask for as many more as it could hide.
         found = [
