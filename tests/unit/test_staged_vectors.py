@@ -332,3 +332,32 @@ def test_recalls_beside_a_retaining_thread_find_every_returned_retain(store_path
         assert not errors and seen == len(texts)
         report = mem.check_integrity()
         assert report.ok, report.problems
+
+
+def test_a_retain_whose_batch_write_fails_still_succeeds_and_nothing_is_lost(store_path, caplog):
+    """The retain that fills a batch commits its facts before the batch goes to Chroma: a
+    failed write there leaves everything staged and journalled, the retain returns, recalls
+    find the facts, and the next flush writes them."""
+    embedder = HashEmbedder()
+    with agentmem.AgentMemory(store_path, embedder=embedder) as mem:
+        bank = mem.bank("b")
+        vectors = mem._engine.vectors
+        vectors._batch_size = 3
+        chroma = vectors._store
+        upsert = chroma.upsert
+
+        def server_gone(*args: object, **kwargs: object) -> None:
+            raise agentmem.StorageError("vector write failed: server gone")
+
+        chroma.upsert = server_gone
+        texts = ["Ann likes tea.", "Bob drinks espresso after lunch.", "Cleo walks to work."]
+        with caplog.at_level("WARNING", logger="agentmem"):
+            ids = {m.id for t in texts for m in bank.retain(t, mentioned_at=T0).memories}
+        assert any("vector write failed" in r.message for r in caplog.records)
+        assert vectors.staged == len(ids) and ids <= _journal(mem)
+        hits = bank.recall("espresso after lunch", strategies=["semantic"], reinforce=False)
+        assert hits[0].text == "Bob drinks espresso after lunch."
+        chroma.upsert = upsert
+        vectors.flush()
+        assert ids <= _chroma_ids(mem, bank) and not ids & _journal(mem)
+        assert mem.check_integrity().ok

@@ -479,8 +479,8 @@ def store_facts(
             write_vectors(engine, bank_id, collection, rows, vectors, fresh=True)
         finally:  # a failed flush leaves them staged; the change is committed all the same
             engine.bank_changed(bank_id, version)
-        engine.keep_mirror("dated_facts", bank_id, dated, version)
-        engine.keep_mirror("stored_statements", bank_id, statements, version)
+            engine.keep_mirror("dated_facts", bank_id, dated, version)
+            engine.keep_mirror("stored_statements", bank_id, statements, version)
         if doomed:
             delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()

@@ -25,6 +25,7 @@ so a read that flushes cannot deadlock with a retain.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,11 +33,14 @@ from typing import Any
 
 import numpy as np
 
+from agentmem.errors import StorageError
 from agentmem.models.embedder import unit_rows
 from agentmem.store.database import Database
 from agentmem.store.metadata_filter import can_match, matches
 from agentmem.store.records import insert_rows, json_list, memories_by_id, sql_list
 from agentmem.store.vectors import VectorStore
+
+log = logging.getLogger("agentmem")
 
 DEFAULT_BATCH_SIZE = 256
 #: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
@@ -174,7 +178,12 @@ class StagedVectorStore:
             self._count += len(ids)
             self._views.pop(collection, None)
         if self._count >= self._batch_size:
-            self.flush()
+            try:
+                self.flush()
+            except StorageError as exc:
+                # The caller's facts are committed and journalled, and reads find them staged:
+                # its call succeeded. The next flush (a delete, a close) retries.
+                log.warning("vector write failed; %d vectors stay staged: %s", self._count, exc)
 
     def flush(self) -> None:
         """Write every staged vector to Chroma, then clear their journal entries.
