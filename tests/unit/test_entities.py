@@ -1112,3 +1112,34 @@ def test_kinds_are_decided_without_the_prior_when_its_model_fails(monkeypatch, c
         ) == 1
     finally:
         prior._prior.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        (
+            'Yeah, "Harry Potter and the Philosopher\'s Stone" is special to me.',
+            "Harry Potter and the Philosopher's Stone",
+        ),
+        ('I loved "The Lord of the Rings" as a kid.', "The Lord of the Rings"),
+        ("Have you read “A Dance with Dragons” yet?", "A Dance with Dragons"),
+    ],
+)
+def test_a_title_in_double_quotes_is_one_name_whatever_its_words(text: str, title: str) -> None:
+    assert found(text) == [(title, "product")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('My mantra is "Always look on the bright side of life".', []),
+        ('I need some "me-time" this week.', []),
+        ('She said "Thanks Mom" and left.', [("Mom", "person")]),
+        ('We call him "Priya" at work.', [("Priya", "person")]),
+        ('He typed "INV-20931" twice.', [("INV-20931", "concept")]),
+    ],
+)
+def test_quoted_words_that_are_no_title_are_read_as_usual(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert found(text) == expected

@@ -52,6 +52,7 @@ from agentmem.retain.entity_kinds import (
     RACE_RE,
     SHAPE_WEIGHT,
     SPACY_WEIGHT,
+    STRONG_CUE_WEIGHT,
     decide_kind,
     is_common_noun_use,
     is_common_word_start,
@@ -228,7 +229,18 @@ def recognize_entities(
 
     covered: set[int] = set()
     located: list[tuple[int, EntityMention]] = []  # (token position, mention)
-    named = [(ent, LABEL_KINDS.get(ent.label_)) for ent in doc.ents]
+    # A title in double quotes is one name, whatever spaCy makes of its words ("Harry Potter
+    # and the Philosopher's Stone" is not Harry Potter).
+    for start, end in _quoted_titles(doc):
+        name = _clean_name(doc[start:end].text, keep_the=True)
+        if name:
+            covered.update(range(start, end))
+            located.append((start, EntityMention(name, "product", STRONG_CUE_WEIGHT)))
+    named = [
+        (ent, LABEL_KINDS.get(ent.label_))
+        for ent in doc.ents
+        if not covered.intersection(range(ent.start, ent.end))
+    ]
     for ent, kind in named:
         if _joins_companion_and_venue(ent):
             continue  # the capitalised-word pass reads both names
@@ -287,6 +299,48 @@ def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list
         for doc in load_nlp().pipe(_chunks(clean, _CHUNK_CHARS)):
             found.extend(recognize_entities(doc, speaker=speaker))
     return _dedupe(found)
+
+
+_QUOTES = frozenset('"“”')
+# Words a title leaves lower-case: "The Lord of the Rings", "A Dance with Dragons".
+_TITLE_SMALL_WORDS = _word_set(
+    "a an the and or but nor of in on at to for with from by as vs via into onto upon 's ’s"
+)
+
+
+def _quoted_titles(doc: Doc) -> list[tuple[int, int]]:
+    """The token spans of titles in double quotes: title case ("The Name of the Wind"), at
+    most :data:`_MAX_NAME_WORDS` words, inside one sentence. A quoted saying ("Always look on
+    the bright side") or a lower-case word ("me-time") is no title."""
+    spans = []
+    opened: int | None = None
+    for token in doc:
+        if token.text not in _QUOTES:
+            if token.is_sent_start:
+                opened = None
+            continue
+        if opened is None:
+            opened = token.i + 1
+            continue
+        words = [t for t in doc[opened : token.i] if not t.is_punct or t.text in ("'", "’")]
+        if _names_a_work(words):
+            spans.append((opened, token.i))
+        opened = None
+    return spans
+
+
+def _names_a_work(words: list[Token]) -> bool:
+    """Whether quoted words are the title of a work: title case, a few words, not a greeting
+    ("Thanks Mom"), a person's or a family name ("Mom", "Priya") or a code ("INV-20931")."""
+    if not words or len(words) > _MAX_NAME_WORDS or not words[0].text[:1].isupper():
+        return False
+    first = words[0].lower_
+    if first in _CHAT_WORDS or (
+        len(words) == 1
+        and (first in FIRST_NAMES or first in _KINSHIP_NAMES or CODE_RE.match(words[0].text))
+    ):
+        return False
+    return all(t.text[:1].isupper() or t.like_num or t.lower_ in _TITLE_SMALL_WORDS for t in words)
 
 
 def _speaker_mention(speaker: str | None) -> EntityMention | None:
