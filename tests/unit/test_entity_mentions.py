@@ -207,6 +207,11 @@ _WORDS = st.sampled_from(
         "Dr.",
         ":",
         "’s",
+        '"',
+        "“",
+        "”",
+        "Thanks",
+        "of",
     ]
 )
 
@@ -222,3 +227,4 @@ def test_kind_evidence_holds_on_any_word_sequence(words: list[str], tentative: b
         assert mention.kind in ENTITY_KINDS
         assert math.isfinite(mention.confidence) and mention.confidence >= 0
         assert tentative or not mention.tentative
+        assert mention.name.strip() == mention.name and mention.name
