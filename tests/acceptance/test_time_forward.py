@@ -90,6 +90,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Dinner Friday at 8?", FEB_20, "2025-02-21", "2025-02-21"),
     ("It got moved to Tuesday at 3pm.", FEB_20, "2025-02-25", "2025-02-25"),
     ("I saw him Tuesday at 3pm.", FEB_20, "2025-02-18", "2025-02-18"),
+    # The day something is booked for is ahead, whatever the tense of the booking.
+    ("Mum's surgery is scheduled for the 21st.", FEB_20, "2025-02-21", "2025-02-21"),
+    ("We reserved the hall for Saturday.", FEB_20, "2025-02-22", "2025-02-22"),
     # Said on the named date or after it.
     ("The next invoice will be due on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("I paid the invoice on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
@@ -105,6 +108,8 @@ CASES: list[tuple[str, str, str, str]] = [
     ("We're planning a trip to Porto in the spring.", MAR_10, "2025-03-01", "2025-05-31"),
     # A range holding the day it is said in: this year's.
     ("The exhibition runs from March 1 to March 30.", MAR_10, "2025-03-01", "2025-03-30"),
+    ("I booked a table for the 3rd.", MAR_10, "2025-04-03", "2025-04-03"),
+    ("I booked the flights in January.", MAR_10, "2025-01-01", "2025-01-31"),
     ("We went skiing in the winter.", MAR_10, "2024-12-01", "2025-02-28"),
     # A year boundary ahead.
     ("We will launch in January.", DEC_28, "2025-01-01", "2025-01-31"),

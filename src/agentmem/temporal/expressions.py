@@ -570,9 +570,10 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
     )
 
 
-# "on the 28th", "by the 28th"; "in the 4th" is rather a quarter of a game, a grade, a round.
+# "on the 28th", "by the 28th", "booked for the 21st"; "in the 4th" is rather a quarter of a
+# game, a grade, a round (and "for the 4th time" no date: a noun follows, see the rule).
 _DAY_PREPOSITION_BEFORE = re.compile(
-    r"\b(?:on|by|until|till|before|after|since|from|through)\s+$", re.IGNORECASE
+    r"\b(?:on|by|for|until|till|before|after|since|from|through)\s+$", re.IGNORECASE
 )
 
 

@@ -72,6 +72,13 @@ _MOVE = (
     r"|put\s+off|brought\s+forward|bring(?:s|ing)?\s+forward)\b"
 )
 _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
+# So is the day something is booked for: "I booked a table for the 3rd", "we reserved the
+# hall for Saturday", "they had scheduled the call for Monday".
+_BOOKED_FOR = re.compile(
+    r"\b(?:book(?:s|ed|ing)?|reserv(?:e|es|ed|ing)|schedul(?:e|es|ed|ing)|arrang(?:e|es|ed|ing))\b"
+    r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
+    re.I,
+)
 #: "moved from Monday to Thursday": the old day and the new, not a period.
 MOVED_FROM = re.compile(_MOVE + r"[^.;!?]{0,30}?\bfrom\s+$", re.I)
 
@@ -245,10 +252,13 @@ def recurs(text: str, start: int, end: int) -> bool:
 
 
 def moved_to(text: str, start: int) -> bool:
-    """Whether the date at ``text[start:]`` is the day something is moved to ("we moved the
-    demo to Friday"): ahead whatever the tense, so no tags are read."""
+    """Whether the date at ``text[start:]`` is the day something is moved or booked to ("we
+    moved the demo to Friday", "I booked a table for the 3rd"): ahead whatever the tense, so
+    no tags are read."""
     part_start = _bounds(text, start, start, _PART_END)[0]
-    return _MOVED_TO.search(text, part_start, start) is not None
+    return any(
+        pattern.search(text, part_start, start) is not None for pattern in (_MOVED_TO, _BOOKED_FOR)
+    )
 
 
 def lasts_until_now(text: str, start: int) -> bool:
