@@ -28,9 +28,13 @@ chat text, so rules complete and correct it:
   flew to ...", "Emeka's manager"), or a known first name; otherwise the mention is
   *tentative* and only joins an entity the bank already knows. So is a one-word name used as
   a common noun ("an API", "Aisle seats ...").
+- A title-case title in double quotes is one name, a product, whatever spaCy makes of its
+  words ("Harry Potter and the Philosopher's Stone").
 - The kind is the best-supported one of spaCy's label (a weak vote), the speaker, titles,
-  known first names and the cues of ``retain/entity_kinds.py``; each mention carries the
-  weight of its kind as ``confidence``, which the bank sums over all mentions of an entity.
+  known first names, the cues of ``retain/entity_kinds.py`` and what the embedding model
+  knows of the bare name (``retain/name_prior.py``, counted once with spaCy's label when they
+  agree); each mention carries the weight of its kind as ``confidence``, which the bank sums
+  over all mentions of an entity.
 - Names lose possessives ("Alice's" → "Alice"), a leading "the" (except for titles of works),
   a sentence-opening adjective ("New Lantern launch date"), trailing lower-case words
   ("Zvartnots airport"), stray punctuation, emoji and control characters; mentions are
@@ -49,6 +53,7 @@ from agentmem.retain.entity_kinds import (
     CODE_RE,
     CUE_WEIGHT,
     FIRST_NAME_WEIGHT,
+    QUOTES,
     RACE_RE,
     SHAPE_WEIGHT,
     SPACY_WEIGHT,
@@ -301,7 +306,6 @@ def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list
     return _dedupe(found)
 
 
-_QUOTES = frozenset('"“”')
 # Words a title leaves lower-case: "The Lord of the Rings", "A Dance with Dragons".
 _TITLE_SMALL_WORDS = _word_set(
     "a an the and or but nor of in on at to for with from by as vs via into onto upon 's ’s"
@@ -315,7 +319,7 @@ def _quoted_titles(doc: Doc) -> list[tuple[int, int]]:
     spans = []
     opened: int | None = None
     for token in doc:
-        if token.text not in _QUOTES:
+        if token.text not in QUOTES:
             if token.is_sent_start:
                 opened = None
             continue

@@ -24,7 +24,11 @@ place, a city as a person), so its label is one weak vote among others:
 - **an addressee**: a name set off by a comma or a greeting at the edge of a sentence spoken
   to "you" ("Thanks, Priya!", "Omar, are you coming?");
 - **a climate**: the subject of a predicate about the weather ("Savannah is so humid in
-  July"), which describes a place and never a person.
+  July"), which describes a place and never a person;
+- **a title**: a name inside double quotes ("I loved “The Name of the Wind”");
+- **like with like**: "X and Y" where Y is a person's name ("Florence and Harry got
+  engaged"); a "his"/"her" after a name opening its sentence ("Ifeoma started her new job");
+- **a route**: the path of a journey ("drove through Tuscany", "flew via Zurich").
 
 Each cue adds a weight to a kind; the heaviest kind wins and its weight is the mention's
 confidence, which the bank sums over all mentions of an entity (``retain/link.py``).
@@ -42,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CODE_RE",
+    "QUOTES",
     "RACE_RE",
     "decide_kind",
     "is_common_word_start",
@@ -643,7 +648,8 @@ def _is_person_object(doc: Doc, start: int) -> bool:
     )
 
 
-_QUOTES = frozenset('"“”')
+#: Double quotes, around a title.
+QUOTES = frozenset('"“”')
 
 
 def _is_quoted(doc: Doc, start: int, end: int) -> bool:
@@ -651,7 +657,7 @@ def _is_quoted(doc: Doc, start: int, end: int) -> bool:
     “The Name of the Wind”"), or a word of one."""
     before = 0
     for token in reversed(doc[:start]):
-        before += token.text in _QUOTES
+        before += token.text in QUOTES
         if token.is_sent_start:
             break
     if before % 2 == 0:
@@ -659,7 +665,7 @@ def _is_quoted(doc: Doc, start: int, end: int) -> bool:
     for token in doc[end:]:
         if token.is_sent_start:
             return False
-        if token.text in _QUOTES:
+        if token.text in QUOTES:
             return True
     return False
 
