@@ -105,7 +105,6 @@ def test_a_store_closed_while_a_copy_is_read_stops_it(whole_copy_store, monkeypa
     mem = whole_copy_store
     bank = mem.bank("b")
     bank.retain([{"role": "user", "content": f"Note {n} about the garden."} for n in range(30)])
-    mem._engine.vectors.flush()  # in Chroma: the copy reads them from there
     ids = [m.id for m in bank.memories()]
     store = mem._engine.vectors._store
     read, reading, release = store.get_vectors, threading.Event(), threading.Event()
@@ -152,7 +151,6 @@ def test_a_bank_deleted_while_its_copy_is_read_leaves_no_collection_behind(
     mem = whole_copy_store
     bank = mem.bank("b")
     bank.retain([{"role": "user", "content": f"Note {n} about the garden."} for n in range(30)])
-    mem._engine.vectors.flush()  # in Chroma: the copy reads them from there
     collection = bank._collection
     ids = [m.id for m in bank.memories()]
     store = mem._engine.vectors._store

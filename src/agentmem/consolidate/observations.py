@@ -277,10 +277,8 @@ def rewrite_observations(
             written = np.stack([v for _, v in todo])
             write_vectors_in(engine, cur, bank_id, collection, rows, written)
             version = record_change(engine.db, cur, bank_id, "observe", ids)
-        try:
-            write_vectors(engine, bank_id, collection, rows, written, fresh=False)
-        finally:  # staged first: a recall that sees the rewrite finds the new vectors
-            engine.bank_changed(bank_id, version)
+        engine.bank_changed(bank_id, version)
+        write_vectors(engine, bank_id, collection, rows, written)
     return {i: rewritten[i] for i in ids}
 
 

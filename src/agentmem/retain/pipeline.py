@@ -475,12 +475,10 @@ def store_facts(
             engine.drop_mirror("stored_statements", bank_id)
             raise
         dated.add((r.memory, r.seq) for r in rows)  # committed: the bank's time order has them
-        try:
-            write_vectors(engine, bank_id, collection, rows, vectors, fresh=True)
-        finally:  # a failed flush leaves them staged; the change is committed all the same
-            engine.bank_changed(bank_id, version)
-            engine.keep_mirror("dated_facts", bank_id, dated, version)
-            engine.keep_mirror("stored_statements", bank_id, statements, version)
+        engine.bank_changed(bank_id, version)
+        engine.keep_mirror("dated_facts", bank_id, dated, version)
+        engine.keep_mirror("stored_statements", bank_id, statements, version)
+        write_vectors(engine, bank_id, collection, rows, vectors)
         if doomed:
             delete_vectors(engine, collection, doomed)
     engine.keyword.maybe_fold()
@@ -795,22 +793,9 @@ def write_vectors_in(
 
 
 def write_vectors(
-    engine: Engine,
-    bank_id: str,
-    collection: str,
-    rows: list[MemoryRow],
-    vectors: np.ndarray,
-    *,
-    fresh: bool,
+    engine: Engine, bank_id: str, collection: str, rows: list[MemoryRow], vectors: np.ndarray
 ) -> None:
-    """Stage the vectors of committed rows (``fresh``: new memories); they reach Chroma with
-    the next batch. Call before publishing the rows' change (``Engine.bank_changed``): a
-    recall that sees the change then finds their vectors."""
+    """Stage the vectors of committed rows; they reach Chroma with the next batch."""
     engine.vectors.stage(
-        bank_id,
-        collection,
-        [r.memory.id for r in rows],
-        vectors,
-        _vector_metadatas(rows),
-        fresh=fresh,
+        bank_id, collection, [r.memory.id for r in rows], vectors, _vector_metadatas(rows)
     )

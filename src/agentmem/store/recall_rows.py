@@ -130,11 +130,6 @@ class VectorReader(Protocol):
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 
-    def stored_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """As ``get_vectors``, without the vectors still staged for a batched write (their
-        stored value is what the store makes of them once written: what a copy may keep)."""
-        ...
-
 
 class RecallRows:
     """Per-bank copies of recall's candidate rows, ``supersedes`` links and stored vectors."""
@@ -205,15 +200,13 @@ class RecallRows:
         held = copy.get(ids) if copy is not None else {}
         if len(held) == len(ids):
             return held
-        held |= self._read_through(
+        return held | self._read_through(
             bank_id,
             [i for i in ids if i not in held],
             lambda bank: bank.vectors,
-            lambda missing: self._vectors.stored_vectors(collection, missing),
+            # Absent vectors are not kept: a vector still staged arrives after its change.
+            lambda missing: self._vectors.get_vectors(collection, missing),
         )
-        # Those still staged (a retain's newest), read each time until they are stored.
-        staged = [i for i in ids if i not in held]
-        return held | self._vectors.get_vectors(collection, staged) if staged else held
 
     def wait_for_vectors(self, bank_id: str, timeout: float | None = None) -> bool:
         """Wait until the bank's whole copy of its vectors is read, if one is being read
@@ -246,7 +239,7 @@ class RecallRows:
             while sum(self._copied.values()) + size > VECTORS_COPIED:
                 self._drop_copy(next(iter(self._copied)))
             bank.vector_copy = VectorCopy(
-                list(bank.rows), lambda ids: self._vectors.stored_vectors(collection, ids)
+                list(bank.rows), lambda ids: self._vectors.get_vectors(collection, ids)
             )
             bank.vector_copy.start()
             self._copied[bank_id] = size

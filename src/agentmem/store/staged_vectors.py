@@ -9,18 +9,15 @@ Nothing acknowledged can be lost or missed by a search:
 
 * a staged fact's vector journal entry (``store/reconcile.py``) is committed with the fact and
   cleared only after the batch is in Chroma, so a crash before the flush re-embeds it on open;
-* a recall's reads (``query``, ``get_vectors``) and retain's neighbour search
-  (``query_many``) read the staged vectors beside Chroma's, the staged one winning for an id
-  both hold (a rewritten observation), so a recall sees a fact as soon as its retain returns
-  without flushing: a flush takes the database's write lock, and a recall that flushed waited
-  for whichever retain held it. A writer stages its vectors before it publishes the bank's
-  new version, so a recall that sees a change also sees its vectors;
-* every other read (ids, count, a filter the process cannot evaluate) and every delete or
-  drop flushes first, so a forget never races a staged vector;
+* every read of the vectors (query, get, ids) and every delete or drop flushes first, so a
+  recall sees a fact as soon as its retain returns, and a forget never races a staged vector;
+  the one exception, retain's own neighbour search for semantic links (``query_many``),
+  searches the staged vectors beside Chroma instead: a flush per retain would undo the
+  batching;
 * the store flushes before it records a clean close.
 
 A flush takes the database's write lock before its own, the same order a retain takes them,
-so a read that flushes cannot deadlock with a retain.
+so a recall that flushes cannot deadlock with a retain.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ import numpy as np
 from agentmem.errors import StorageError
 from agentmem.models.embedder import unit_rows
 from agentmem.store.database import Database
-from agentmem.store.metadata_filter import can_match, matches
 from agentmem.store.records import insert_rows, json_list, memories_by_id, sql_list
 from agentmem.store.vectors import VectorStore
 
@@ -54,31 +50,6 @@ class _Staged:
     ids: list[str]
     vectors: np.ndarray
     metadatas: list[Mapping[str, str | int | float | bool]]
-    # Ids no vector store held when staged (a retain's new memories): Chroma has no older
-    # vector of theirs that a search could return in their place.
-    fresh: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _View:
-    """What one collection has staged, one entry per id (its newest), ready for reads."""
-
-    ids: list[str]
-    units: np.ndarray  # the vectors as unit rows, for cosines
-    vectors: dict[str, np.ndarray]  # as staged, for reads of the vectors
-    metadatas: list[Mapping[str, str | int | float | bool]]
-    # Staged ids Chroma may hold an older vector of (not a retain's new memories).
-    rewritten: int
-
-    @classmethod
-    def of(cls, staged: Sequence[_Staged], collection: str) -> _View:
-        ids, vectors, metadatas = _newest(staged, collection)
-        rewritten = len(
-            {i for s in staged if s.collection == collection and not s.fresh for i in s.ids}
-        )
-        return cls(
-            ids, unit_rows(vectors), dict(zip(ids, vectors, strict=True)), metadatas, rewritten
-        )
 
 
 def _newest(
@@ -115,8 +86,6 @@ class StagedVectorStore:
         self._batch_size = batch_size
         self._staged: list[_Staged] = []
         self._count = 0
-        # Per collection, the view of what is staged; emptied whenever the stage changes.
-        self._views: dict[str, _View] = {}
         self._lock = threading.Lock()
 
     @property
@@ -165,24 +134,20 @@ class StagedVectorStore:
         ids: Sequence[str],
         vectors: np.ndarray,
         metadatas: Sequence[Mapping[str, str | int | float | bool]],
-        *,
-        fresh: bool = False,
     ) -> None:
-        """Queue the vectors of committed, journalled facts (``fresh``: new ids, which the
-        store holds no vector of); flush when the batch is full."""
+        """Queue the vectors of committed, journalled facts; flush when the batch is full."""
         if not ids:
             return
-        staged = _Staged(bank_id, collection, list(ids), vectors, list(metadatas), fresh)
         with self._db.write_lock, self._lock:
-            self._staged.append(staged)
+            self._staged.append(_Staged(bank_id, collection, list(ids), vectors, list(metadatas)))
             self._count += len(ids)
-            self._views.pop(collection, None)
         if self._count >= self._batch_size:
             try:
                 self.flush()
             except StorageError as exc:
-                # The caller's facts are committed and journalled, and reads find them staged:
-                # its call succeeded. The next flush (a delete, a close) retries.
+                # The caller's facts are committed and journalled, and the next read flushes
+                # them (it raises if Chroma still fails): the call that filled the batch
+                # succeeded. A delete or a close retries too.
                 log.warning("vector write failed; %d vectors stay staged: %s", self._count, exc)
 
     def flush(self) -> None:
@@ -193,11 +158,8 @@ class StagedVectorStore:
         """
         if not self._staged:  # unlocked peek: a stage() that has not returned may be missed
             return
-        # The write lock keeps stage() and other flushes out; the stage's own lock is held
-        # only to read and to clear the list, so reads go on while Chroma writes.
-        with self._db.write_lock:
-            with self._lock:
-                staged = self._staged
+        with self._db.write_lock, self._lock:
+            staged = self._staged
             if not staged:  # another thread's flush wrote them while this one waited
                 return
             live = self._held(staged)
@@ -213,8 +175,7 @@ class StagedVectorStore:
                 f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
                 {"ids": json_list(i for s in staged for i in s.ids)},
             )
-            with self._lock:
-                self._staged, self._count, self._views = [], 0, {}
+            self._staged, self._count = [], 0
 
     def _held(self, staged: Sequence[_Staged]) -> set[str]:
         """The staged ids whose memory the store holds, in the collection they were staged
@@ -261,28 +222,9 @@ class StagedVectorStore:
         *,
         nearest_only: bool = False,
     ) -> list[tuple[str, float]]:
-        """Nearest ``n`` (id, cosine) among Chroma's and the staged vectors (see
-        :meth:`VectorStore.query`); staged vectors are compared exactly."""
-        view = self._view(collection)
-        if view is not None and where and not can_match(where):
-            self.flush()  # a filter only Chroma evaluates
-            view = None
-        if view is None:  # nothing staged for this collection (other banks' may be)
-            return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
-        # A staged vector may replace one Chroma holds: ask for as many more as it could hide.
-        found = [
-            pair
-            for pair in self._store.query(
-                collection, vector, n + view.rewritten, where, nearest_only=nearest_only
-            )
-            if pair[0] not in view.vectors
-        ]
-        keep = [k for k, m in enumerate(view.metadatas) if not where or matches(m, where)]
-        if keep:
-            query = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
-            cosines = np.einsum("jk,k->j", view.units[keep], query)
-            found += [(view.ids[k], float(c)) for k, c in zip(keep, cosines, strict=True)]
-        return sorted(found, key=lambda pair: pair[1], reverse=True)[:n]
+        """See :meth:`VectorStore.query`."""
+        self.flush()
+        return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
 
     def query_many(
         self, collection: str, vectors: np.ndarray, n: int
@@ -291,21 +233,24 @@ class StagedVectorStore:
 
         Does not flush (see the module docstring); staged vectors are compared exactly.
         """
-        view = self._view(collection)
-        if view is None or len(vectors) == 0:
-            return self._store.query_many(collection, vectors, n)
-        found = self._store.query_many(collection, vectors, n + view.rewritten)
-        ids = view.ids
+        found = self._store.query_many(collection, vectors, n)
+        with self._lock:
+            staged = [s for s in self._staged if s.collection == collection]
+        if not staged or len(vectors) == 0:
+            return found
+        ids = [i for s in staged for i in s.ids]
         # einsum, not a BLAS matmul: a product this small (20 × 256 rows) starts OpenBLAS's
         # threads, which on a busy 2-core machine took 1-10 ms a call instead of 0.1 ms.
         cosines = np.einsum(
-            "ik,jk->ij", unit_rows(np.asarray(vectors, dtype=np.float32)), view.units
+            "ik,jk->ij",
+            unit_rows(np.asarray(vectors, dtype=np.float32)),
+            unit_rows(np.concatenate([s.vectors for s in staged])),
         )
         merged: list[list[tuple[str, float]]] = []
         for row, hits in zip(cosines, found, strict=True):
-            best = {i: c for i, c in hits if i not in view.vectors}
+            best = dict(hits)
             for j in np.argsort(-row)[:n]:
-                best[ids[j]] = float(row[j])
+                best[ids[j]] = max(best.get(ids[j], -1.0), float(row[j]))
             merged.append(sorted(best.items(), key=lambda pair: pair[1], reverse=True)[:n])
         return merged
 
@@ -314,31 +259,9 @@ class StagedVectorStore:
         return self._store.holds_copy(collection)
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors of ``ids``, a staged one before Chroma's (see
-        :meth:`VectorStore.get_vectors`)."""
-        view = self._view(collection)
-        if view is None:
-            return self._store.get_vectors(collection, ids)
-        found = {i: view.vectors[i] for i in ids if i in view.vectors}
-        rest = [i for i in ids if i not in found]
-        return found | self._store.get_vectors(collection, rest) if rest else found
-
-    def stored_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The vectors of ``ids`` Chroma holds, none still staged: what a copy may keep
-        (Chroma normalises a vector as it stores it, so a staged one can differ from its
-        stored self in the last bit)."""
-        view = self._view(collection)
-        wanted = list(ids) if view is None else [i for i in ids if i not in view.vectors]
-        return self._store.get_vectors(collection, wanted) if wanted else {}
-
-    def _view(self, collection: str) -> _View | None:
-        """What is staged for ``collection`` now, None if nothing (a flush meanwhile leaves
-        it in Chroma: a read may find a vector in both, never in neither)."""
-        with self._lock:
-            view = self._views.get(collection)
-            if view is None and any(s.collection == collection for s in self._staged):
-                view = self._views[collection] = _View.of(self._staged, collection)
-            return view
+        """See :meth:`VectorStore.get_vectors`."""
+        self.flush()
+        return self._store.get_vectors(collection, ids)
 
     def ids(self, collection: str) -> set[str]:
         """See :meth:`VectorStore.ids`."""

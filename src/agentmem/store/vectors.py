@@ -450,10 +450,6 @@ class VectorStore:
             raise StorageError(f"vector query failed: {exc}") from exc
         return found
 
-    def stored_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The same as :meth:`get_vectors`: nothing is staged here."""
-        return self.get_vectors(collection, ids)
-
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
         if not ids:

@@ -296,8 +296,6 @@ class PostgresVectorStore:
         ids: Sequence[str],
         vectors: np.ndarray,
         metadatas: Sequence[Mapping[str, str | int | float | bool]],
-        *,
-        fresh: bool = False,
     ) -> None:
         """Nothing to do: :meth:`write_in` wrote the vectors in the rows' transaction."""
 
@@ -492,10 +490,6 @@ class PostgresVectorStore:
     def holds_copy(self, collection: str) -> bool:
         """No copy in process: other replicas write the same vectors."""
         return False
-
-    def stored_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The same as :meth:`get_vectors`: nothing is staged here."""
-        return self.get_vectors(collection, ids)
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``ids`` (missing ids are absent from the result)."""
