@@ -790,7 +790,7 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     weekday = _WEEKDAYS[match["weekday"].lower()]
     today = at.ref.date()
     rel = _which(match["rel"])
-    if rel == "latest" and (_points_forward(match, at, daily=True) or _appointed(match, at)):
+    if rel == "latest" and _coming_day(match, at):
         day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
     elif rel in ("latest", "last"):
         day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
@@ -799,12 +799,17 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     return _days(day, day, "day", True)
 
 
-def _appointed(match: re.Match[str], at: _Reading) -> bool:
-    """Whether a day with a time of day is an appointment its clause does not place in the
-    past ("Dinner Friday at 8?", "Lunch Tuesday at noon works"): its coming occurrence."""
+def _coming_day(match: re.Match[str], at: _Reading) -> bool:
+    """Whether a weekday without last/this/next means its coming occurrence: its clause
+    points forward or is a timeless present (``_points_forward`` for a day), or it has a time
+    of day and a clause that does not place it in the past, an appointment ("Dinner Friday
+    at 8?", "Lunch Tuesday at noon works"). The clause's tense is read once."""
+    direction = _tense_of(match, at)
+    if direction in ("forward", "present"):
+        return True
     return (
         at.by_tense
-        and _tense_of(match, at) is None
+        and direction is None
         and _CLOCK_AFTER.match(match.string, match.end()) is not None
     )
 
