@@ -137,6 +137,52 @@ def test_amounts_whose_date_the_tense_decides_are_tagged_with_the_rest(monkeypat
     assert all(f.occurred_start is not None for f in anchored)
 
 
+_DATED_TURNS = [
+    *_TURNS,
+    "My flight leaves on Monday.",
+    "The wedding is in August.",
+    "She turns 30 on May 5.",
+    "I love the painting I did in May.",
+    "On March 3, we will launch.",
+    "I want to visit in April.",
+    "I've been to Kyoto in April.",
+    "Dr. Mai Tran: call me on the 28th.",
+    "The course runs from May 3 to May 5.",
+]
+
+
+def test_tags_remembered_from_a_parse_date_as_tags_read_anew(monkeypatch):
+    """The extractor's parse of a turn gives the tense tags of its fact ("Ana: turn"), so a
+    chat retain does not run spaCy twice over the same words; the dates are the same."""
+    facts = [_fact(f"Ana: {turn}") for turn in _DATED_TURNS]
+    read_anew = timing.anchor_all_in_time(facts)
+    tense._TAGS.clear()
+    for fact, doc in zip(facts, load_nlp().pipe(_DATED_TURNS), strict=True):
+        tense.remember_tags(fact.text, doc)
+    batches = _counted_batches(monkeypatch)
+    assert timing.anchor_all_in_time(facts) == read_anew
+    assert sum(f.occurred_start is not None for f in read_anew) > 10
+    assert not any(batches)  # nothing tagged again
+
+
+def test_tags_of_a_parse_of_other_text_are_not_remembered():
+    tense.remember_tags("Ana: I paid it on March 3.", load_nlp()("I paid it on March 4."))
+    tense.remember_tags("3.", load_nlp()("I paid it on March 3."))
+    assert not tense._TAGS
+
+
+def test_a_chat_retain_tags_no_whole_turn_again(store_path, monkeypatch):
+    batches = _counted_batches(monkeypatch)
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        messages = [{"role": "user", "name": "Ana", "content": t} for t in _DATED_TURNS]
+        bank.retain(messages, mentioned_at=T0)
+        dated = {m.text: m.occurred_start for m in bank.memories()}
+    assert not any(batches)
+    assert dated["Ana: The invoice is due on March 3."] == datetime(2024, 3, 3, tzinfo=UTC)
+    assert dated["Ana: I paid the invoice on March 3."] == datetime(2023, 3, 3, tzinfo=UTC)
+
+
 def test_a_version_is_settled_only_with_no_write_under_way():
     changes = LocalChanges()
     assert changes.settled("b") == 0

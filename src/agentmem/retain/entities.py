@@ -473,8 +473,11 @@ def _prior_vote(votes: dict[str, float], name: str, spacy_kind: str | None) -> N
     after the cues are read, so it never makes a word opening a sentence a name.
 
     spaCy's label is read from the same word, so the two are one vote when they agree:
-    the grammar around the name still outweighs them ("I invited Indiana to dinner").
+    the grammar around the name still outweighs them ("I invited Indiana to dinner"). A code
+    ("TKT-176803") is an identifier the model knows nothing of, and its cue decides anyway.
     """
+    if CODE_RE.match(name):
+        return
     prior = name_prior(name)
     if prior is not None and prior[0] != spacy_kind:
         votes[prior[0]] += prior[1]

@@ -32,6 +32,8 @@ from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
 from agentmem.retain.entities import recognize_entities
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
 from agentmem.retain.slots import remember_parsed
+from agentmem.temporal.expressions import may_read_tense
+from agentmem.temporal.tense import remember_tags
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -87,8 +89,10 @@ class OfflineExtractor:
                 causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
                 whole = None if content.is_text else len(facts)
                 facts.append(_fact(content, message, index, piece, entities, neighbours, causes))
-                if piece == segment:  # its supersession slots come from this parse
+                if piece == segment:  # its slots and tense tags come from this parse
                     remember_parsed(facts[-1].text, doc)
+                    if may_read_tense(facts[-1].text):
+                        remember_tags(facts[-1].text, doc)
                 # A part carries only its text: its entities and time are its whole's.
                 facts.extend(
                     _fact(

@@ -135,6 +135,7 @@ _EVENTS = frozenset(_EVENT_WORDS.split())
 _UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
+_PREFIX_WORD = re.compile(r":|[^\s:]+")  # the words of "Name: " before a parsed turn
 _START = itemgetter(0)  # a token's start
 
 #: Characters read on either side of a date for its clause (a sentence is rarely longer).
@@ -153,6 +154,24 @@ def tag_texts(texts: Iterable[str]) -> None:
     _tag([text for text in dict.fromkeys(texts) if text not in _TAGS])
 
 
+def remember_tags(text: str, doc: Any) -> None:  # noqa: ANN401
+    """Keep the tags of ``text`` whose end spaCy has parsed already as ``doc`` (the offline
+    extractor's parse of a chat turn, whose fact is "Name: turn"), so that :func:`tag_texts`
+    does not run the pipeline on it again. The words before the parse (the speaker's name and
+    its colon) are tagged as the tagger tags them: proper nouns, then ``:``."""
+    offset = len(text) - len(doc.text)
+    if offset < 0 or text in _TAGS or not text.endswith(doc.text):
+        return
+    said = [[(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]]
+    _retag_verbs_read_as_nouns([doc.text], said)  # the turn's sentences open after the name
+    prefix = [
+        (m.start(), m.end(), ":" if m[0] == ":" else "NNP", m[0].lower())
+        for m in _PREFIX_WORD.finditer(text, 0, offset)
+    ]
+    shifted = [(start + offset, end + offset, tag, lower) for start, end, tag, lower in said[0]]
+    _keep_tags([text], [prefix + shifted])
+
+
 def _tagged(text: str) -> tuple[Token, ...]:
     tokens = _TAGS.get(text)
     return tokens if tokens is not None else _tag([text])[0]
@@ -168,7 +187,11 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
         [(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]
         for doc in nlp.pipe(texts, disable=["ner", "senter"])
     ]
-    _retag_verbs_read_as_nouns(nlp, texts, tagged)
+    _retag_verbs_read_as_nouns(texts, tagged)
+    return _keep_tags(texts, tagged)
+
+
+def _keep_tags(texts: list[str], tagged: list[list[Token]]) -> list[tuple[Token, ...]]:
     if len(_TAGS) + len(texts) > _TAGS_KEPT:
         _TAGS.clear()
     frozen = [tuple(tokens) for tokens in tagged]
@@ -185,7 +208,7 @@ _NOUNS_BEFORE = frozenset({"NN", "NNP"})
 _AFTER_A_VERB = frozenset({"IN", "TO", "CD", "RB"})
 
 
-def _retag_verbs_read_as_nouns(nlp: Any, texts: list[str], tagged: list[list[Token]]) -> None:
+def _retag_verbs_read_as_nouns(texts: list[str], tagged: list[list[Token]]) -> None:
     """Tag as ``VBZ`` the plural noun of a verbless sentence that opens as above, when the
     model tags the same word as a verb after "It" ("It leaves on Monday"): without it the
     sentence tells no tense and its weekday is read as the last one. "The beach photos from
@@ -215,7 +238,11 @@ def _retag_verbs_read_as_nouns(nlp: Any, texts: list[str], tagged: list[list[Tok
         "It " + texts[n][tagged[n][k][0] : tagged[n][min(k + 4, len(tagged[n]) - 1)][1]]
         for n, k in suspects
     ]
-    for (n, k), probe in zip(suspects, nlp.pipe(probes, disable=["ner", "senter"]), strict=True):
+    from agentmem.models.nlp import load_nlp
+
+    for (n, k), probe in zip(
+        suspects, load_nlp().pipe(probes, disable=["ner", "senter"]), strict=True
+    ):
         if len(probe) > 1 and probe[1].tag_ == "VBZ":
             start, end, _, lower = tagged[n][k]
             tagged[n][k] = (start, end, "VBZ", lower)
