@@ -1143,3 +1143,26 @@ def test_quoted_words_that_are_no_title_are_read_as_usual(
     text: str, expected: list[tuple[str, str]]
 ) -> None:
     assert found(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A name inside a quoted saying is read as anywhere else, not as a title.
+        ('My boss said "Great work on the Hartwell account".', [("Hartwell", "org")]),
+        ('Mom texted "Jake is coming home tonight".', [("Mom", "person"), ("Jake", "person")]),
+        ('I told him "Sarah will drive us to Denver".', [("Sarah", "person"), ("Denver", "place")]),
+        # The first word of a quotation is capitalised as a sentence's first word is.
+        ('He wrote "Happy birthday, Laura!" on the card.', [("Laura", "person")]),
+        ('The sign said "Welcome to Portland".', [("Portland", "place")]),
+        # Spoken to inside a quotation as at the edge of a sentence.
+        ('She wrote "Welcome back, Tigran" on a card.', [("Tigran", "person")]),
+        ('He yelled "Omar, are you coming?" from the car.', [("Omar", "person")]),
+        # A name that is all its quotes hold is still a title.
+        ('We watched "Encanto"!', [("Encanto", "product")]),
+    ],
+)
+def test_a_quotation_is_a_saying_read_as_a_sentence(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert found(text) == expected

@@ -62,6 +62,7 @@ from agentmem.retain.entity_kinds import (
     is_common_noun_use,
     is_common_word_start,
     kind_evidence,
+    opens_a_quote,
     reads_as_person,
 )
 from agentmem.retain.facts import EntityMention
@@ -174,8 +175,8 @@ _CHAT_WORDS = _word_set(
     "asap tbd todo re fwd dear madam sir am pm today tomorrow yesterday tonight everyone "
     "anyone someone nobody everybody somebody god oh ah wow hmm um uh "
     # Interjections chat capitalises at the start of a turn ("Congrats Joanna!", "Woah").
-    "bye goodbye congrats congratulations glad awesome nah wanna gonna gotta ya yay yup "
-    "woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh"
+    "bye goodbye welcome cheers congrats congratulations glad awesome nah wanna gonna gotta "
+    "ya yay yup woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh"
 )
 # Capitalised kinship words used as names ("Call Mom") refer to a person.
 _KINSHIP_NAMES = _word_set(
@@ -457,7 +458,7 @@ def _from_spacy_entity(
         not _is_cued(votes)
         and first_word not in FIRST_NAMES
         and (
-            (doc[start].is_sent_start and is_common_word_start(doc, start, end))
+            (_opens_a_sentence(doc, start) and is_common_word_start(doc, start, end))
             or is_common_noun_use(doc, start, end)
         )
     )
@@ -481,6 +482,11 @@ def _prior_vote(votes: dict[str, float], name: str, spacy_kind: str | None) -> N
     prior = name_prior(name)
     if prior is not None and prior[0] != spacy_kind:
         votes[prior[0]] += prior[1]
+
+
+def _opens_a_sentence(doc: Doc, i: int) -> bool:
+    """Whether token ``i`` is capitalised as the first word of a sentence or a quotation."""
+    return doc[i].is_sent_start or opens_a_quote(doc, i)
 
 
 def _is_cued(votes: dict[str, float]) -> bool:
@@ -687,7 +693,7 @@ def _capitalised_mention(
     # something only if the bank already knows it by that name. A capital inside the
     # sentence is no such accident: "Nurse Joy checked on Tim" names Nurse Joy.
     tentative = (
-        doc[start].is_sent_start
+        _opens_a_sentence(doc, start)
         and not _is_cued(votes)
         and words[0].lower_ not in FIRST_NAMES
         and not CODE_RE.match(key)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CODE_RE",
     "QUOTES",
+    "opens_a_quote",
     "RACE_RE",
     "decide_kind",
     "is_common_word_start",
@@ -587,10 +588,10 @@ def _is_destination(doc: Doc, j: int, *, places: bool) -> bool:
 
 
 def _is_addressee(doc: Doc, start: int, end: int) -> bool:
-    """Whether the name is the one spoken to: set off at the edge of its sentence, by a
-    comma before "you" ("Omar, are you coming?") or after a greeting or "you" ("Thanks,
-    Priya!", "See you, Dakota", "Hi Tendai, how was it?"). A name inside a sentence, or a
-    list of names ("Rome, Florence and Venice"), is not addressed."""
+    """Whether the name is the one spoken to: set off at the edge of its sentence (or
+    quotation), by a comma before "you" ("Omar, are you coming?") or after a greeting or
+    "you" ("Thanks, Priya!", "See you, Dakota", "Hi Tendai, how was it?"). A name inside a
+    sentence, or a list of names ("Rome, Florence and Venice"), is not addressed."""
     n = len(doc)
     sent_start = start
     while sent_start > 0 and not doc[sent_start].is_sent_start:
@@ -598,6 +599,10 @@ def _is_addressee(doc: Doc, start: int, end: int) -> bool:
     sent_end = end
     while sent_end < n and not doc[sent_end].is_sent_start:
         sent_end += 1
+    quote = _quote_before(doc, start)
+    if quote is not None:  # a quotation is a sentence of its own: "Welcome back, Tigran"
+        sent_start = quote + 1
+        sent_end = next((j for j in range(end, sent_end) if doc[j].text in QUOTES), sent_end)
     # Opening the sentence, or after a greeting that opens it: "Omar, ...", "Hi Tendai, ...".
     opener = start
     if opener > sent_start and doc[opener - 1].lower_ in _GREETINGS:
@@ -653,21 +658,30 @@ QUOTES = frozenset('"“”')
 
 
 def _is_quoted(doc: Doc, start: int, end: int) -> bool:
-    """Whether the name stands inside double quotes in its sentence: a title ("I loved
-    “The Name of the Wind”"), or a word of one."""
-    before = 0
-    for token in reversed(doc[:start]):
-        before += token.text in QUOTES
-        if token.is_sent_start:
-            break
-    if before % 2 == 0:
+    """Whether the name is all its double quotes hold, punctuation aside: a title ("I loved
+    “Dune”", "we watched "Encanto"!"). A name inside a quoted saying ("she texted "Jake is
+    coming"") is read as anywhere else."""
+    opening = _quote_before(doc, start)
+    if opening is None or any(not t.is_punct for t in doc[opening + 1 : start]):
         return False
     for token in doc[end:]:
-        if token.is_sent_start:
-            return False
         if token.text in QUOTES:
             return True
+        if token.is_sent_start or not token.is_punct:
+            return False
     return False
+
+
+def opens_a_quote(doc: Doc, i: int) -> bool:
+    """Whether token ``i`` is the first word of a quotation ("he wrote "Happy birthday!""),
+    capitalised there as at the start of a sentence."""
+    return i > 0 and not doc[i].is_sent_start and _quote_before(doc, i) == i - 1
+
+
+def _quote_before(doc: Doc, i: int) -> int | None:
+    """The position of the double quote left open before token ``i`` in its sentence."""
+    quotes = [j for j in range(doc[i].sent.start, i) if doc[j].text in QUOTES]
+    return quotes[-1] if len(quotes) % 2 == 1 else None
 
 
 # Possessives only a person has: a company's or a city's things are "its" or "their".
