@@ -165,6 +165,16 @@ CASES: list[tuple[str, str, str, str]] = [
     # A fortnight is two weeks.
     ("I'm moving to Berlin in a fortnight.", FEB_20, "2025-03-03", "2025-03-09"),
     ("I saw her a fortnight ago.", FEB_20, "2025-02-03", "2025-02-09"),
+    # Composed: an amount back from a time told from now, a name in a named year, a weekday
+    # counted within its month or past the nearest one.
+    ("A year ago yesterday we adopted Biscuit.", FEB_20, "2024-02-19", "2024-02-19"),
+    ("I ran my first marathon two years ago last month.", FEB_20, "2023-01-01", "2023-01-31"),
+    ("Two weekends ago we hiked Mount Tam.", FEB_20, "2025-02-08", "2025-02-09"),
+    ("We're hosting Thanksgiving this year.", FEB_20, "2025-11-27", "2025-11-27"),
+    ("I met her in May last year.", FEB_20, "2024-05-01", "2024-05-31"),
+    ("The vote is on the first Tuesday of November.", FEB_20, "2025-11-04", "2025-11-04"),
+    ("The Monday before last I had a job interview.", FEB_20, "2025-02-10", "2025-02-10"),
+    ("Let's meet the Friday after next.", FEB_20, "2025-03-07", "2025-03-07"),
 ]
 
 

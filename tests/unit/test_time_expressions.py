@@ -186,6 +186,40 @@ CASES_AT_REF = [
     ("next Tuesday at 5pm", "2025-01-21T17", "2025-01-21T18"),
 ]
 
+COMPOSED_AT_REF = [
+    # An amount back from a time told from now.
+    ("a year ago yesterday", "2024-01-14", "2024-01-15"),
+    ("two years ago last month", "2022-12-01", "2023-01-01"),
+    ("a week ago today", "2025-01-08", "2025-01-09"),
+    ("two weekends ago", "2025-01-04", "2025-01-06"),
+    # A yearly name in the year named so.
+    ("Thanksgiving this year", "2025-11-27", "2025-11-28"),
+    ("Christmas last year", "2024-12-24", "2024-12-27"),
+    ("in May next year", "2026-05-01", "2026-06-01"),
+    ("March 3rd next year", "2026-03-03", "2026-03-04"),
+    # A weekday counted within its month, or past the nearest one.
+    ("the first Tuesday of November", "2024-11-05", "2024-11-06"),
+    ("the last Friday in May", "2024-05-31", "2024-06-01"),
+    ("the fourth Thursday of November 2027", "2027-11-25", "2027-11-26"),
+    ("the Monday before last", "2025-01-06", "2025-01-07"),
+    ("the Friday after next", "2025-01-31", "2025-02-01"),
+    ("the night before last", "2025-01-13T18", "2025-01-14T06"),
+]
+
+
+@pytest.mark.parametrize(("text", "start", "end"), COMPOSED_AT_REF)
+def test_composed_expression_at_reference(text: str, start: str, end: str) -> None:
+    """REF is Wednesday 15 January 2025."""
+    parsed = parse_time_expression(text, REF)
+    assert parsed is not None and parsed.text == text.removeprefix("in ")
+    assert (parsed.start, parsed.end) == (utc(start), utc(end))
+
+
+def test_an_amount_back_and_a_time_across_a_comma_are_two_expressions() -> None:
+    found = find_time_expressions("I quit two years ago, last month I started again.", REF)
+    assert [f.text for f in found] == ["two years ago", "last month"]
+
+
 # (expression, reference, start, end): the same words said at other times.
 CASES_AT_OTHER_REFS = [
     ("last spring", SUMMER_REF, "2025-03-01", "2025-06-01"),
@@ -644,7 +678,7 @@ references = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(210
 )
 years = st.integers(min_value=1900, max_value=2099)
 counts = st.sampled_from(["1", "2", "10", "a", "one", "three", "twelve", "a couple of", "a few"])
-units = st.sampled_from(["hours", "days", "weeks", "fortnights", "months", "years"])
+units = st.sampled_from(["hours", "days", "weeks", "weekends", "fortnights", "months", "years"])
 relatives = st.sampled_from(["last", "this", "next"])
 seasons = st.sampled_from(["spring", "summer", "autumn", "fall", "winter"])
 weekdays = st.sampled_from(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"])
@@ -703,6 +737,27 @@ relative_expressions = st.one_of(
     st.builds("{} {}".format, st.sampled_from(MONTHS), days),
     st.builds("between {} and {}".format, st.sampled_from(MONTHS), st.sampled_from(MONTHS)),
     st.builds("{} last month".format, modifiers),
+    # Compositions: an amount back from a time told from now; a name in a named year.
+    st.builds(
+        "{} {} ago {}".format,
+        counts,
+        units,
+        st.sampled_from(["yesterday", "today", "last month", "last week", "this year"]),
+    ),
+    st.builds(
+        "{} {} year".format,
+        st.sampled_from(["Thanksgiving", "Christmas", "Halloween", "May 5", "in the summer"]),
+        relatives,
+    ),
+    st.builds("in {} {} year".format, st.sampled_from(MONTHS), relatives),
+    st.builds(
+        "the {} {} of {}".format,
+        st.sampled_from(["first", "second", "third", "fourth", "last"]),
+        weekdays,
+        st.sampled_from(MONTHS),
+    ),
+    st.builds("the {} {}".format, weekdays, st.sampled_from(["before last", "after next"])),
+    st.sampled_from(["the night before last", "the night after next"]),
 )
 
 
@@ -719,7 +774,7 @@ def test_grammar_gives_well_formed_intervals(text: str, reference: datetime) -> 
     assert parsed is not None, text
     _assert_well_formed(parsed, text)
     # "in 3 days" in a question about the past is how long something took (no time).
-    ahead = re.fullmatch(r"in .+ (?:hours|days|weeks|fortnights|months|years)", text)
+    ahead = re.fullmatch(r"in .+ (?:hours|days|weeks|weekends|fortnights|months|years)", text)
     verb = "will" if ahead else "did"
     sentence = f"What {verb} Alice do {text}?"
     [found] = find_time_expressions(sentence, reference)

@@ -52,7 +52,14 @@ Conventions, where English leaves the choice open:
   taken as its latest occurrence before B ends ("from November to February 2024" starts in
   November 2023), so "between March and May" is the most recent March-May whose May has
   started. "since A" runs from the start of A up to the reference.
-- "the week before" / "the week after" (and day, month, year...) are relative to the
+- "N units ago" before a time told from now shifts it back: "a year ago yesterday" is the day
+  a year before yesterday, "two years ago last month" that month two years earlier. A
+  yearly name followed by "this/next/last year" is its occurrence in that calendar year
+  ("Thanksgiving this year", "in May next year"); "the first/.../last <weekday> of <month>"
+  is read like a date without a year. "the Monday before last" is a week before last Monday,
+  "the Friday after next" the Friday of the week after next; "N weekends ago" counts
+  weekends as "last weekend" does.
+- "the week before" / "the week after" (and day, night, month, year...) are relative to the
   reference: last week and next week. Followed by a date they count from that date instead,
   as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
   "two days after May 5" is May 7, "the Sunday before October 25, 2022" is October 23.
@@ -400,6 +407,9 @@ def _yearly(
     if year is not None:
         first, last = occurrence(year)
         return _days(first, last, granularity, False)
+    if match.groupdict().get("yrel"):
+        first, last = occurrence(at.ref.year + _REL_OFFSETS[match["yrel"].lower()])
+        return _days(first, last, granularity, True)
     daily = granularity in ("day", "holiday")
     span = _annual(occurrence, at.ref.date(), _which_for(match, at, rel, daily=daily))
     return None if span is None else _days(*span, granularity, True)
@@ -503,8 +513,10 @@ _NUMBER = (
     + "|".join(NUMBER_WORDS)
     + r")"
 )
-_UNIT = r"(?P<unit>hour|day|week|fortnight|month|year|decade)s?"
+_UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
+# "Thanksgiving this year", "in May next year": the occurrence in the year named so.
+_NAMED_YEAR = r"(?:,?\s+(?P<yrel>this|next|last)\s+year\b)"
 _HOLIDAY = (
     r"(?P<holiday>christmas\s+eve|christmas\s+day|christmas|xmas"
     r"|new\s+year['’]?s\s+eve|new\s+year['’]?s\s+day|new\s+year['’]?s|new\s+year"
@@ -749,13 +761,23 @@ def _up_to(ref: datetime, count: int, unit: str) -> _Interval:
     """From ``count`` ``unit``s before ``ref`` (midnight, for days and longer) up to ``ref``."""
     if unit == "hour":
         start = ref.replace(minute=0, second=0, microsecond=0) - count * _HOUR
-    elif unit in ("day", "week"):
-        start = _midnight(ref.date() - count * (7 if unit == "week" else 1) * _DAY)
     else:
-        months = count * {"month": 1, "year": 12, "decade": 120}[unit]
-        year, month = _add_months(ref.year, ref.month, -months)
-        start = _midnight(date(year, month, min(ref.day, _last_day(year, month).day)))
+        start = _midnight(_shifted(ref, -count, unit).date())
     return _Interval(start, ref, "range", True)
+
+
+_UNIT_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120}
+
+
+def _shifted(moment: datetime, count: int, unit: str) -> datetime:
+    """``moment`` moved by ``count`` units (back when negative); a month keeps the day of
+    the month where it has one (a month before March 31 is the last day of February)."""
+    if unit == "hour":
+        return moment + count * _HOUR
+    if unit not in _UNIT_MONTHS:  # a day, or a week or weekend: seven days
+        return moment + count * (1 if unit == "day" else 7) * _DAY
+    year, month = _add_months(moment.year, moment.month, count * _UNIT_MONTHS[unit])
+    return moment.replace(year=year, month=month, day=min(moment.day, _last_day(year, month).day))
 
 
 _REL_OFFSETS = {
@@ -783,7 +805,39 @@ _BEFORE_AFTER_OFFSETS = {"before last": -2, "before": -1, "after": 1, "after nex
 
 def _resolve_unit_before_after(match: re.Match[str], at: _Reading) -> _Interval:
     direction = " ".join(match["dir"].lower().split())
-    return _period(_unit_of(match), at.ref, _BEFORE_AFTER_OFFSETS[direction])
+    unit, offset = _unit_of(match), _BEFORE_AFTER_OFFSETS[direction]
+    if unit == "night":  # "the night before last": the night of the day before yesterday
+        return _part_of_day(at.ref.date() + offset * _DAY, "night", True)
+    return _period(unit, at.ref, offset)
+
+
+def _resolve_weekday_before_after(match: re.Match[str], at: _Reading) -> _Interval:
+    """ "The Monday before last": a week before last Monday; "the Friday after next": the
+    Friday of the week after next week."""
+    weekday = _WEEKDAYS[match["weekday"].lower()]
+    today = at.ref.date()
+    if match["dir"].lower().startswith("before"):
+        day = today - timedelta(days=((today.weekday() - weekday) % 7 or 7) + 7)
+    else:
+        day = _monday(today) + timedelta(days=14 + weekday)
+    return _days(day, day, "day", True)
+
+
+def _resolve_weekday_of_month(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """ "The first Tuesday of November", "the last Friday in May"."""
+    weekday, month = _WEEKDAYS[match["weekday"].lower()], _month_of(match)
+    nth = match["ord"].lower()
+
+    def occurrence(year: int) -> tuple[date, date]:
+        if nth == "last":
+            last = _last_day(year, month)
+            day = last - timedelta(days=(last.weekday() - weekday) % 7)
+        else:
+            first = date(year, month, 1)
+            day = first + timedelta(days=(weekday - first.weekday()) % 7, weeks=_ORDINALS[nth] - 1)
+        return day, day
+
+    return _yearly(occurrence, _year_of(match), match, at, "day")
 
 
 def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
@@ -1021,9 +1075,24 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "unit_before_after",
-        r"\bthe\s+(?P<unit>day|weekend|week|month|quarter|year|decade)\s+"
+        r"\bthe\s+(?P<unit>day|night|weekend|week|month|quarter|year|decade)\s+"
         r"(?P<dir>before\s+last|after\s+next|before|after)\b",
         _resolve_unit_before_after,
+    ),
+    _rule(
+        "weekday_before_after",
+        r"\b(?:the\s+)?(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+        r"\s+(?P<dir>before\s+last|after\s+next)\b",
+        _resolve_weekday_before_after,
+    ),
+    _rule(
+        "weekday_of_month",
+        r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+"
+        r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of|in)\s+"
+        rf"{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
+        _resolve_weekday_of_month,
+        anchorable=True,
+        by_tense=True,
     ),
     _rule(
         "weekday",
@@ -1040,7 +1109,7 @@ _RULES: tuple[_Rule, ...] = (
         "season",
         rf"\b(?:{_REL}\s+)?(?:the\s+)?(?P<season>spring|summer|autumn|fall|winter)\b"
         # "the fall of Rome", "the summer of love" are no seasons.
-        rf"(?:\s+(?:of\s+)?{_FULL_YEAR}|(?!\s+of\b))",
+        rf"(?:\s+(?:of\s+)?{_FULL_YEAR}|{_NAMED_YEAR}|(?!\s+of\b))",
         _resolve_season,
         _bare_needs_preposition,
         anchorable=True,
@@ -1048,7 +1117,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "holiday",
-        rf"\b(?:{_REL}\s+)?{_HOLIDAY}(?:,?\s+(?:of\s+)?{_FULL_YEAR})?\b",
+        rf"\b(?:{_REL}\s+)?{_HOLIDAY}(?:,?\s+(?:of\s+)?{_FULL_YEAR}|{_NAMED_YEAR})?\b",
         _resolve_holiday,
         _named_day_in_context,
         anchorable=True,
@@ -1086,14 +1155,14 @@ _RULES: tuple[_Rule, ...] = (
     _rule("half_year", r"\bH(?P<h>[12])[\s/-]*(?P<year>[12]\d{3})(?!\w)", _resolve_half_year),
     _rule(
         "month_day",
-        rf"{_MONTH}\s+(?:the\s+)?{_DAY_OF_MONTH}(?:,?\s+{_YEAR})?",
+        rf"{_MONTH}\s+(?:the\s+)?{_DAY_OF_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
         _resolve_month_day,
         anchorable=True,
         by_tense=True,
     ),
     _rule(
         "day_month",
-        rf"\b(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?",
+        rf"\b(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
         _resolve_month_day,
         anchorable=True,
         by_tense=True,
@@ -1110,7 +1179,14 @@ _RULES: tuple[_Rule, ...] = (
         by_tense=True,
     ),
     _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
-    _rule("month", _MONTH, _resolve_month, _after_preposition, anchorable=True, by_tense=True),
+    _rule(
+        "month",
+        rf"{_MONTH}{_NAMED_YEAR}?",
+        _resolve_month,
+        _after_preposition,
+        anchorable=True,
+        by_tense=True,
+    ),
     _rule(
         "year",
         r"(?:(?<=mid-)|(?<![\w$€£#.,/:-]))(?P<year>[12]\d{3})"
@@ -1123,7 +1199,7 @@ _RULES: tuple[_Rule, ...] = (
 
 _BY_TENSE = tuple(rule for rule in _RULES if rule.by_tense)
 # The groups that name the occurrence themselves: "last summer", "March 3, 2024", "Q3 2023".
-_WHICH_GROUPS = ("rel", "year", "yy", "year2")
+_WHICH_GROUPS = ("rel", "year", "yy", "year2", "yrel")
 
 
 #: Rules whose resolver reads its clause's tense with no calendar name to pick: "in" + an
@@ -1201,6 +1277,7 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found += _ranges(text, found, at)
     found += _since(text, found, at.ref)
     found += _anchored(text, found, unreal)
+    found += _counted_back(text, found, unreal)
     return _real(found, unreal)
 
 
@@ -1448,6 +1525,34 @@ def _anchored(
             unreal.append((words.start(), candidate.end))
         else:
             composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
+    return composed
+
+
+_COUNTED_BACK = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+ago\s+$", re.IGNORECASE)
+
+
+def _counted_back(
+    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
+) -> list[_Candidate]:
+    """Compose an amount back and a time told from now: "a year ago yesterday" is the day a
+    year before yesterday, "two years ago last month" that month two years earlier."""
+    composed = []
+    for candidate in found:
+        words = _COUNTED_BACK.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        if words is None or not candidate.interval.relative:
+            continue
+        count, unit = _amount(words)
+        inner = candidate.interval
+        try:
+            interval = replace(
+                inner,
+                start=_shifted(inner.start, -count, unit),
+                end=_shifted(inner.end, -count, unit),
+            )
+        except (ValueError, OverflowError):
+            unreal.append((words.start(), candidate.end))
+            continue
+        composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
     return composed
 
 
