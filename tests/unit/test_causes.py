@@ -29,6 +29,13 @@ CAUSES = [
     ),
     ("We left because the kids were tired, but the band played on.", "the kids were tired"),
     ("I quit because the job was boring which made me sad.", "the job was boring"),
+    # A clause before a participle or a "which" of consequence.
+    ("The app crashed, causing us to lose the draft.", "The app crashed"),
+    (
+        "Sales dropped after the price hike, which forced us to cut staff.",
+        "Sales dropped after the price hike",
+    ),
+    ("The river flooded the valley, leading to weeks of repairs.", "The river flooded the valley"),
 ]
 NO_CAUSE = [
     "I have lived in Oslo since 2019.",
@@ -49,6 +56,8 @@ NO_CAUSE = [
     "Prices rose as a consequence of the drought.",
     "The road was icy. As a result of the storm, the bus was late.",
     "The launch is on May 6.",
+    "She smiled, causing nothing.",  # the cause says too little on its own
+    "I met Ana, who caused a stir at the party.",  # "who": a person, not the clause
 ]
 
 

@@ -15,7 +15,8 @@ was delayed" states a cause and its effect at once.
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
   next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
   cause); "as a result of" names a cause like "due to";
-- "X led to / caused / resulted in Y": X is the cause.
+- "X led to / caused / resulted in Y": X is the cause; so is the clause before ", causing",
+  ", leading to", ", resulting in", ", forcing" or ", which led to / caused / forced / meant".
 
 The extractor stores each cause clause as a fact of its own, right after the whole sentence's
 fact, which is ``caused_by`` it (``retain/extract.py``), unless an earlier fact of the same
@@ -79,6 +80,14 @@ _RESULT = re.compile(
 )
 _VERB = re.compile(
     r"^(?P<cause>[^,;]{6,120}?)\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+"
+    r"(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+# "The app crashed, causing us to lose the draft", "Sales fell, which forced us to cut
+# staff": the clause before the comma is the cause of what follows it.
+_CONSEQUENCE = re.compile(
+    r"^(?P<cause>[^;]{6,160}?),\s*(?:causing|leading to|resulting in|forcing"
+    r"|which (?:led to|leads to|caused|causes|forced|forces|resulted in|results in|meant))\s+"
     r"(?P<effect>[^.;!?]{4,})",
     re.IGNORECASE,
 )
@@ -149,7 +158,7 @@ def _cause_in(sentence: str) -> str | None:
         cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
         if _is_cause(match.group("cue"), cause, match.group("effect")):
             return _clean(cause)
-    for pattern in (_RESULT, _SO, _VERB):
+    for pattern in (_RESULT, _SO, _VERB, _CONSEQUENCE):
         match = pattern.match(sentence)
         cause = _after_speaker(match.group("cause")) if match else ""
         # "The outage led to ...": a noun phrase may name the cause in one content word.

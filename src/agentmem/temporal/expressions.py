@@ -102,6 +102,7 @@ from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
 from agentmem.temporal.tense import (
     MOVED_FROM,
+    RANGE_JOINS,
     Direction,
     clause_direction,
     lasts_until_now,
@@ -1429,7 +1430,10 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
 
 
 _RANGE_OPEN_BEFORE = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
-_RANGE_JOIN = re.compile(r"\s*(?:[-–—]|\b(?:and|to|until|till|through|thru)\b)\s*", re.IGNORECASE)
+_RANGE_JOIN = re.compile(
+    r"\s*(?:[-–—]|\b(?:" + "|".join(w for w in RANGE_JOINS if w.isalpha()) + r")\b)\s*",
+    re.IGNORECASE,
+)
 
 
 def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate]:

@@ -430,13 +430,14 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
 # for a range, "runs from ... to", "is closed between ... and".
 _DATING = frozenset({"in", "on", "at"})
 _RANGE_OPENERS = frozenset({"from", "between"})
-_RANGE_JOINS = frozenset({"to", "and", "until", "till", "through", "-", "–"})
+#: What joins the two ends of a range: "from May 3 to May 5", "between 3 and 5 May", "3–5 May".
+RANGE_JOINS = frozenset({"to", "and", "until", "till", "through", "thru", "-", "–", "—"})
 
 
 def _range_start(after: list[Token]) -> list[Token] | None:
     """When the date after these words is the second end of a range, the words up to its
     opener ("runs from March 3 to" → "runs from": a range has one direction); else None."""
-    if after and after[-1][3] in _RANGE_JOINS:
+    if after and after[-1][3] in RANGE_JOINS:
         opener = next((k for k, t in enumerate(after) if t[3] in _RANGE_OPENERS), None)
         if opener is not None:
             return after[: opener + 1]
