@@ -1166,3 +1166,22 @@ def test_a_quotation_is_a_saying_read_as_a_sentence(
     text: str, expected: list[tuple[str, str]]
 ) -> None:
     assert found(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A proper noun opening a sentence and owning what follows is a name.
+        ("Rashid's startup got funding.", [("Rashid", "person")]),
+        ("Tupac's music got me through college.", [("Tupac", "person")]),
+        ("Google's new phone is out.", [("Google", "org")]),
+        # Common nouns the tagger reads as such are not, with "'s" or without.
+        ("Today's weather is awful.", []),
+        ("Life's good.", []),
+        ("Everyone's tired.", []),
+    ],
+)
+def test_a_proper_noun_opening_a_sentence_as_owner_or_subject(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert found(text) == expected

@@ -660,15 +660,15 @@ def _from_capitalised_words(
 
 def _proper_subject(doc: Doc, start: int, end: int) -> bool:
     """Whether ``doc[start:end]``, opening its sentence, is a proper noun that a finite verb
-    follows ("Amara started a new job", "Stripe declined the card"): the tagger reads a common
-    noun there as NN ("Dinner was great"), so a proper noun doing something is a name."""
-    return (
-        end < len(doc)
-        and all(t.tag_ in ("NNP", "NNPS") for t in doc[start:end])
-        and doc[end].tag_ in ("VBD", "VBZ", "MD")
-        and doc[end].text.isalpha()
-        and doc[end].text.islower()
-    )
+    follows ("Amara started a new job", "Stripe declined the card") or that owns what follows
+    ("Rashid's startup got funding"): the tagger reads a common noun there as NN ("Dinner
+    was great", "Life's good"), so a proper noun doing or owning something is a name."""
+    if end >= len(doc) or not all(t.tag_ in ("NNP", "NNPS") for t in doc[start:end]):
+        return False
+    after = doc[end]
+    if after.tag_ == "POS":
+        return end + 1 < len(doc) and doc[end + 1].tag_ in ("NN", "NNS", "JJ", "VBG")
+    return after.tag_ in ("VBD", "VBZ", "MD") and after.text.isalpha() and after.text.islower()
 
 
 def _continues_name(doc: Doc, j: int, covered: set[int]) -> bool:
