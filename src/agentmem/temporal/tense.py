@@ -135,7 +135,8 @@ _EVENTS = frozenset(_EVENT_WORDS.split())
 _UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
-_PREFIX_WORD = re.compile(r":|[^\s:]+")  # the words of "Name: " before a parsed turn
+_SPEAKER = re.compile(r"[^:\n]{1,80}: (?=\S)")  # "Ana: " before a chat turn's words
+_SPEAKER_WORD = re.compile(r":|[^\s:]+")
 _START = itemgetter(0)  # a token's start
 
 #: Characters read on either side of a date for its clause (a sentence is rarely longer).
@@ -155,21 +156,15 @@ def tag_texts(texts: Iterable[str]) -> None:
 
 
 def remember_tags(text: str, doc: Any) -> None:  # noqa: ANN401
-    """Keep the tags of ``text`` whose end spaCy has parsed already as ``doc`` (the offline
-    extractor's parse of a chat turn, whose fact is "Name: turn"), so that :func:`tag_texts`
-    does not run the pipeline on it again. The words before the parse (the speaker's name and
-    its colon) are tagged as the tagger tags them: proper nouns, then ``:``."""
-    offset = len(text) - len(doc.text)
-    if offset < 0 or text in _TAGS or not text.endswith(doc.text):
+    """Keep the tags of ``text`` whose statement spaCy has parsed already as ``doc`` (the
+    offline extractor's parse of a chat turn, whose fact is "Name: turn"), so that
+    :func:`tag_texts` does not run the pipeline on it again: the same tags it would give."""
+    start = _statement_start(text)
+    if text in _TAGS or text[start:] != doc.text:
         return
     said = [[(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]]
-    _retag_verbs_read_as_nouns([doc.text], said)  # the turn's sentences open after the name
-    prefix = [
-        (m.start(), m.end(), ":" if m[0] == ":" else "NNP", m[0].lower())
-        for m in _PREFIX_WORD.finditer(text, 0, offset)
-    ]
-    shifted = [(start + offset, end + offset, tag, lower) for start, end, tag, lower in said[0]]
-    _keep_tags([text], [prefix + shifted])
+    _retag_verbs_read_as_nouns([doc.text], said)
+    _keep_tags([text], [_with_speaker(text, start, said[0])])
 
 
 def _tagged(text: str) -> tuple[Token, ...]:
@@ -178,17 +173,39 @@ def _tagged(text: str) -> tuple[Token, ...]:
 
 
 def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
+    """Tag each text's statement (less a speaker's "Name: "), whatever else is tagged beside
+    it, so a text has the same tags whichever way it came (see :func:`remember_tags`)."""
     if not texts:
         return []
     from agentmem.models.nlp import load_nlp  # spaCy loads on first use, never at import
 
-    nlp = load_nlp()
-    tagged = [
+    starts = [_statement_start(text) for text in texts]
+    statements = [text[start:] for text, start in zip(texts, starts, strict=True)]
+    said = [
         [(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]
-        for doc in nlp.pipe(texts, disable=["ner", "senter"])
+        for doc in load_nlp().pipe(statements, disable=["ner", "senter"])
     ]
-    _retag_verbs_read_as_nouns(texts, tagged)
-    return _keep_tags(texts, tagged)
+    _retag_verbs_read_as_nouns(statements, said)
+    return _keep_tags(
+        texts,
+        [_with_speaker(*parts) for parts in zip(texts, starts, said, strict=True)],
+    )
+
+
+def _statement_start(text: str) -> int:
+    """Where what was said begins: after a speaker's "Name: ", else at 0."""
+    found = _SPEAKER.match(text)
+    return found.end() if found else 0
+
+
+def _with_speaker(text: str, start: int, said: list[Token]) -> list[Token]:
+    """The tags of the statement at ``text[start:]``, after the speaker's words: proper
+    nouns, then ``:``, as the tagger tags them."""
+    speaker = [
+        (m.start(), m.end(), ":" if m[0] == ":" else "NNP", m[0].lower())
+        for m in _SPEAKER_WORD.finditer(text, 0, start)
+    ]
+    return speaker + [(lo + start, hi + start, tag, lower) for lo, hi, tag, lower in said]
 
 
 def _keep_tags(texts: list[str], tagged: list[list[Token]]) -> list[tuple[Token, ...]]:
