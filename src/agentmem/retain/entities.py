@@ -24,12 +24,14 @@ chat text, so rules complete and correct it:
 - An unfamiliar word the tagger reads as an interjection or adverb is a name when grammar
   says it is a person's ("Raj and his wife moved"); a holiday is a time, never a name,
   whatever spaCy labels it ("visiting for Easter").
-- A word opening a sentence is capitalised anyway: it is a name when a cue says so ("Tigran
-  flew to ...", "Emeka's manager"), or a known first name; otherwise the mention is
-  *tentative* and only joins an entity the bank already knows. So is a one-word name used as
-  a common noun ("an API", "Aisle seats ...").
-- A title-case title in double quotes is one name, a product, whatever spaCy makes of its
-  words ("Harry Potter and the Philosopher's Stone").
+- A word opening a sentence (or a quotation) is capitalised anyway: it is a name when a cue
+  says so ("Tigran flew to ...", "Emeka's manager"), a known first name, or a proper noun
+  doing or owning something ("Amara started ...", "Rashid's startup"); otherwise the mention
+  is *tentative* and only joins an entity the bank already knows. So is a one-word name used
+  as a common noun ("an API", "Aisle seats ...").
+- A title-case title that is all its double quotes hold is one name, a product, whatever
+  spaCy makes of its words ("Harry Potter and the Philosopher's Stone"); a longer quotation
+  is a saying, read as a sentence ("he wrote “Happy birthday, Laura!”").
 - The kind is the best-supported one of spaCy's label (a weak vote), the speaker, titles,
   known first names, the cues of ``retain/entity_kinds.py`` and what the embedding model
   knows of the bare name (``retain/name_prior.py``, counted once with spaCy's label when they
