@@ -175,6 +175,18 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The vote is on the first Tuesday of November.", FEB_20, "2025-11-04", "2025-11-04"),
     ("The Monday before last I had a job interview.", FEB_20, "2025-02-10", "2025-02-10"),
     ("Let's meet the Friday after next.", FEB_20, "2025-03-07", "2025-03-07"),
+    # A modified date is read from its modifier: plans ahead, the past behind.
+    ("The festival is at the end of May.", FEB_20, "2025-05-25", "2025-05-31"),
+    ("My exams start in early June.", FEB_20, "2025-06-01", "2025-06-10"),
+    ("We fly out in late April.", FEB_20, "2025-04-21", "2025-04-30"),
+    ("The course starts the first week of April.", FEB_20, "2025-04-01", "2025-04-07"),
+    ("I moved here at the end of May.", FEB_20, "2024-05-25", "2024-05-31"),
+    # "after", "before" and "during" put a date on a simple present's event too.
+    ("The gym reopens after Easter.", FEB_20, "2025-04-18", "2025-04-21"),
+    ("The store closes before Christmas.", FEB_20, "2025-12-24", "2025-12-26"),
+    # A weekday with a day of the month: the nearest such day that is that weekday.
+    ("Our flight back is on Sunday the 23rd.", FEB_20, "2025-02-23", "2025-02-23"),
+    ("We met on Friday the 13th.", FEB_20, "2024-12-13", "2024-12-13"),
 ]
 
 

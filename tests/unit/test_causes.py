@@ -41,6 +41,8 @@ NO_CAUSE = [
     "I have lived in Oslo since 2019.",
     "She has been happier since she moved to Porto.",
     "We have known each other since we were kids.",
+    "I haven't seen him since the funeral in January.",  # a perfect, negated
+    "She hasn't called since the argument at the party.",
     "Since last summer the office is quieter.",
     "Since we last spoke, I took my kids to the park.",
     "Since our last chat, a lot of things happened to me.",

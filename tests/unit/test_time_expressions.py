@@ -204,6 +204,8 @@ COMPOSED_AT_REF = [
     ("the Monday before last", "2025-01-06", "2025-01-07"),
     ("the Friday after next", "2025-01-31", "2025-02-01"),
     ("the night before last", "2025-01-13T18", "2025-01-14T06"),
+    # A weekday and a day of the month: the nearest such day that is that weekday.
+    ("Sunday the 19th", "2024-05-19", "2024-05-20"),
 ]
 
 
@@ -757,6 +759,7 @@ relative_expressions = st.one_of(
         st.sampled_from(MONTHS),
     ),
     st.builds("the {} {}".format, weekdays, st.sampled_from(["before last", "after next"])),
+    st.builds("on {} the {}th".format, weekdays, days),
     st.sampled_from(["the night before last", "the night after next"]),
 )
 

@@ -47,7 +47,8 @@ _TIME_AFTER_SINCE = re.compile(
 # "since we last spoke", "since I first saw it", "since two weeks ago": a point in time.
 _DATING = re.compile(r"\b(?:last|first|ago)\b", re.IGNORECASE)
 _PERFECT = re.compile(
-    r"\b(?:have|has|had|'ve|’ve|'d|’d)\s+(?:not\s+|never\s+|always\s+|been\s+)?\w+(?:ed|en|wn|ne)\b"
+    r"\b(?:(?:have|has|had)(?:n['’]t)?|'ve|’ve|'d|’d)\s+(?:not\s+|never\s+|always\s+|been\s+)?"
+    r"\w+(?:ed|en|wn|ne)\b"
     r"|\b(?:have|has|had)\s+been\b|\b(?:'ve|’ve|'s|’s) been\b",
     re.IGNORECASE,
 )

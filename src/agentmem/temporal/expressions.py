@@ -58,7 +58,9 @@ Conventions, where English leaves the choice open:
   ("Thanksgiving this year", "in May next year"); "the first/.../last <weekday> of <month>"
   is read like a date without a year. "the Monday before last" is a week before last Monday,
   "the Friday after next" the Friday of the week after next; "N weekends ago" counts
-  weekends as "last weekend" does.
+  weekends as "last weekend" does. "Sunday the 15th" is the nearest 15th that is a Sunday,
+  ahead or behind as its clause points. A modified date ("in early June", "at the end of
+  May") is read by the tense from where its modifier begins.
 - "the week before" / "the week after" (and day, night, month, year...) are relative to the
   reference: last week and next week. Followed by a date they count from that date instead,
   as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
@@ -372,11 +374,17 @@ class _Reading:
 
 
 def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
+    """The direction of the clause around ``match``, read from where its date begins: at a
+    modifier before it ("is at the end of May", "fly out in late April") if there is one."""
     if not at.by_tense:
         return None
-    if _SINCE_BEFORE.search(match.string, max(0, match.start() - _WINDOW), match.start()):
+    text, start = match.string, match.start()
+    modifier = _MODIFIER_BEFORE.search(text, max(0, start - _WINDOW), start)
+    if modifier is not None:
+        start = modifier.start()
+    if _SINCE_BEFORE.search(text, max(0, start - _WINDOW), start):
         return "past"  # "since Christmas": a time that has begun, whatever the verb
-    return clause_direction(match.string, match.start(), match.end())
+    return clause_direction(text, start, match.end())
 
 
 def _points_forward(match: re.Match[str], at: _Reading, *, daily: bool) -> bool:
@@ -824,6 +832,22 @@ def _resolve_weekday_before_after(match: re.Match[str], at: _Reading) -> _Interv
     return _days(day, day, "day", True)
 
 
+def _resolve_weekday_day(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """ "Sunday the 15th": the nearest 15th that is a Sunday, ahead or behind as the clause
+    points (as for "the 15th" alone)."""
+    weekday, day = _WEEKDAYS[match["weekday"].lower()], int(match["day"])
+    today = at.ref.date()
+    step = 1 if _points_forward(match, at, daily=True) else -1
+    for months in range(0, step * 40, step):  # a day of the month meets each weekday within 40
+        year, month = _add_months(today.year, today.month, months)
+        if day > _last_day(year, month).day:
+            continue
+        found = date(year, month, day)
+        if found.weekday() == weekday and (found >= today if step > 0 else found <= today):
+            return _days(found, found, "day", True)
+    return None
+
+
 def _resolve_weekday_of_month(match: re.Match[str], at: _Reading) -> _Interval | None:
     """ "The first Tuesday of November", "the last Friday in May"."""
     weekday, month = _WEEKDAYS[match["weekday"].lower()], _month_of(match)
@@ -1085,6 +1109,13 @@ _RULES: tuple[_Rule, ...] = (
         r"\b(?:the\s+)?(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
         r"\s+(?P<dir>before\s+last|after\s+next)\b",
         _resolve_weekday_before_after,
+    ),
+    _rule(
+        "weekday_day",
+        r"\b(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+the\s+"
+        + _DAY_OF_MONTH,
+        _resolve_weekday_day,
+        by_tense=True,
     ),
     _rule(
         "weekday_of_month",

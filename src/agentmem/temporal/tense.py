@@ -423,7 +423,9 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     dating = _DATING
     if (start := _range_start(after)) is not None:
         after, dating = start, _RANGE_OPENERS  # "runs from March 3 to": "runs from"
-    if not after or after[-1][3] not in dating or verb[2] not in ("VBZ", "VBP"):
+    # The date follows the verb at once ("starts the first week of April") or after one of
+    # the words that put a date on it.
+    if (after and after[-1][3] not in dating) or verb[2] not in ("VBZ", "VBP"):
         return False
     if any(t[3] in _HABIT for t in tokens):
         return False
@@ -443,9 +445,10 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     )
 
 
-# The words that put a date on a simple present's event: "starts in", "is on", "at"; and
+# The words that put a date on a simple present's event: "starts in", "is on", "at",
+# "reopens after"; and
 # for a range, "runs from ... to", "is closed between ... and".
-_DATING = frozenset({"in", "on", "at"})
+_DATING = frozenset({"in", "on", "at", "after", "before", "during"})
 _RANGE_OPENERS = frozenset({"from", "between"})
 #: What joins the two ends of a range: "from May 3 to May 5", "between 3 and 5 May", "3–5 May".
 RANGE_JOINS = frozenset({"to", "and", "until", "till", "through", "thru", "-", "–", "—"})
