@@ -235,3 +235,78 @@ def test_a_retain_whose_batch_write_fails_still_succeeds_and_nothing_is_lost(sto
         assert hits[0].text == "Bob drinks espresso after lunch."
         assert ids <= _chroma_ids(mem, bank) and not ids & _journal(mem)
         assert mem.check_integrity().ok
+
+
+def _scores(bank: agentmem.MemoryBank, query: str) -> list[tuple[str, float]]:
+    return [(h.memory.id, h.score) for h in bank.recall(query, reinforce=False)]
+
+
+def test_staged_facts_are_searched_in_the_held_copy_with_the_scores_they_keep(store_path):
+    """Once a collection's exact copy is held, a staged vector goes into it at once: recall
+    finds the fact without writing the stage, with the scores it has once written (one
+    arithmetic: a bank's scores never move when its stage is written)."""
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ann likes tea.", mentioned_at=T0)
+        bank.recall("tea", strategies=["semantic"], reinforce=False)  # reads the copy
+        ids = {
+            m.id for m in bank.retain("Quixotrix invoices are paid on Fridays.", mentioned_at=T0)
+        }
+        hits = bank.recall("Quixotrix invoices", strategies=["semantic"], reinforce=False)
+        assert ids <= {h.memory.id for h in hits}
+        assert not ids & _chroma_ids(mem, bank)  # found without a flush
+        assert ids <= _journal(mem)
+        staged = _scores(bank, "Quixotrix invoices on Fridays")
+        mem._engine.vectors.flush()
+        assert ids <= _chroma_ids(mem, bank)
+        assert _scores(bank, "Quixotrix invoices on Fridays") == staged
+        assert mem.check_integrity().ok
+
+
+def test_reads_the_copy_cannot_answer_write_the_stage_first(store_path):
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ann likes tea.", mentioned_at=T0)
+        bank.recall("tea", strategies=["semantic"], reinforce=False)
+        ids = {m.id for m in bank.retain("Bob likes coffee.", mentioned_at=T0)}
+        vectors = mem._engine.vectors
+        query = HashEmbedder().embed_query("coffee")
+        # A filter the copy has no operator for goes to Chroma: the stage is written first.
+        where = {"fact_type": {"$nin": ["opinion"]}}
+        found = {i for i, _ in vectors.query(bank._collection, query, 5, where)}
+        assert ids <= found
+        assert ids <= _chroma_ids(mem, bank)
+        assert vectors.staged == 0
+
+
+def test_a_copy_outgrown_by_a_stage_is_no_longer_read_beside_it(store_path, monkeypatch):
+    """A stage that takes its collection's copy past the copies' room drops the copy: reads
+    then go to Chroma, after the stage is written."""
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ann likes tea.", mentioned_at=T0)
+        bank.recall("tea", strategies=["semantic"], reinforce=False)
+        vectors = mem._engine.vectors
+        assert vectors._store.held_copy(bank._collection) is not None
+        monkeypatch.setattr(vectors._store._flat, "most", 1)
+        ids = {m.id for m in bank.retain("Bob likes coffee.", mentioned_at=T0)}
+        assert vectors._store.held_copy(bank._collection) is None
+        hits = bank.recall("Bob likes coffee", strategies=["semantic"], reinforce=False)
+        assert ids <= {h.memory.id for h in hits}
+        assert ids <= _chroma_ids(mem, bank)
+        assert mem.check_integrity().ok
+
+
+def test_a_copy_read_after_a_stage_does_not_hide_the_staged_vectors(store_path):
+    """Vectors staged before the collection's copy is read are not in it (it is read from
+    Chroma): reads write them first."""
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        bank.retain("Ann likes tea.", mentioned_at=T0)
+        vectors = mem._engine.vectors
+        vectors.flush()
+        ids = {m.id for m in bank.retain("Bob likes coffee.", mentioned_at=T0)}
+        assert vectors.holds_copy(bank._collection)  # read now, from Chroma: without Bob
+        hits = bank.recall("Bob likes coffee", strategies=["semantic"], reinforce=False)
+        assert ids <= {h.memory.id for h in hits}
+        assert ids <= _chroma_ids(mem, bank)

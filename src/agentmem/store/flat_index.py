@@ -194,19 +194,21 @@ class FlatIndexes:
         ids: Sequence[str],
         vectors: np.ndarray,
         metadatas: Sequence[Metadata],
-    ) -> None:
-        """Keep the collection's index (if held) at an upsert Chroma has made."""
+    ) -> bool:
+        """Keep the collection's index (if held) at an upsert Chroma has made, or is to make
+        (vectors staged for it); whether the index is held with them."""
         with self._lock:
             self._writes[collection] = self._writes.get(collection, 0) + 1
             index = self._held.get(collection)
             if index is None:
-                return
+                return False
             index.upsert(ids, vectors, metadatas)
             del self._held[collection]
             if self._fits(len(index)):
                 self._held[collection] = index
-            else:
-                self._too_big.add(collection)
+                return True
+            self._too_big.add(collection)
+            return False
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Keep the collection's index (if held) at a delete Chroma has made."""

@@ -9,11 +9,15 @@ Nothing acknowledged can be lost or missed by a search:
 
 * a staged fact's vector journal entry (``store/reconcile.py``) is committed with the fact and
   cleared only after the batch is in Chroma, so a crash before the flush re-embeds it on open;
-* every read of the vectors (query, get, ids) and every delete or drop flushes first, so a
-  recall sees a fact as soon as its retain returns, and a forget never races a staged vector;
-  the one exception, retain's own neighbour search for semantic links (``query_many``),
-  searches the staged vectors beside Chroma instead: a flush per retain would undo the
-  batching;
+* a staged vector goes at once into its collection's exact in-process copy
+  (``store/flat_index.py``) when one is held, so a search or read the copy answers finds it
+  without a flush, with the arithmetic it will have once written: a bank's scores do not
+  move when its stage is written (by its own flush or another bank's forget), and a recall
+  beside a retaining thread does not wait for Chroma. Every other read of the vectors (a
+  collection without a held copy, ids, counts) and every delete or drop flushes first, so a
+  recall sees a fact as soon as its retain returns, and a forget never races a staged
+  vector; retain's own neighbour search for semantic links (``query_many``) searches the
+  staged vectors beside Chroma instead: a flush per retain would undo the batching;
 * the store flushes before it records a clean close.
 
 A flush takes the database's write lock before its own, the same order a retain takes them,
@@ -24,9 +28,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +45,9 @@ log = logging.getLogger("agentmem")
 DEFAULT_BATCH_SIZE = 256
 #: The vector journal op of a deleted bank's collection (its ``memory_id`` is the collection).
 DROP = "drop"
+
+T = TypeVar("T")
+Where = Mapping[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,9 @@ class StagedVectorStore:
         self._batch_size = batch_size
         self._staged: list[_Staged] = []
         self._count = 0
+        # Collections with staged vectors that their copy does not hold (none was held, or
+        # it outgrew the copies' room): reads of these flush first.
+        self._uncopied: set[str] = set()
         self._lock = threading.Lock()
 
     @property
@@ -141,6 +151,8 @@ class StagedVectorStore:
         with self._db.write_lock, self._lock:
             self._staged.append(_Staged(bank_id, collection, list(ids), vectors, list(metadatas)))
             self._count += len(ids)
+            if not self._store.copy_staged(collection, ids, vectors, metadatas):
+                self._uncopied.add(collection)
         if self._count >= self._batch_size:
             try:
                 self.flush()
@@ -171,11 +183,28 @@ class StagedVectorStore:
                 self._store.upsert(
                     collection, [ids[k] for k in keep], vectors[keep], [metadatas[k] for k in keep]
                 )
+                self._store.uncopy(collection, [i for i in ids if i not in live])
             self._db.execute(
                 f"DELETE FROM vector_journal WHERE list_contains({sql_list('ids')}, memory_id)",
                 {"ids": json_list(i for s in staged for i in s.ids)},
             )
             self._staged, self._count = [], 0
+            self._uncopied.clear()
+
+    def _read(self, collection: str, read: Callable[[], T], where: Where = None) -> T:
+        """``read()`` of the store, without a flush when the collection's held copy answers
+        it and holds every vector staged for it; else after a flush."""
+        copy = self._store.held_copy(collection)
+        if (
+            copy is not None
+            and collection not in self._uncopied
+            and self._store.copy_answers(where)
+        ):
+            found = read()
+            if self._store.held_copy(collection) is copy:  # not outgrown meanwhile
+                return found
+        self.flush()
+        return read()
 
     def _held(self, staged: Sequence[_Staged]) -> set[str]:
         """The staged ids whose memory the store holds, in the collection they were staged
@@ -223,8 +252,11 @@ class StagedVectorStore:
         nearest_only: bool = False,
     ) -> list[tuple[str, float]]:
         """See :meth:`VectorStore.query`."""
-        self.flush()
-        return self._store.query(collection, vector, n, where, nearest_only=nearest_only)
+        return self._read(
+            collection,
+            lambda: self._store.query(collection, vector, n, where, nearest_only=nearest_only),
+            where,
+        )
 
     def query_many(
         self, collection: str, vectors: np.ndarray, n: int
@@ -255,13 +287,13 @@ class StagedVectorStore:
         return merged
 
     def holds_copy(self, collection: str) -> bool:
-        """See :meth:`VectorStore.holds_copy` (staged vectors reach the copy when flushed)."""
+        """See :meth:`VectorStore.holds_copy` (staged vectors are in the copy, or reach it
+        when flushed)."""
         return self._store.holds_copy(collection)
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """See :meth:`VectorStore.get_vectors`."""
-        self.flush()
-        return self._store.get_vectors(collection, ids)
+        return self._read(collection, lambda: self._store.get_vectors(collection, ids))
 
     def ids(self, collection: str) -> set[str]:
         """See :meth:`VectorStore.ids`."""

@@ -279,7 +279,7 @@ class VectorStore:
         meaning is not worth Chroma's filtered query.
         """
         flat = self._flat_index(collection)
-        if flat is not None and (not where or _can_match(where)):
+        if flat is not None and self.copy_answers(where):
             within = n * OVERFETCH[-1] if nearest_only and where else None
             try:
                 return flat.nearest(vector, n, dict(where) if where else None, within=within)
@@ -297,6 +297,35 @@ class VectorStore:
             if nearest_only:
                 return matching
         return self._nearest(collection, vector, n, where)
+
+    def held_copy(self, collection: str) -> FlatIndex | None:
+        """The collection's exact in-process copy if one is held now (none is read)."""
+        return None if self._flat is None else self._flat.get(collection)
+
+    def copy_staged(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[Mapping[str, str | int | float | bool]],
+    ) -> bool:
+        """Put vectors that Chroma will get later into the collection's copy, if one is held
+        (none is read); whether the copy holds them. Searches of the copy then find them with
+        the arithmetic they will have once written: one set of scores, flushed or not."""
+        flats = self._flat
+        return flats is not None and flats.upsert(
+            collection, list(ids), np.asarray(vectors, dtype=np.float32), list(metadatas)
+        )
+
+    def uncopy(self, collection: str, ids: Sequence[str]) -> None:
+        """Remove staged vectors that will never reach Chroma from the collection's copy."""
+        if self._flat is not None and ids:
+            self._flat.delete(collection, ids)
+
+    @staticmethod
+    def copy_answers(where: Mapping[str, Any] | None) -> bool:
+        """Whether a query with this filter is answered by a held copy (see :meth:`query`)."""
+        return not where or _can_match(where)
 
     def holds_copy(self, collection: str) -> bool:
         """Whether searches and reads of the collection are answered from its exact copy in
