@@ -423,9 +423,11 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     dating = _DATING
     if (start := _range_start(after)) is not None:
         after, dating = start, _RANGE_OPENERS  # "runs from March 3 to": "runs from"
-    # The date follows the verb at once ("starts the first week of April") or after one of
-    # the words that put a date on it.
-    if (after and after[-1][3] not in dating) or verb[2] not in ("VBZ", "VBP"):
+    # The date follows an event verb at once ("starts the first week of April") or after
+    # one of the words that put a date on it.
+    if verb[2] not in ("VBZ", "VBP") or (
+        after[-1][3] not in dating if after else verb[3] in _BE_OR_HAVE
+    ):
         return False
     if any(t[3] in _HABIT for t in tokens):
         return False
