@@ -404,6 +404,9 @@ def _from_spacy_entity(
         or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
     ):
         end -= 1
+    start = _with_glued_number(doc, start)
+    if start is None:
+        return
     # "Going to Lake Tahoe": no name but a title begins with a verb, a preposition or an
     # adverb; spaCy sometimes takes the words that open a sentence into the entity.
     while end - start > 1 and kind != "product" and _opens_no_name(doc[start]):
@@ -662,15 +665,44 @@ def _from_capitalised_words(
 
 def _proper_subject(doc: Doc, start: int, end: int) -> bool:
     """Whether ``doc[start:end]``, opening its sentence, is a proper noun that a finite verb
-    follows ("Amara started a new job", "Stripe declined the card") or that owns what follows
-    ("Rashid's startup got funding"): the tagger reads a common noun there as NN ("Dinner
-    was great", "Life's good"), so a proper noun doing or owning something is a name."""
+    follows ("Amara started a new job", "Stripe declined the card", after a short phrase of
+    place: "Kofi from work invited us") or that owns what follows ("Rashid's startup got
+    funding"): the tagger reads a common noun there as NN ("Dinner was great", "Life's
+    good"), so a proper noun doing or owning something is a name."""
     if end >= len(doc) or not all(t.tag_ in ("NNP", "NNPS") for t in doc[start:end]):
+        return False
+    end = _past_a_short_phrase(doc, end)  # "Kofi from work invited us"
+    if end >= len(doc):
         return False
     after = doc[end]
     if after.tag_ == "POS":
         return end + 1 < len(doc) and doc[end + 1].tag_ in ("NN", "NNS", "JJ", "VBG")
     return after.tag_ in ("VBD", "VBZ", "MD") and after.text.isalpha() and after.text.islower()
+
+
+def _with_glued_number(doc: Doc, start: int) -> int | None:
+    """Where a name starting at ``start`` really starts: at the number the tokenizer cut off
+    its word ("1Password", "23andMe"); None when the word is a number and one letter, a
+    measure or a standard rather than a name ("4K", "5G", "a 10K run")."""
+    if start == 0 or start >= len(doc) or doc[start - 1].whitespace_:
+        return start
+    if not doc[start - 1].is_digit:
+        return start
+    return None if len(doc[start].text) == 1 else start - 1
+
+
+def _past_a_short_phrase(doc: Doc, i: int) -> int:
+    """Past a short phrase of place that may stand between a subject and its verb ("from
+    work", "at the office", "from my gym"): a preposition, a determiner or possessive at
+    most, and one common noun; else ``i``."""
+    if doc[i].tag_ != "IN":
+        return i
+    j = i + 1
+    if j < len(doc) and doc[j].tag_ in ("DT", "PRP$"):
+        j += 1
+    if j < len(doc) and doc[j].tag_ == "NN" and doc[j].is_lower:
+        return j + 1
+    return i
 
 
 def _continues_name(doc: Doc, j: int, covered: set[int]) -> bool:
@@ -680,6 +712,10 @@ def _continues_name(doc: Doc, j: int, covered: set[int]) -> bool:
 def _capitalised_mention(
     doc: Doc, start: int, end: int, speaker_key: str
 ) -> Iterator[tuple[int, EntityMention]]:
+    glued = _with_glued_number(doc, start)
+    if glued is None:
+        return
+    start = glued
     name = _clean_name(doc[start:end].text)
     if not name:
         return
