@@ -1201,3 +1201,9 @@ def test_a_short_phrase_of_place_may_stand_between_a_proper_subject_and_its_verb
 def test_a_letter_cut_off_a_number_is_no_name(text: str) -> None:
     # The tokenizer cuts "4K" into "4" + "K": no entity "K" (or "K TV") may come of it.
     assert found(text) == []
+
+
+def test_shouted_text_keeps_the_names_not_the_words_spacy_labels() -> None:
+    # In all capitals spaCy labels common words too (NEED, RESULTS as organisations).
+    assert found("ALSO NEED TO CALL DR. PATEL ABOUT THE RESULTS") == [("PATEL", "person")]
+    assert ("LONDON", "place") in found("MEETING WITH SARAH IN LONDON ON FRIDAY")

@@ -264,7 +264,10 @@ def recognize_entities(
             )
         elif not any(CODE_RE.match(t.text) for t in ent):
             covered.update(range(ent.start, ent.end))
+    shouted = _capitals_are_uninformative(doc)
     for ent, kind in named:
+        if shouted and not _a_name_when_shouted(doc, ent.start, ent.end):
+            continue
         if kind is None or ent.start not in covered:
             # A code inside an entity ("Invoice INV-20931" as ORG) is a name of its own;
             # the capitalised-word pass below reads the words of such an entity.
@@ -277,7 +280,7 @@ def recognize_entities(
             covered.add(start)
         located.extend(_from_spacy_entity(doc, start, ent.end, kind, speaker_key))
 
-    if not _capitals_are_uninformative(doc):
+    if not shouted:
         located.extend(_from_capitalised_words(doc, covered, speaker_key))
     located.sort(key=lambda pair: pair[0])
     found.extend(mention for _, mention in located)
@@ -574,6 +577,16 @@ def _capitals_are_uninformative(doc: Doc) -> bool:
         return False
     capitalised = sum(1 for t in words if t.text[0].isupper())
     return capitalised / len(words) >= 0.6
+
+
+def _a_name_when_shouted(doc: Doc, start: int, end: int) -> bool:
+    """Whether a span spaCy labels in shouted or headline text is a name: there spaCy labels
+    common words too ("ALSO NEED TO CALL DR. PATEL ABOUT THE RESULTS": NEED, RESULTS), so a
+    single word must be a title's or one the embedding model knows as a name."""
+    words = [t for t in doc[start:end] if t.is_alpha]
+    if len(words) != 1 or (start > 0 and _is_title(doc[start - 1])):
+        return bool(words)
+    return name_prior(words[0].text) is not None
 
 
 def _is_title(token: Token) -> bool:
