@@ -160,11 +160,8 @@ def remember_tags(text: str, doc: Any) -> None:  # noqa: ANN401
     offline extractor's parse of a chat turn, whose fact is "Name: turn"), so that
     :func:`tag_texts` does not run the pipeline on it again: the same tags it would give."""
     start = _statement_start(text)
-    if text in _TAGS or text[start:] != doc.text:
-        return
-    said = [[(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]]
-    _retag_verbs_read_as_nouns([doc.text], said)
-    _keep_tags([text], [_with_speaker(text, start, said[0])])
+    if text not in _TAGS and text[start:] == doc.text:
+        _keep_tags_of([text], [start], [doc])
 
 
 def _tagged(text: str) -> tuple[Token, ...]:
@@ -181,14 +178,20 @@ def _tag(texts: list[str]) -> list[tuple[Token, ...]]:
 
     starts = [_statement_start(text) for text in texts]
     statements = [text[start:] for text, start in zip(texts, starts, strict=True)]
-    said = [
-        [(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc]
-        for doc in load_nlp().pipe(statements, disable=["ner", "senter"])
-    ]
-    _retag_verbs_read_as_nouns(statements, said)
+    docs = load_nlp().pipe(statements, disable=["ner", "senter"])
+    return _keep_tags_of(texts, starts, docs)
+
+
+def _keep_tags_of(
+    texts: list[str], starts: list[int], docs: Iterable[Any]
+) -> list[tuple[Token, ...]]:
+    """Keep and return the tags of ``texts`` from ``docs``, the parses of their statements
+    (each text from its ``start`` on)."""
+    docs = list(docs)
+    said = [[(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc] for doc in docs]
+    _retag_verbs_read_as_nouns([doc.text for doc in docs], said)
     return _keep_tags(
-        texts,
-        [_with_speaker(*parts) for parts in zip(texts, starts, said, strict=True)],
+        texts, [_with_speaker(*parts) for parts in zip(texts, starts, said, strict=True)]
     )
 
 
@@ -448,8 +451,7 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
 
 
 # The words that put a date on a simple present's event: "starts in", "is on", "at",
-# "reopens after"; and
-# for a range, "runs from ... to", "is closed between ... and".
+# "reopens after"; and for a range, "runs from ... to", "is closed between ... and".
 _DATING = frozenset({"in", "on", "at", "after", "before", "during"})
 _RANGE_OPENERS = frozenset({"from", "between"})
 #: What joins the two ends of a range: "from May 3 to May 5", "between 3 and 5 May", "3–5 May".
