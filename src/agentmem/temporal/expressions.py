@@ -524,6 +524,7 @@ _NUMBER = (
 )
 _UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
+_WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 # "Thanksgiving this year", "in May next year": the occurrence in the year named so.
 _NAMED_YEAR = r"(?:,?\s+(?P<yrel>this|next|last)\s+year\b)"
 _HOLIDAY = (
@@ -826,9 +827,9 @@ def _resolve_weekday_before_after(match: re.Match[str], at: _Reading) -> _Interv
     weekday = _WEEKDAYS[match["weekday"].lower()]
     today = at.ref.date()
     if match["dir"].lower().startswith("before"):
-        day = today - timedelta(days=((today.weekday() - weekday) % 7 or 7) + 7)
+        day = _last_weekday(today, weekday) - timedelta(weeks=1)
     else:
-        day = _monday(today) + timedelta(days=14 + weekday)
+        day = _weekday_of_week(today, weekday, 2)
     return _days(day, day, "day", True)
 
 
@@ -872,10 +873,20 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     if rel == "latest" and _coming_day(match, at):
         day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
     elif rel in ("latest", "last"):
-        day = today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
+        day = _last_weekday(today, weekday)
     else:
-        day = _monday(today) + timedelta(days=weekday + (7 if rel == "next" else 0))
+        day = _weekday_of_week(today, weekday, 1 if rel == "next" else 0)
     return _days(day, day, "day", True)
+
+
+def _last_weekday(today: date, weekday: int) -> date:
+    """The last such weekday before ``today``."""
+    return today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
+
+
+def _weekday_of_week(today: date, weekday: int, weeks: int) -> date:
+    """That weekday of the week ``weeks`` after today's (0: this week)."""
+    return _monday(today) + timedelta(days=weekday, weeks=weeks)
 
 
 def _coming_day(match: re.Match[str], at: _Reading) -> bool:
@@ -1106,29 +1117,26 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "weekday_before_after",
-        r"\b(?:the\s+)?(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-        r"\s+(?P<dir>before\s+last|after\s+next)\b",
+        rf"\b(?:the\s+)?{_WEEKDAY}\s+(?P<dir>before\s+last|after\s+next)\b",
         _resolve_weekday_before_after,
     ),
     _rule(
         "weekday_day",
-        r"\b(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+the\s+"
-        + _DAY_OF_MONTH,
+        rf"\b{_WEEKDAY},?\s+the\s+{_DAY_OF_MONTH}",
         _resolve_weekday_day,
         by_tense=True,
     ),
     _rule(
         "weekday_of_month",
         r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+"
-        r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:of|in)\s+"
-        rf"{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
+        rf"{_WEEKDAY}\s+(?:of|in)\s+{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
         _resolve_weekday_of_month,
         anchorable=True,
         by_tense=True,
     ),
     _rule(
         "weekday",
-        rf"\b(?:{_REL}\s+)?(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        rf"\b(?:{_REL}\s+)?{_WEEKDAY}\b",
         _resolve_weekday,
         _named_day_in_context,
         anchorable=True,
@@ -1531,7 +1539,7 @@ _ANCHORED_BEFORE = re.compile(
     r"\b(?:the\s+|last\s+)?(?:"
     rf"{_NUMBER}\s+{_UNIT}"
     r"|(?P<period>day|night|weekend|week|month|quarter|year)"
-    r"|(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"|{_WEEKDAY}"
     r")\s+(?P<dir>before|after)\s+$",
     re.IGNORECASE,
 )
