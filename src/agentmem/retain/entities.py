@@ -266,11 +266,11 @@ def recognize_entities(
             covered.update(range(ent.start, ent.end))
     shouted = _capitals_are_uninformative(doc)
     for ent, kind in named:
-        if shouted and not _a_name_when_shouted(doc, ent.start, ent.end):
-            continue
         if kind is None or ent.start not in covered:
             # A code inside an entity ("Invoice INV-20931" as ORG) is a name of its own;
             # the capitalised-word pass below reads the words of such an entity.
+            continue
+        if shouted and not _a_name_when_shouted(doc, ent.start, ent.end):
             continue
         start = ent.start
         # "Veridia Pharma" read as "Veridia" + PERSON "Pharma": the proper nouns just before

@@ -47,11 +47,11 @@ if TYPE_CHECKING:
 __all__ = [
     "CODE_RE",
     "QUOTES",
-    "opens_a_quote",
     "RACE_RE",
     "decide_kind",
     "is_common_word_start",
     "kind_evidence",
+    "opens_a_quote",
     "reads_as_person",
     "voted_kind",
 ]

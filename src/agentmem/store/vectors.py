@@ -312,10 +312,7 @@ class VectorStore:
         """Put vectors that Chroma will get later into the collection's copy, if one is held
         (none is read); whether the copy holds them. Searches of the copy then find them with
         the arithmetic they will have once written: one set of scores, flushed or not."""
-        flats = self._flat
-        return flats is not None and flats.upsert(
-            collection, list(ids), np.asarray(vectors, dtype=np.float32), list(metadatas)
-        )
+        return self._flat is not None and self._flat.upsert(collection, ids, vectors, metadatas)
 
     def uncopy(self, collection: str, ids: Sequence[str]) -> None:
         """Remove staged vectors that will never reach Chroma from the collection's copy."""
