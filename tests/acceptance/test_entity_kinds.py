@@ -79,6 +79,35 @@ def test_words_opening_a_sentence_are_no_part_of_a_name(
     assert bank.check_integrity().problems == ()
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # First names spaCy's small model files as organisations, places or nothing, and
+        # that nothing else in the sentence marks as someone's.
+        ("Wojciech fixed our boiler yesterday.", {"Wojciech": "person"}),
+        ("Magnus is training for an Ironman.", {"Magnus": "person"}),
+        ("Thandiwe started at Vodacom last week.", {"Thandiwe": "person"}),
+        # Opening the sentence, with nothing else to say it is a name.
+        ("Eamon and Aoife are coming for dinner.", {"Eamon": "person", "Aoife": "person"}),
+        # Given names that are places, brands, languages or verbs here.
+        ("I travelled to Bali with my sister.", {"Bali": "place"}),
+        ("My Mercedes broke down again.", {"Mercedes": "org"}),
+        ("I'm learning German now.", {"German": "concept"}),
+        ("Calvin, that car looks awesome!", {"Calvin": "person"}),
+    ],
+)
+def test_a_rarer_first_name_is_a_person_and_a_place_stays_a_place(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("names").retain(sentence, mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("names")
+        found = kinds(bank)
+        assert {name: found.get(name) for name in expected} == expected
+        assert bank.check_integrity().problems == ()
+
+
 def test_the_kind_follows_the_evidence_and_is_stored(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("b")

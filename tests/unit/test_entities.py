@@ -1092,26 +1092,48 @@ def test_a_name_after_a_closed_quote_is_no_title() -> None:
     assert ("Giulia", "person") in found('She said "hi" and my sister Giulia laughed.')
 
 
+def test_the_given_names_are_the_rarer_ones_and_no_frequent_words() -> None:
+    from agentmem.retain.entities import FIRST_NAMES, given_names
+
+    names = given_names()
+    assert {"wojciech", "aoife", "thandiwe", "magnus", "cal"} <= names
+    # Frequent English words that some locale gives people, and a rare US name that is a
+    # brand, are left out; the common first names vote on their own.
+    assert not {"said", "can", "man", "chase", "porsche", "easter"} & names
+    assert all(name == name.casefold() and len(name) >= 3 for name in names)
+    assert "john" in FIRST_NAMES
+
+
+def test_a_given_name_the_model_places_elsewhere_is_no_person() -> None:
+    from agentmem.retain.name_prior import may_name_a_person
+
+    assert may_name_a_person("Wojciech")
+    assert not may_name_a_person("Bali")
+    assert not may_name_a_person("Chelsea")
+
+
 def test_kinds_are_decided_without_the_prior_when_its_model_fails(monkeypatch, caplog):
     from agentmem.errors import ModelError
     from agentmem.retain import name_prior as prior
+    from agentmem.retain.name_prior import may_name_a_person
 
     def broken() -> None:
         raise ModelError("ONNX embedding model not found: '/nowhere/model.onnx'")
 
     monkeypatch.setattr(prior, "_model", broken)
     monkeypatch.setattr(prior, "_failed", False)
-    prior._prior.cache_clear()
+    prior._cosines.cache_clear()
     try:
         with caplog.at_level("WARNING", logger="agentmem"):
             assert ("Priya", "person") in found("My boss Priya approved the budget.")
             assert name_prior("Deloitte") is None
+            assert may_name_a_person("Bali")  # abstains: the list's vote stands
         assert [r.message for r in caplog.records].count(
             "entity kinds without the name prior: ONNX embedding model not found: "
             "'/nowhere/model.onnx'"
         ) == 1
     finally:
-        prior._prior.cache_clear()
+        prior._cosines.cache_clear()
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,11 @@ chat text, so rules complete and correct it:
   spaCy makes of its words ("Harry Potter and the Philosopher's Stone"); a longer quotation
   is a saying, read as a sentence ("he wrote “Happy birthday, Laura!”").
 - The kind is the best-supported one of spaCy's label (a weak vote), the speaker, titles,
-  known first names, the cues of ``retain/entity_kinds.py`` and what the embedding model
-  knows of the bare name (``retain/name_prior.py``, counted once with spaCy's label when they
-  agree); each mention carries the weight of its kind as ``confidence``, which the bank sums
-  over all mentions of an entity.
+  known first names (common ones, and rarer ones of many locales as a weak vote), the cues of
+  ``retain/entity_kinds.py`` and what the embedding model knows of the bare name
+  (``retain/name_prior.py``, counted once with spaCy's label when they agree); each mention
+  carries the weight of its kind as ``confidence``, which the bank sums over all mentions of
+  an entity.
 - Names lose possessives ("Alice's" → "Alice"), a leading "the" (except for titles of works),
   a sentence-opening adjective ("New Lantern launch date"), trailing lower-case words
   ("Zvartnots airport"), stray punctuation, emoji and control characters; mentions are
@@ -45,16 +46,20 @@ chat text, so rules complete and correct it:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from agentmem.models.nlp import coarse_pos
 from agentmem.retain.entity_kinds import (
     CODE_RE,
     CUE_WEIGHT,
+    DETERMINERS,
     FIRST_NAME_WEIGHT,
+    GIVEN_NAME_WEIGHT,
     QUOTES,
     RACE_RE,
     SHAPE_WEIGHT,
@@ -68,7 +73,7 @@ from agentmem.retain.entity_kinds import (
     reads_as_person,
 )
 from agentmem.retain.facts import EntityMention
-from agentmem.retain.name_prior import name_prior
+from agentmem.retain.name_prior import may_name_a_person, name_prior
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
 
 if TYPE_CHECKING:
@@ -145,6 +150,17 @@ FIRST_NAMES: frozenset[str] = (
     | frozenset(NICKNAMES)
     | frozenset(n for ns in NICKNAMES.values() for n in ns)
 )
+
+
+@functools.cache
+def given_names() -> frozenset[str]:
+    """First names of people in some 80 locales, lower case (``data/given_names.txt``, from
+    Faker): "wojciech", "aoife", "thandiwe". Many are words or places as well ("summer",
+    "florence"), so such a name is a weak vote, never a name by itself."""
+    text = resources.files("agentmem.data").joinpath("given_names.txt").read_text("utf-8")
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("#"))
+
+
 # First names that are also well-known places: spaCy's place label wins for these.
 _PLACE_LIKE_NAMES = _word_set(
     "paris jordan georgia austin sydney florence victoria chelsea dallas phoenix madison "
@@ -472,9 +488,41 @@ def _from_spacy_entity(
     )
     votes[kind] += SPACY_WEIGHT
     _name_votes(votes, key, first_word, end - start, titled or title_inside, speaker_key, kind)
+    if doc[start].ent_type_ not in _NATIONALITY_LABELS:  # "German", "Latin"
+        _given_name_vote(votes, doc, start, end)
     _prior_vote(votes, name, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
+
+
+#: spaCy's labels of nationalities, religions and languages, which are never a person's name.
+_NATIONALITY_LABELS = frozenset({"NORP", "LANGUAGE"})
+
+
+def _given_name_vote(votes: dict[str, float], doc: Doc, start: int, end: int) -> None:
+    """A weak vote for a person from a name of one word that some locale gives people
+    ("Wojciech fixed our boiler", "Magnus is training for an Ironman"), where spaCy's small
+    model labels rarer names almost at random.
+
+    Not for the common first names, which vote already, nor after a determiner ("my
+    Mercedes", "the Chelsea match": no one says "the Sarah"), nor for a word the embedding
+    model clearly places elsewhere ("Bali", "Chelsea", ``name_prior.may_name_a_person``).
+    """
+    if _is_given_name(doc, start, end):
+        votes["person"] += GIVEN_NAME_WEIGHT
+
+
+def _is_given_name(doc: Doc, start: int, end: int) -> bool:
+    """Whether ``doc[start:end]`` is one word read as a rarer first name (see
+    :func:`_given_name_vote`)."""
+    if end - start != 1:
+        return False
+    word = doc[start].lower_
+    if word in FIRST_NAMES or word not in given_names():
+        return False
+    if start > 0 and doc[start - 1].lower_ in DETERMINERS:
+        return False
+    return may_name_a_person(word)
 
 
 def _prior_vote(votes: dict[str, float], name: str, spacy_kind: str | None) -> None:
@@ -749,12 +797,14 @@ def _capitalised_mention(
         and words[0].lower_ not in FIRST_NAMES
         and not CODE_RE.match(key)
         and not any(_is_capitalised(t.text) for t in words[1:])
+        and not (words[0].tag_ == "NNP" and _is_given_name(doc, start, end))
     )
     if tentative and _proper_subject(doc, start, end):
         tentative = False  # a name, but of whom or what the verb alone does not say
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)
+    _given_name_vote(votes, doc, start, end)
     _prior_vote(votes, name, None)
     kind, confidence = decide_kind(votes)
     if titled and kind == "person" and previous is not None:

@@ -29,7 +29,7 @@ from agentmem.models.embedder import MiniLMEmbedder
 
 log = logging.getLogger("agentmem")
 
-__all__ = ["NAME_PRIOR_MARGIN", "NAME_PRIOR_WEIGHT", "name_prior"]
+__all__ = ["NAME_PRIOR_MARGIN", "NAME_PRIOR_WEIGHT", "may_name_a_person", "name_prior"]
 
 #: The weight of the prior's vote: spaCy's own (``entity_kinds.SPACY_WEIGHT``). Chosen on
 #: the labelled set among 0.75, 0.9, 0.99, 1, 1.01, 1.25, 1.6, 2 and 3 (heavier votes
@@ -58,25 +58,40 @@ _failed = False
 def name_prior(name: str) -> tuple[str, float] | None:
     """The kind a bare ``name`` most likely denotes and the weight of that vote, or ``None``
     when no description is clearly nearer than the others."""
-    return _prior(name.casefold())  # the tokenizer lower-cases anyway
+    cosines = _cosines(name.casefold())  # the tokenizer lower-cases anyway
+    if cosines is None:
+        return None
+    first, second = np.argsort(-cosines)[:2]
+    if cosines[first] - cosines[second] < NAME_PRIOR_MARGIN:
+        return None
+    return _KINDS[int(first)], NAME_PRIOR_WEIGHT
+
+
+def may_name_a_person(name: str) -> bool:
+    """Whether the model places the bare ``name`` no clearly (by the margin) nearer another
+    kind's description than a person's: "Wojciech", "Aoife", "Cal", but not "Bali" or
+    "Chelsea". True when the model cannot be run."""
+    cosines = _cosines(name.casefold())
+    return cosines is None or float(cosines.max() - cosines[_PERSON]) < NAME_PRIOR_MARGIN
+
+
+_KINDS = list(_DESCRIPTIONS)
+_PERSON = _KINDS.index("person")
 
 
 @functools.lru_cache(maxsize=_CACHED_NAMES)
-def _prior(key: str) -> tuple[str, float] | None:
+def _cosines(key: str) -> np.ndarray | None:
+    """The cosines of a name with the descriptions, or None when the model cannot be run."""
     global _failed  # noqa: PLW0603 - reported once per process
     if _failed:
         return None
     try:
         embedder, descriptions = _model()
-        cosines = descriptions @ embedder.embed([key])[0]
+        return descriptions @ embedder.embed([key])[0]
     except ModelError as exc:
         _failed = True
         log.warning("entity kinds without the name prior: %s", exc)
         return None
-    first, second = np.argsort(-cosines)[:2]
-    if cosines[first] - cosines[second] < NAME_PRIOR_MARGIN:
-        return None
-    return list(_DESCRIPTIONS)[int(first)], NAME_PRIOR_WEIGHT
 
 
 def _model() -> tuple[MiniLMEmbedder, np.ndarray]:
