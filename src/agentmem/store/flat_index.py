@@ -116,9 +116,12 @@ class FlatIndex:
             size = len(self._ids)
             if size == 0 or n <= 0:
                 return []
-            cosines = (self._raw[:size] @ query) / self._norms[:size]
-            rows = np.arange(size)
-            if where:
+            cosines = self._raw[:size] @ query
+            np.divide(cosines, self._norms[:size], out=cosines)
+            if not where:
+                best = _best_of_all(cosines, n)
+            else:
+                rows = np.arange(size)
                 if within is not None and within < size:
                     rows = _best(cosines, rows, within)
                 passed = passing(where, self._column, size)
@@ -127,7 +130,9 @@ class FlatIndex:
                     rows = np.array(keep, dtype=np.int64)
                 else:
                     rows = rows[passed[rows]]
-            return [(self._ids[r], float(cosines[r])) for r in _best(cosines, rows, n)]
+                best = _best(cosines, rows, n)
+            ids = self._ids
+            return [(ids[r], c) for r, c in zip(best.tolist(), cosines[best].tolist(), strict=True)]
 
     def _column(self, key: str) -> np.ndarray | None:
         """One metadata key's values over the rows (held until the next write)."""
@@ -235,6 +240,14 @@ class FlatIndexes:
         """Whether an index of ``size`` rows fits beside the others held (not counted)."""
         others = sum(len(i) for i in self._held.values())
         return size <= self.most and others + size <= self._total
+
+
+def _best_of_all(cosines: np.ndarray, n: int) -> np.ndarray:
+    """The rows of the ``n`` highest cosines, highest first (:func:`_best` over every row,
+    without the row numbers it copies)."""
+    size = len(cosines)
+    rows = np.argpartition(cosines, size - n)[size - n :] if size > n else np.arange(size)
+    return rows[np.argsort(-cosines[rows], kind="stable")]
 
 
 def _best(cosines: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
