@@ -140,6 +140,14 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The invoice was paid on 1/21/2025.", FEB_20, "2025-01-21", "2025-01-21"),
     ("I paid on 10 Feb.", FEB_20, "2025-02-10", "2025-02-10"),
     ("We signed the lease on the 10th of February 2023.", FEB_20, "2023-02-10", "2023-02-10"),
+    # A verb whose past is its present ("quit", "hurt", "cut") tells with a date of a past.
+    ("I hurt my back on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
+    ("I quit smoking on New Year's Day.", FEB_20, "2025-01-01", "2025-01-01"),
+    ("We read it on Friday.", FEB_20, "2025-02-14", "2025-02-14"),
+    ("He quits his job on Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    # The day something is set for is ahead, like a booking's.
+    ("We set the wedding date for June 12.", FEB_20, "2025-06-12", "2025-06-12"),
+    ("We set the date for the 10th.", FEB_20, "2025-03-10", "2025-03-10"),
     # The day something is moved to is ahead, whatever the tense of the move.
     ("We moved the demo to Friday.", FEB_20, "2025-02-21", "2025-02-21"),
     ("The meeting was moved from Monday to Thursday.", FEB_20, "2025-02-27", "2025-02-27"),

@@ -53,6 +53,13 @@ _MOVES = frozenset(
     {"gone", "left", "come", "moved", "flown", "driven", "travelled", "traveled", "returned"}
     | {"arrived", "headed", "relocated"}
 )
+#: Verbs whose past is their present ("I quit", "we cut"): after "I", "we", "you" or "they" the
+#: form alone does not say which.
+_SAME_IN_THE_PAST_WORDS = (
+    "bet bid burst cast cost cut fit hit hurt let put quit read set shed shut slit split spread "
+    "thrust upset wed wet broadcast forecast"
+)
+_SAME_IN_THE_PAST = frozenset(_SAME_IN_THE_PAST_WORDS.split())
 _WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 _BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
 _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
@@ -72,10 +79,11 @@ _MOVE = (
     r"|put\s+off|brought\s+forward|bring(?:s|ing)?\s+forward)\b"
 )
 _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
-# So is the day something is booked for: "I booked a table for the 3rd", "we reserved the
-# hall for Saturday", "they had scheduled the call for Monday".
+# So is the day something is booked or set for: "I booked a table for the 3rd", "we reserved
+# the hall for Saturday", "they had scheduled the call for Monday", "we set the date for June".
 _BOOKED_FOR = re.compile(
-    r"\b(?:book(?:s|ed|ing)?|reserv(?:e|es|ed|ing)|schedul(?:e|es|ed|ing)|arrang(?:e|es|ed|ing))\b"
+    r"\b(?:book(?:s|ed|ing)?|reserv(?:e|es|ed|ing)|schedul(?:e|es|ed|ing)|arrang(?:e|es|ed|ing)"
+    r"|set(?:s|ting)?)\b"
     r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
     re.I,
 )
@@ -380,6 +388,11 @@ def _nearest_before(tokens: list[Token]) -> Direction | None:
     if _has_got(verbs[-2:]):
         # "I've got an exam in July" is the present "I have an exam in July".
         return "forward" if _holds_an_event(tokens, main) else "present"
+    if main is finite and main[2] == "VBP" and main[3] in _SAME_IN_THE_PAST:
+        # "I hurt my back on Monday", "I quit smoking on New Year's Day": the tagger has to
+        # guess between a present and a past of one form, and with a date a chat tells of
+        # what happened far more often than of a scheduled hurt.
+        return "past"
     chain = verbs[verbs.index(finite) :] if finite is not None else [main]
     direction = _direction(chain, " ".join(t[3] for t in tokens))
     if direction in (None, "present") and main is finite and _dates_the_verb(tokens, main):
