@@ -66,6 +66,11 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Sam and I went to the Louvre yesterday.", {"Sam": "person", "Louvre": "place"}),
         ("I flew to the Maldives for my honeymoon.", {"Maldives": "place"}),
         ("We hiked in the Dolomites last summer.", {"Dolomites": "place"}),
+        # A verb whose subject chat drops, before its object: no name, whatever spaCy labels.
+        ("Have fun! Catch ya later!", {}),
+        ("Cherish those moments!", {}),
+        ("Chase those dreams, buddy!", {}),
+        ("Call Priya tomorrow.", {"Priya": "person"}),
     ],
 )
 def test_words_opening_a_sentence_are_no_part_of_a_name(

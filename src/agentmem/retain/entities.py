@@ -393,6 +393,24 @@ def _opens_no_name(token: Token) -> bool:
     ) and token.lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
 
 
+# Penn tags of what follows a verb whose subject chat drops: its object or its clause.
+_OBJECT_OPENERS = frozenset({"PRP", "PRP$", "DT"})
+
+
+def _is_a_verb_without_its_subject(doc: Doc, i: int) -> bool:
+    """A word spaCy labels that opens a sentence as a verb's base form, right before a pronoun
+    or a determiner: chat drops the subject ("Catch you later!", "Cherish those moments!",
+    "Chase those dreams"). A name is not followed so ("Maria, you rock": the tagger reads a
+    name as a proper noun)."""
+    token = doc[i]
+    return (
+        _opens_a_sentence(doc, i)
+        and token.tag_ == "VB"
+        and i + 1 < len(doc)
+        and doc[i + 1].tag_ in _OBJECT_OPENERS
+    )
+
+
 def _joins_companion_and_venue(ent: Span) -> bool:
     """Whether spaCy read "with Tariq at Nobu" as one entity ("Tariq at Nobu"): after
     "with", a lower-case "at" between capitalised words parts the one a meal or a drink is
@@ -430,6 +448,8 @@ def _from_spacy_entity(
     # adverb; spaCy sometimes takes the words that open a sentence into the entity.
     while end - start > 1 and kind != "product" and _opens_no_name(doc[start]):
         start += 1
+    if end - start == 1 and _is_a_verb_without_its_subject(doc, start):
+        return
     # "New Lantern launch date": an adjective opening the sentence is no part of the name,
     # unless the whole is a place ("New York").
     if (
