@@ -71,6 +71,9 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Cherish those moments!", {}),
         ("Chase those dreams, buddy!", {}),
         ("Call Priya tomorrow.", {"Priya": "person"}),
+        # spaCy stops before the word that says what the name is: it belongs to the name.
+        ("I live at 221B Baker Street.", {"Baker Street": "place"}),
+        ("We met at 42 Wallaby Way.", {"Wallaby Way": "place"}),
     ],
 )
 def test_words_opening_a_sentence_are_no_part_of_a_name(

@@ -68,6 +68,7 @@ from agentmem.retain.entity_kinds import (
     decide_kind,
     is_common_noun_use,
     is_common_word_start,
+    is_name_suffix,
     kind_evidence,
     opens_a_quote,
     reads_as_person,
@@ -294,7 +295,13 @@ def recognize_entities(
         while start > 0 and start - 1 not in covered and _is_proper_noun(doc[start - 1]):
             start -= 1
             covered.add(start)
-        located.extend(_from_spacy_entity(doc, start, ent.end, kind, speaker_key))
+        # "221B Baker Street" read as PERSON "Baker": the capitalised word after an entity
+        # that says what kind of name it is ("Street", "Labs", "Festival") belongs to it.
+        end = ent.end
+        while end < len(doc) and end not in covered and is_name_suffix(doc[end]):
+            covered.add(end)
+            end += 1
+        located.extend(_from_spacy_entity(doc, start, end, kind, speaker_key))
 
     if not shouted:
         located.extend(_from_capitalised_words(doc, covered, speaker_key))

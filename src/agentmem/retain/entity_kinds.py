@@ -51,6 +51,7 @@ __all__ = [
     "RACE_RE",
     "decide_kind",
     "is_common_word_start",
+    "is_name_suffix",
     "kind_evidence",
     "opens_a_quote",
     "reads_as_person",
@@ -345,6 +346,15 @@ def _category_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> 
             votes["product"] += CUE_WEIGHT
         elif following in _ORG_FOLLOWERS:
             votes["org"] += SPACY_WEIGHT * 0.75  # weak: "the Dublin office" is a place's
+
+
+_NAME_SUFFIXES = _ORG_SUFFIXES | _PLACE_SUFFIXES | _PRODUCT_SUFFIXES | _EVENT_SUFFIXES
+
+
+def is_name_suffix(token: Token) -> bool:
+    """A capitalised word inside a sentence that ends a name and says its kind: "Street",
+    "Labs", "Festival", "API"."""
+    return token.text[:1].isupper() and not token.is_sent_start and token.lower_ in _NAME_SUFFIXES
 
 
 def _is_copula(token: Token) -> bool:
