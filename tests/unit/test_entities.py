@@ -987,6 +987,30 @@ def test_recognition_never_raises(text: str, speaker: str | None) -> None:
         assert mention.name and all(c.isprintable() for c in mention.name)
 
 
+_NAME_TEMPLATES = [
+    "{} fixed our boiler yesterday.",
+    "Have you heard from {} lately?",
+    "{} and I went to the market.",
+    "Thanks, {}!",
+    "My sister {} lives in Leeds.",
+]
+
+
+@given(st.data())
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_listed_first_name_gives_clean_mentions(data: st.DataObject) -> None:
+    from agentmem.retain.entities import given_names
+
+    name = data.draw(st.sampled_from(sorted(given_names()))).title()
+    template = data.draw(st.sampled_from(_NAME_TEMPLATES))
+    mentions = recognize_entities_in_text(template.format(name))
+    for mention in mentions:
+        assert mention.kind in ENTITY_KINDS
+        assert mention.name and all(c.isprintable() for c in mention.name)
+    if template.startswith("My sister"):
+        assert (name, "person") in {(m.name, m.kind) for m in mentions}
+
+
 def test_importing_does_not_load_spacy() -> None:
     code = (
         "import sys, agentmem.retain.entities, agentmem.retain.resolve; "
