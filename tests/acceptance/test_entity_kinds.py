@@ -71,6 +71,8 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Cherish those moments!", {}),
         ("Chase those dreams, buddy!", {}),
         ("Call Priya tomorrow.", {"Priya": "person"}),
+        ("Hey John! Hope all is good.", {"John": "person"}),
+        ("Hope is my best friend.", {"Hope": "person"}),
         # spaCy stops before the word that says what the name is: it belongs to the name.
         ("I live at 221B Baker Street.", {"Baker Street": "place"}),
         ("We met at 42 Wallaby Way.", {"Wallaby Way": "place"}),

@@ -402,17 +402,20 @@ def _opens_no_name(token: Token) -> bool:
 
 # Penn tags of what follows a verb whose subject chat drops: its object or its clause.
 _OBJECT_OPENERS = frozenset({"PRP", "PRP$", "DT"})
+# Verbs of hoping and guessing, which open a clause and which chat says without "I" ("Hope
+# all is good", "Guess we'll see"); the tagger reads them there as a name.
+_CLAUSE_VERBS = frozenset({"hope", "wish", "guess", "bet", "reckon", "suppose"})
 
 
 def _is_a_verb_without_its_subject(doc: Doc, i: int) -> bool:
-    """A word spaCy labels that opens a sentence as a verb's base form, right before a pronoun
-    or a determiner: chat drops the subject ("Catch you later!", "Cherish those moments!",
-    "Chase those dreams"). A name is not followed so ("Maria, you rock": the tagger reads a
-    name as a proper noun)."""
+    """A word that opens a sentence as a verb's base form (or a verb of hoping or guessing),
+    right before a pronoun or a determiner: chat drops the subject ("Catch you later!",
+    "Cherish those moments!", "Chase those dreams", "Hope all is good"). A name is not
+    followed so ("Maria, you rock": the tagger reads a name as a proper noun)."""
     token = doc[i]
     return (
         _opens_a_sentence(doc, i)
-        and token.tag_ == "VB"
+        and (token.tag_ == "VB" or token.lower_ in _CLAUSE_VERBS)
         and i + 1 < len(doc)
         and doc[i + 1].tag_ in _OBJECT_OPENERS
     )
@@ -747,7 +750,8 @@ def _from_capitalised_words(
                 j += 1  # "Room 101", "iPhone 15 Pro"; but "Priya 3 times" is not a name
             else:
                 break
-        yield from _capitalised_mention(doc, i, j, speaker_key)
+        if j - i > 1 or not _is_a_verb_without_its_subject(doc, i):
+            yield from _capitalised_mention(doc, i, j, speaker_key)
         i = j
 
 
