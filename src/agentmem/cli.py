@@ -1,14 +1,17 @@
-"""The ``agentmem`` command: demo, retain, recall, graph, export, import, migrate, serve, mcp,
-bench and models.
+"""The ``agentmem`` command: demo, retain, recall, memories, entities, graph, export, import,
+migrate, serve, mcp, bench and models.
 
-Read commands (recall, graph, export) refuse a missing store or bank (exit code 2) instead of
-creating it; only writes create. Every agentmem or system error is one line on stderr.
+Read commands (recall, memories, entities, graph, export) refuse a missing store or bank
+(exit code 2) instead of creating it; only writes create. Every agentmem or system error is one
+line on stderr.
 
 Examples::
 
     agentmem demo
     agentmem retain --path ./memdata --bank notes "Alice moved to Berlin last June."
     agentmem recall --path ./memdata --bank notes "Where does Alice live?"
+    agentmem memories --path ./memdata --bank notes      # what is stored, with its times
+    agentmem entities --path ./memdata --bank notes --kind person
     agentmem graph --path ./memdata --bank notes --out graph.html
     agentmem export --path ./memdata --bank notes notes.jsonl
     agentmem import --path ./other --bank notes-copy notes.jsonl
@@ -52,11 +55,11 @@ from agentmem.errors import AgentMemError, InvalidInputError, NotAvailableError,
 from agentmem.memory import DB_FILE, AgentMemory, validate_bank_id
 from agentmem.migrate import migrate
 from agentmem.models.offline import EMBEDDERS
-from agentmem.schemas import RecallHitOut
+from agentmem.schemas import EntityOut, MemoryOut, RecallHitOut
 from agentmem.server import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_IMPORT_BYTES
 from agentmem.store.import_check import read_header
 from agentmem.store.postgres.database import is_postgres_url
-from agentmem.types import RecallHit, RecallResult
+from agentmem.types import Entity, Memory, RecallHit, RecallResult
 
 TOKEN_ENV = "AGENTMEM_TOKEN"
 DEMO_BANK = "demo"
@@ -72,6 +75,48 @@ def recall_table(title: str, result: RecallResult) -> Table:
     table.add_column("why", ratio=2, style="dim")
     for rank, hit in enumerate(result, start=1):
         table.add_row(str(rank), f"{hit.score:.2f}", hit.memory.text, hit.why)
+    return table
+
+
+def memories_table(title: str, memories: Sequence[Memory]) -> Table:
+    """What a bank stores, as a person reads it: each fact with when it was said, when it
+    happened (if known) and the entities it mentions."""
+    table = Table(title=title, title_justify="left", expand=True)
+    table.add_column("said", width=10)
+    table.add_column("happened", width=10)
+    table.add_column("memory", ratio=3)
+    table.add_column("entities", ratio=1, style="dim")
+    for memory in memories:
+        table.add_row(
+            f"{memory.mentioned_at:%Y-%m-%d}",
+            _occurrence(memory),
+            memory.text,
+            ", ".join(memory.entities),
+        )
+    return table
+
+
+def _occurrence(memory: Memory) -> str:
+    """When a memory happened: a day, or the first and last day of a longer period."""
+    start, end = memory.occurred_start, memory.occurred_end
+    if start is None:
+        return ""
+    if end is None or end.date() == start.date():
+        return f"{start:%Y-%m-%d}"
+    return f"{start:%Y-%m-%d} – {end:%Y-%m-%d}"
+
+
+def entities_table(title: str, entities: Sequence[Entity]) -> Table:
+    """A bank's entities: kind, aliases and how many memories mention each."""
+    table = Table(title=title, title_justify="left", expand=True)
+    table.add_column("entity", ratio=2)
+    table.add_column("kind", width=8)
+    table.add_column("aliases", ratio=2, style="dim")
+    table.add_column("memories", justify="right", width=8)
+    for entity in entities:
+        table.add_row(
+            entity.name, entity.kind, ", ".join(entity.aliases), str(len(entity.memory_ids))
+        )
     return table
 
 
@@ -210,6 +255,26 @@ def cmd_recall(args: argparse.Namespace, console: Console) -> int:
         print(json.dumps([hit_json(h) for h in result], default=str, indent=2))
     else:
         console.print(recall_table(f"Q: {args.query}", result))
+    return 0
+
+
+def cmd_memories(args: argparse.Namespace, console: Console) -> int:
+    with _existing_bank(args.path, args.bank) as bank:
+        memories = bank.memories(tags=args.tag, document_id=args.document_id, limit=args.limit)
+    if args.json:
+        print(json.dumps([MemoryOut.of(m).model_dump(mode="json") for m in memories], indent=2))
+    else:
+        console.print(memories_table(f"{len(memories)} memories of bank {args.bank!r}", memories))
+    return 0
+
+
+def cmd_entities(args: argparse.Namespace, console: Console) -> int:
+    with _existing_bank(args.path, args.bank) as bank:
+        entities = bank.entities(kind=args.kind)
+    if args.json:
+        print(json.dumps([EntityOut.of(e).model_dump(mode="json") for e in entities], indent=2))
+    else:
+        console.print(entities_table(f"{len(entities)} entities of bank {args.bank!r}", entities))
     return 0
 
 
@@ -646,6 +711,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--now", default=None, help="ISO time recency is measured from (default: now)"
     )
     recall.set_defaults(func=cmd_recall)
+
+    memories = command("memories", "list what a bank stores: facts, their times and entities")
+    store_args(memories, created=False)
+    memories.add_argument("--document-id", default=None, help="only this document's memories")
+    memories.add_argument("--limit", type=int, default=None, help="at most this many, oldest first")
+    memories.set_defaults(func=cmd_memories)
+
+    entities = command("entities", "list a bank's entities with their kinds and aliases")
+    entities.add_argument("--path", required=True, help=STORE_HELP)
+    entities.add_argument("--bank", required=True, help="bank id")
+    entities.add_argument(
+        "--kind", default=None, help="only this kind (person, org, place, product, event, concept)"
+    )
+    entities.add_argument("--json", action="store_true", help="print JSON")
+    entities.set_defaults(func=cmd_entities)
 
     graph = command("graph", "draw a bank's entity/memory graph (self-contained HTML)")
     graph.add_argument("bank_positional", nargs="?", metavar="BANK", help=argparse.SUPPRESS)

@@ -55,6 +55,8 @@ def banks_of(path: Path) -> list[str]:
     "command",
     [
         ["recall", "--bank", "notes", "tea"],
+        ["memories", "--bank", "notes"],
+        ["entities", "--bank", "notes"],
         ["graph", "--bank", "notes"],
         ["export", "--bank", "notes", "OUT/notes.jsonl"],
     ],
@@ -72,6 +74,8 @@ def test_reads_of_a_missing_store_create_nothing(tmp_path, command):
     "command",
     [
         ["recall", "--bank", "nosuch", "tea"],
+        ["memories", "--bank", "nosuch"],
+        ["entities", "--bank", "nosuch", "--json"],
         ["graph", "--bank", "nosuch", "--out", "OUT/g.html"],
         ["export", "--bank", "nosuch", "OUT/nosuch.jsonl"],
     ],

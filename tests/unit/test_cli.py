@@ -76,3 +76,46 @@ def test_every_option_has_help_and_shows_its_default(monkeypatch):
             assert action.help, f"{name} has no help"
             if action.option_strings and action.default not in (None, False):
                 assert f"(default: {action.default})" in text, name
+
+
+def test_memories_and_entities_show_what_is_stored(tmp_path, capsys):
+    path = str(tmp_path / "store")
+    for text in (
+        "Wojciech fixed our boiler on Monday.",
+        "We fly to Lisbon on March 14.",
+    ):
+        args = ["retain", "--path", path, "--bank", "home", "--mentioned-at", "2025-03-05"]
+        assert main([*args, text]) == 0
+    capsys.readouterr()
+
+    assert main(["memories", "--path", path, "--bank", "home", "--json"]) == 0
+    stored = json.loads(capsys.readouterr().out)
+    assert [m["text"] for m in stored] == [
+        "Wojciech fixed our boiler on Monday.",
+        "We fly to Lisbon on March 14.",
+    ]
+    assert stored[0]["occurred_start"].startswith("2025-03-03")
+    assert stored[1]["occurred_start"].startswith("2025-03-14")
+    assert main(["memories", "--path", path, "--bank", "home", "--limit", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "1 memories of bank 'home'" in table and "2025-03-03" in table and "Lisbon" not in table
+
+    assert main(["entities", "--path", path, "--bank", "home", "--json"]) == 0
+    entities = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    assert entities["Wojciech"]["kind"] == "person"
+    assert entities["Lisbon"]["kind"] == "place"
+    assert main(["entities", "--path", path, "--bank", "home", "--kind", "place"]) == 0
+    table = capsys.readouterr().out
+    assert "Lisbon" in table and "Wojciech" not in table
+
+
+def test_listing_a_missing_bank_or_a_bad_limit_is_a_clear_error(tmp_path, capsys):
+    path = str(tmp_path / "store")
+    assert main(["retain", "--path", path, "--bank", "home", "Hello there."]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--path", path, "--bank", "nobody"]) == 2
+    assert "nobody" in capsys.readouterr().err
+    assert main(["entities", "--path", str(tmp_path / "none"), "--bank", "home"]) == 2
+    assert capsys.readouterr().err
+    assert main(["memories", "--path", path, "--bank", "home", "--limit", "-1"]) == 2
+    assert "limit" in capsys.readouterr().err
