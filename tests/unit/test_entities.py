@@ -586,6 +586,25 @@ def found(text: str, speaker: str | None = None) -> list[tuple[str, str]]:
     return [(m.name, m.kind) for m in recognize_entities_in_text(text, speaker=speaker)]
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # A hyphen with no space around it joins what the tokenizer cut.
+        ("Switched from Verizon to T-Mobile.", {"Verizon", "T-Mobile"}),
+        ("We bought a Rolls-Royce.", {"Rolls-Royce"}),
+        ("Seo-yeon is visiting her parents.", {"Seo-yeon"}),
+        ("Ji-woo and I went to Busan.", {"Ji-woo", "Busan"}),
+        # A capital letter before a hyphen and a word is a compound noun, no name.
+        ("My X-ray was fine.", set()),
+        ("I got a T-shirt and an E-mail.", set()),
+        # A hyphen between spaces is a dash.
+        ("Anna - my sister - called.", {"Anna"}),
+    ],
+)
+def test_a_hyphen_inside_a_word_keeps_the_name_whole(text: str, names: set[str]) -> None:
+    assert {name for name, _ in found(text)} == names
+
+
 def test_speaker_is_always_the_first_person() -> None:
     assert found("The weather was nice today.", speaker="Alice") == [("Alice", "person")]
     assert found("", speaker="Alice") == [("Alice", "person")]

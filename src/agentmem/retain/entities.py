@@ -729,7 +729,7 @@ def _from_capitalised_words(
     n = len(doc)
     i = 0
     while i < n:
-        if i in covered or not _can_start_name(doc[i]):
+        if i in covered or not _can_start_name(doc[i]) or _is_letter_compound(doc, i):
             i += 1
             continue
         first = doc[i].lower_
@@ -742,6 +742,8 @@ def _from_capitalised_words(
                 j += 1
             elif token.lower_ in ("of", "&") and _continues_name(doc, j + 1, covered):
                 j += 2  # "University of Michigan", "Ben & Jerry"
+            elif _joins_by_hyphen(doc, j, covered):
+                j += 2  # "T-Mobile", "Rolls-Royce", "Seo-yeon": one word the tokenizer cut
             elif (
                 (token.like_num or RACE_RE.match(token.text))
                 and any(c.isdigit() for c in token.text)
@@ -753,6 +755,34 @@ def _from_capitalised_words(
         if j - i > 1 or not _is_a_verb_without_its_subject(doc, i):
             yield from _capitalised_mention(doc, i, j, speaker_key)
         i = j
+
+
+def _joins_by_hyphen(doc: Doc, j: int, covered: set[int]) -> bool:
+    """Whether ``doc[j]`` is a hyphen with no space on either side between a name's word and a
+    word that continues it: capitalised ("T-Mobile", "Spider-Man"), or the lower-case second
+    half of a given name ("Seo-yeon", "Ji-woo")."""
+    if doc[j].text != "-" or doc[j - 1].whitespace_ or doc[j].whitespace_ or j + 1 >= len(doc):
+        return False
+    after = doc[j + 1]
+    if j + 1 in covered or not after.is_alpha:
+        return False
+    before = doc[j - 1].text
+    return _is_capitalised(after.text) or (
+        after.text.islower() and before.istitle() and len(before) > 1
+    )
+
+
+def _is_letter_compound(doc: Doc, i: int) -> bool:
+    """Whether ``doc[i]`` is the capital letter of a compound noun ("X-ray", "T-shirt",
+    "E-mail", "K-pop"): no name."""
+    return (
+        len(doc[i].text) == 1
+        and i + 2 < len(doc)
+        and doc[i + 1].text == "-"
+        and not doc[i].whitespace_
+        and not doc[i + 1].whitespace_
+        and doc[i + 2].text.islower()
+    )
 
 
 def _proper_subject(doc: Doc, start: int, end: int) -> bool:
