@@ -101,7 +101,7 @@ def test_words_opening_a_sentence_are_no_part_of_a_name(
         ("Eamon and Aoife are coming for dinner.", {"Eamon": "person", "Aoife": "person"}),
         # Given names that are places, brands, languages or verbs here.
         ("I travelled to Bali with my sister.", {"Bali": "place"}),
-        ("My Mercedes broke down again.", {"Mercedes": "org"}),
+        ("My Mercedes broke down again.", {"Mercedes": "product"}),
         ("I'm learning German now.", {"German": "concept"}),
         ("Calvin, that car looks awesome!", {"Calvin": "person"}),
     ],

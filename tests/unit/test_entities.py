@@ -605,6 +605,27 @@ def test_a_hyphen_inside_a_word_keeps_the_name_whole(text: str, names: set[str])
     assert {name for name, _ in found(text)} == names
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "kind"),
+    [
+        # A name someone owns, heading its phrase, is a thing.
+        ("Haruki lent me his Switch.", "Switch", "product"),
+        ("I miss my Tesla.", "Tesla", "product"),
+        ("My Peloton arrived today.", "Peloton", "product"),
+        # Not a name modifying what is owned, a child's name or a family name.
+        ("My Lisbon trip was great.", "Lisbon", "place"),
+        ("Our Jamie started school.", "Jamie", "person"),
+        ("My Mum says hi.", "Mum", "person"),
+    ],
+)
+def test_a_name_someone_owns_is_a_thing(text: str, name: str, kind: str) -> None:
+    assert (name, kind) in found(text)
+
+
+def test_a_language_someone_studies_is_no_thing() -> None:
+    assert ("English", "product") not in found("I had a tough time with my English lit class.")
+
+
 def test_speaker_is_always_the_first_person() -> None:
     assert found("The weather was nice today.", speaker="Alice") == [("Alice", "person")]
     assert found("", speaker="Alice") == [("Alice", "person")]

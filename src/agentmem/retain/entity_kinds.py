@@ -357,6 +357,23 @@ def is_name_suffix(token: Token) -> bool:
     return token.text[:1].isupper() and not token.is_sent_start and token.lower_ in _NAME_SUFFIXES
 
 
+_POSSESSIVES = _words("my your his her our their")
+
+
+def _is_owned_thing(doc: Doc, start: int, end: int) -> bool:
+    """A one-word name right after a possessive that is the head of its phrase: "his Switch",
+    "my Peloton arrived", "her Kindle". Not a modifier ("my Lisbon trip": a place's), a
+    family name ("my Mum") or a language ("my English class")."""
+    return (
+        end - start == 1
+        and start > 0
+        and doc[start - 1].lower_ in _POSSESSIVES
+        and (end >= len(doc) or not doc[end].tag_.startswith("NN"))
+        and doc[start].lower_ not in _PERSON_NOUNS
+        and doc[start].ent_type_ not in ("NORP", "LANGUAGE")
+    )
+
+
 def _is_copula(token: Token) -> bool:
     return token.lower_ in _COPULA and token.tag_ != "POS"  # "Bob's here", not "Bob's car"
 
@@ -410,6 +427,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += CUE_WEIGHT
     elif _is_person_object(doc, start):
         votes["person"] += CUE_WEIGHT
+    elif _is_owned_thing(doc, start, end):
+        votes["product"] += CUE_WEIGHT  # "his Switch", "my Peloton arrived"
     elif previous in _CONTACT_VERBS:
         votes["person"] += SPACY_WEIGHT * 0.75  # below the model's label: "called Globex"
 
