@@ -60,6 +60,7 @@ from agentmem.retain.entity_kinds import (
     DETERMINERS,
     FIRST_NAME_WEIGHT,
     GIVEN_NAME_WEIGHT,
+    NATIONALITY_LABELS,
     QUOTES,
     RACE_RE,
     SHAPE_WEIGHT,
@@ -518,15 +519,11 @@ def _from_spacy_entity(
     )
     votes[kind] += SPACY_WEIGHT
     _name_votes(votes, key, first_word, end - start, titled or title_inside, speaker_key, kind)
-    if doc[start].ent_type_ not in _NATIONALITY_LABELS:  # "German", "Latin"
+    if doc[start].ent_type_ not in NATIONALITY_LABELS:  # "German", "Latin"
         _given_name_vote(votes, doc, start, end)
     _prior_vote(votes, name, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
-
-
-#: spaCy's labels of nationalities, religions and languages, which are never a person's name.
-_NATIONALITY_LABELS = frozenset({"NORP", "LANGUAGE"})
 
 
 def _given_name_vote(votes: dict[str, float], doc: Doc, start: int, end: int) -> None:
@@ -759,8 +756,9 @@ def _from_capitalised_words(
 
 def _joins_by_hyphen(doc: Doc, j: int, covered: set[int]) -> bool:
     """Whether ``doc[j]`` is a hyphen with no space on either side between a name's word and a
-    word that continues it: capitalised ("T-Mobile", "Spider-Man"), or the lower-case second
-    half of a given name ("Seo-yeon", "Ji-woo")."""
+    word that continues it: capitalised ("T-Mobile", "Spider-Man"), or lower-case after a
+    capitalised word of two letters or more ("Seo-yeon", "Ji-woo"; see
+    :func:`_is_letter_compound` for one letter)."""
     if doc[j].text != "-" or doc[j - 1].whitespace_ or doc[j].whitespace_ or j + 1 >= len(doc):
         return False
     after = doc[j + 1]

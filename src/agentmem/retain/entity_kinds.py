@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CODE_RE",
     "DETERMINERS",
+    "NATIONALITY_LABELS",
     "QUOTES",
     "RACE_RE",
     "decide_kind",
@@ -358,6 +359,8 @@ def is_name_suffix(token: Token) -> bool:
 
 
 _POSSESSIVES = _words("my your his her our their")
+#: spaCy's labels of nationalities, religions and languages, which name no person or thing.
+NATIONALITY_LABELS = frozenset({"NORP", "LANGUAGE"})
 
 
 def _is_owned_thing(doc: Doc, start: int, end: int) -> bool:
@@ -370,7 +373,7 @@ def _is_owned_thing(doc: Doc, start: int, end: int) -> bool:
         and doc[start - 1].lower_ in _POSSESSIVES
         and (end >= len(doc) or not doc[end].tag_.startswith("NN"))
         and doc[start].lower_ not in _PERSON_NOUNS
-        and doc[start].ent_type_ not in ("NORP", "LANGUAGE")
+        and doc[start].ent_type_ not in NATIONALITY_LABELS
     )
 
 

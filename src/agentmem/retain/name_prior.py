@@ -68,9 +68,9 @@ def name_prior(name: str) -> tuple[str, float] | None:
 
 
 def may_name_a_person(name: str) -> bool:
-    """Whether the model places the bare ``name`` no clearly (by the margin) nearer another
-    kind's description than a person's: "Wojciech", "Aoife", "Cal", but not "Bali" or
-    "Chelsea". True when the model cannot be run."""
+    """Whether the model does not place the bare ``name`` clearly (by the margin) nearer
+    another kind's description than a person's: true of "Wojciech", "Aoife" and "Cal", not of
+    "Bali" or "Chelsea"; true when the model cannot be run."""
     cosines = _cosines(name.casefold())
     return cosines is None or float(cosines.max() - cosines[_PERSON]) < NAME_PRIOR_MARGIN
 
