@@ -51,7 +51,10 @@ def main() -> None:
                 continue
             for name in names:
                 if name and _latin(name):
-                    locales.setdefault(name.casefold(), set()).add(module.name)
+                    # "İbrahim" lower-cases to "i" and a combining dot: keep the "i" of the
+                    # common spelling "Ibrahim".
+                    key = name.casefold().replace("\u0307", "")
+                    locales.setdefault(key, set()).add(module.name)
     vocabulary = json.loads(TOKENIZER.read_text("utf-8"))["model"]["vocab"]
     kept = sorted(
         n

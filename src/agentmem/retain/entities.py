@@ -687,6 +687,8 @@ def _is_name_word(token: Token) -> bool:
     if lower in FIRST_NAMES and (coarse_pos(token) == "PROPN" or not token.is_sent_start):
         # A capitalised "Will" or "Mark" inside a sentence is a name whatever the tagger says.
         return True
+    if lower in given_names() and not token.is_sent_start and not token.is_stop:
+        return True  # so is "Agathe", which the tagger may read as a determiner
     if token.tag_ == "UH" or (token.tag_ == "RB" and not lower.endswith("ly")):
         # The tagger reads an unfamiliar word opening a sentence as an interjection or an
         # adverb ("Raj and his wife moved", "Raj said so"): a name if grammar says it is
