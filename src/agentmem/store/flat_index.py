@@ -118,9 +118,8 @@ class FlatIndex:
                 return []
             cosines = self._raw[:size] @ query
             np.divide(cosines, self._norms[:size], out=cosines)
-            if not where:
-                best = _best_of_all(cosines, n)
-            else:
+            rows: np.ndarray | None = None  # every row
+            if where:
                 rows = np.arange(size)
                 if within is not None and within < size:
                     rows = _best(cosines, rows, within)
@@ -130,7 +129,7 @@ class FlatIndex:
                     rows = np.array(keep, dtype=np.int64)
                 else:
                     rows = rows[passed[rows]]
-                best = _best(cosines, rows, n)
+            best = _best(cosines, rows, n)
             ids = self._ids
             return [(ids[r], c) for r, c in zip(best.tolist(), cosines[best].tolist(), strict=True)]
 
@@ -242,16 +241,12 @@ class FlatIndexes:
         return size <= self.most and others + size <= self._total
 
 
-def _best_of_all(cosines: np.ndarray, n: int) -> np.ndarray:
-    """The rows of the ``n`` highest cosines, highest first (:func:`_best` over every row,
-    without the row numbers it copies)."""
-    size = len(cosines)
-    rows = np.argpartition(cosines, size - n)[size - n :] if size > n else np.arange(size)
-    return rows[np.argsort(-cosines[rows], kind="stable")]
-
-
-def _best(cosines: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` of ``rows`` with the highest cosines, highest first."""
-    if len(rows) > n:
+def _best(cosines: np.ndarray, rows: np.ndarray | None, n: int) -> np.ndarray:
+    """The ``n`` of ``rows`` (None: every row, without copying their numbers and cosines
+    first) with the highest cosines, highest first."""
+    if rows is None:
+        size = len(cosines)
+        rows = np.argpartition(cosines, size - n)[size - n :] if size > n else np.arange(size)
+    elif len(rows) > n:
         rows = rows[np.argpartition(-cosines[rows], n - 1)[:n]]
     return rows[np.argsort(-cosines[rows], kind="stable")]
