@@ -519,33 +519,28 @@ def _from_spacy_entity(
     )
     votes[kind] += SPACY_WEIGHT
     _name_votes(votes, key, first_word, end - start, titled or title_inside, speaker_key, kind)
-    if doc[start].ent_type_ not in NATIONALITY_LABELS:  # "German", "Latin"
-        _given_name_vote(votes, doc, start, end)
+    if _is_given_name(doc, start, end):
+        votes["person"] += GIVEN_NAME_WEIGHT
     _prior_vote(votes, name, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
 
 
-def _given_name_vote(votes: dict[str, float], doc: Doc, start: int, end: int) -> None:
-    """A weak vote for a person from a name of one word that some locale gives people
-    ("Wojciech fixed our boiler", "Magnus is training for an Ironman"), where spaCy's small
-    model labels rarer names almost at random.
-
-    Not for the common first names, which vote already, nor after a determiner ("my
-    Mercedes", "the Chelsea match": no one says "the Sarah"), nor for a word the embedding
-    model clearly places elsewhere ("Bali", "Chelsea", ``name_prior.may_name_a_person``).
-    """
-    if _is_given_name(doc, start, end):
-        votes["person"] += GIVEN_NAME_WEIGHT
-
-
 def _is_given_name(doc: Doc, start: int, end: int) -> bool:
-    """Whether ``doc[start:end]`` is one word read as a rarer first name (see
-    :func:`_given_name_vote`)."""
+    """Whether ``doc[start:end]`` is one word read as a rarer first name that some locale gives
+    people ("Wojciech fixed our boiler", "Magnus is training for an Ironman"), where spaCy's
+    small model labels such names almost at random: a weak vote for a person.
+
+    Not a common first name, which votes already, nor a word after a determiner ("my
+    Mercedes", "the Chelsea match": no one says "the Sarah"), one spaCy labels a nationality
+    or language ("German"), or one the embedding model clearly places elsewhere ("Bali",
+    "Chelsea", ``name_prior.may_name_a_person``).
+    """
     if end - start != 1:
         return False
-    word = doc[start].lower_
-    if word in FIRST_NAMES or word not in given_names():
+    token = doc[start]
+    word = token.lower_
+    if word in FIRST_NAMES or word not in given_names() or token.ent_type_ in NATIONALITY_LABELS:
         return False
     if start > 0 and doc[start - 1].lower_ in DETERMINERS:
         return False
@@ -761,7 +756,7 @@ def _joins_by_hyphen(doc: Doc, j: int, covered: set[int]) -> bool:
     word that continues it: capitalised ("T-Mobile", "Spider-Man"), or lower-case after a
     capitalised word of two letters or more ("Seo-yeon", "Ji-woo"; see
     :func:`_is_letter_compound` for one letter)."""
-    if doc[j].text != "-" or doc[j - 1].whitespace_ or doc[j].whitespace_ or j + 1 >= len(doc):
+    if not _is_glued_hyphen(doc, j) or j + 1 >= len(doc):
         return False
     after = doc[j + 1]
     if j + 1 in covered or not after.is_alpha:
@@ -778,11 +773,15 @@ def _is_letter_compound(doc: Doc, i: int) -> bool:
     return (
         len(doc[i].text) == 1
         and i + 2 < len(doc)
-        and doc[i + 1].text == "-"
-        and not doc[i].whitespace_
-        and not doc[i + 1].whitespace_
+        and _is_glued_hyphen(doc, i + 1)
         and doc[i + 2].text.islower()
     )
+
+
+def _is_glued_hyphen(doc: Doc, k: int) -> bool:
+    """Whether ``doc[k]`` is a hyphen with no space on either side: inside one word the
+    tokenizer cut ("T-Mobile", "X-ray"), not a dash between words ("Anna - my sister")."""
+    return doc[k].text == "-" and k > 0 and not doc[k - 1].whitespace_ and not doc[k].whitespace_
 
 
 def _proper_subject(doc: Doc, start: int, end: int) -> bool:
@@ -848,6 +847,7 @@ def _capitalised_mention(
     previous = doc[start - 1] if start > 0 else None
     titled = previous is not None and _is_title(previous)
     votes = kind_evidence(doc, start, end)
+    given = _is_given_name(doc, start, end)
     # Every sentence starts with a capital: there a word needs a cue to be a name ("Tigran
     # flew to ...", "Mateus thinks ...") or must be a known first name; else it names
     # something only if the bank already knows it by that name. A capital inside the
@@ -858,14 +858,15 @@ def _capitalised_mention(
         and words[0].lower_ not in FIRST_NAMES
         and not CODE_RE.match(key)
         and not any(_is_capitalised(t.text) for t in words[1:])
-        and not (words[0].tag_ == "NNP" and _is_given_name(doc, start, end))
+        and not (words[0].tag_ == "NNP" and given)
     )
     if tentative and _proper_subject(doc, start, end):
         tentative = False  # a name, but of whom or what the verb alone does not say
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)
-    _given_name_vote(votes, doc, start, end)
+    if given:
+        votes["person"] += GIVEN_NAME_WEIGHT
     _prior_vote(votes, name, None)
     kind, confidence = decide_kind(votes)
     if titled and kind == "person" and previous is not None:
