@@ -320,6 +320,10 @@ class _Walk:
         self.keep = keep
         self.came_from: dict[int, int] = {}
         self.expanded: set[int] = set()
+        #: Slot -> 1 once in ``best``: a node with many edges reads the levels of the few it
+        #: reached before, not a dict lookup per edge.
+        self.reached = bytearray(graph.slot_count)
+        np.frombuffer(self.reached, dtype=np.uint8)[list(best)] = 1
         self._batches: list[Iterator[tuple[float, int]]] = []
         self._flags: bytearray | None = None  # slot -> 1 once expanded (for raise_all)
         #: Slot -> 1 once a level of it was kept aside; each entry holds such slots (sorted,
@@ -355,9 +359,11 @@ class _Walk:
         expanded (the small nodes' loop in :func:`spreading_activation`, all at once)."""
         best = self.best
         reached = np.minimum(1.0, activation * edges.factors)
-        known = np.fromiter(
-            map(best.get, edges.neighbours, repeat(0.0)), np.float64, len(edges.neighbours)
-        )
+        known = np.zeros(len(edges.slots), dtype=np.float64)
+        seen = np.flatnonzero(np.frombuffer(self.reached, dtype=np.bool_)[edges.slots])
+        if len(seen):
+            levels_seen = map(best.__getitem__, edges.slots[seen].tolist())
+            known[seen] = np.fromiter(levels_seen, np.float64, len(seen))
         before = np.maximum(known, self._pruned_levels(edges.slots)) if self._pruned else known
         raised = np.flatnonzero(reached > before)
         if not len(raised):
@@ -379,6 +385,7 @@ class _Walk:
                 others, levels = others[recorded], levels[recorded]
                 entity, opened = entity[recorded], opened[recorded]
         best.update(zip(others.tolist(), levels.tolist(), strict=True))
+        np.frombuffer(self.reached, dtype=np.uint8)[others] = 1
         others, levels, entity = others[opened], levels[opened], entity[opened]
         self.came_from.update(zip(others.tolist(), repeat(slot)))
         tie_at, heap = self.graph.tie_at, self.heap
@@ -510,7 +517,8 @@ def spreading_activation(
     heapq.heapify(heap)
     walk = _Walk(graph, best, heap, budget, keep)
     came_from, expanded = walk.came_from, walk.expanded
-    best_of, tie_at, push, pop = best.get, graph.tie_at, heapq.heappush, heapq.heappop
+    best_of, ties, push, pop = best.get, graph.ties(), heapq.heappush, heapq.heappop
+    reached_flags = walk.reached
     pruned = None  # walk.pruned_flags, once a node put levels aside
     while heap and len(expanded) < budget:
         negative, _, slot, batch = pop(heap)
@@ -534,9 +542,10 @@ def spreading_activation(
                 if pruned is not None and pruned[other] and reached <= walk.pruned_level(other):
                     continue  # no stronger than a level put aside: it raised nothing then
                 best[other] = reached
+                reached_flags[other] = 1
                 if other not in expanded:  # an expanded node keeps its path: no cycles
                     came_from[other] = slot
-                    push(heap, (-reached, tie_at(other), other, -1))
+                    push(heap, (-reached, ties[other], other, -1))
     return Activation(graph, best, came_from)
 
 

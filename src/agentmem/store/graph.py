@@ -561,6 +561,11 @@ class MemoryGraph:
         expands the same nodes."""
         return self._ties[slot]
 
+    def ties(self) -> Sequence[str]:
+        """:meth:`tie_at` of every slot, indexed by slot: the graph's own list, for a walk's
+        inner loop (read it with the lock held; never change it)."""
+        return self._ties
+
     def export(self, texts: dict[str, str]) -> nx.MultiDiGraph:
         """A public copy: entity nodes named by their canonical name (``name (kind)`` when two
         entities share a name), memory nodes by id with their ``text``."""
