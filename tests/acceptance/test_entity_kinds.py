@@ -73,6 +73,10 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Call Priya tomorrow.", {"Priya": "person"}),
         ("Hey John! Hope all is good.", {"John": "person"}),
         ("Hope is my best friend.", {"Hope": "person"}),
+        # Before a first name, such a verb opens a clause about that person.
+        ("Hope Gerda feels better soon.", {"Gerda": "person"}),
+        ("Bet Max loves those hikes.", {"Max": "person"}),
+        ("Hope Williams called me.", {"Hope Williams": "person"}),
         # spaCy stops before the word that says what the name is: it belongs to the name.
         ("I live at 221B Baker Street.", {"Baker Street": "place"}),
         ("We met at 42 Wallaby Way.", {"Wallaby Way": "place"}),
@@ -113,6 +117,36 @@ def test_a_rarer_first_name_is_a_person_and_a_place_stays_a_place(
         mem.bank("names").retain(sentence, mentioned_at=T0)
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("names")
+        found = kinds(bank)
+        assert {name: found.get(name) for name in expected} == expected
+        assert bank.check_integrity().problems == ()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # What a verb of using takes is a thing, whatever spaCy labels it (it said a person
+        # for these three, a place for Netflix and Spotify, an organisation for the Kindle).
+        ("I've been playing Zelda all weekend.", {"Zelda": "product"}),
+        ("Just finished Atomic Habits, highly recommend it.", {"Atomic Habits": "product"}),
+        ("I signed up for Coursera last night.", {"Coursera": "product"}),
+        ("I subscribed to Netflix again.", {"Netflix": "product"}),
+        ("I switched from Spotify to Tidal.", {"Spotify": "product", "Tidal": "product"}),
+        ("I ordered a new Kindle Paperwhite.", {"Kindle Paperwhite": "product"}),
+        # One plays with a person, and a common first name stays one; so does a company
+        # that signs a deal.
+        ("We played Catan with Priya.", {"Catan": "product", "Priya": "person"}),
+        ("I played Tom at chess and lost.", {"Tom": "person"}),
+        ("I just signed up Nike for a shoe deal.", {"Nike": "org"}),
+    ],
+)
+def test_what_a_verb_of_using_takes_is_a_thing(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("things").retain(sentence, mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("things")
         found = kinds(bank)
         assert {name: found.get(name) for name in expected} == expected
         assert bank.check_integrity().problems == ()

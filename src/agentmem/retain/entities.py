@@ -70,6 +70,7 @@ from agentmem.retain.entity_kinds import (
     is_common_noun_use,
     is_common_word_start,
     is_name_suffix,
+    is_used_thing,
     kind_evidence,
     opens_a_quote,
     reads_as_person,
@@ -422,6 +423,18 @@ def _is_a_verb_without_its_subject(doc: Doc, i: int) -> bool:
     )
 
 
+def _opens_a_clause_about(doc: Doc, i: int) -> bool:
+    """A verb of hoping or guessing opening a sentence before a first name, which chat says
+    without "I" ("Hope Gerda feels better", "Guess Tomasz won't come"): the tagger reads
+    both as one name."""
+    following = doc[i + 1].lower_
+    return (
+        _opens_a_sentence(doc, i)
+        and doc[i].lower_ in _CLAUSE_VERBS
+        and (following in FIRST_NAMES or following in given_names())
+    )
+
+
 def _joins_companion_and_venue(ent: Span) -> bool:
     """Whether spaCy read "with Tariq at Nobu" as one entity ("Tariq at Nobu"): after
     "with", a lower-case "at" between capitalised words parts the one a meal or a drink is
@@ -461,6 +474,8 @@ def _from_spacy_entity(
         start += 1
     if end - start == 1 and _is_a_verb_without_its_subject(doc, start):
         return
+    if end - start > 1 and _opens_a_clause_about(doc, start):
+        start += 1  # "Hope Gerda feels better": the hope is the speaker's, Gerda the name
     # "New Lantern launch date": an adjective opening the sentence is no part of the name,
     # unless the whole is a place ("New York").
     if (
@@ -532,9 +547,9 @@ def _is_given_name(doc: Doc, start: int, end: int) -> bool:
     small model labels such names almost at random: a weak vote for a person.
 
     Not a common first name, which votes already, nor a word after a determiner ("my
-    Mercedes", "the Chelsea match": no one says "the Sarah"), one spaCy labels a nationality
-    or language ("German"), or one the embedding model clearly places elsewhere ("Bali",
-    "Chelsea", ``name_prior.may_name_a_person``).
+    Mercedes", "the Chelsea match": no one says "the Sarah") or a verb of using ("playing
+    Zelda"), one spaCy labels a nationality or language ("German"), or one the embedding
+    model clearly places elsewhere ("Bali", "Chelsea", ``name_prior.may_name_a_person``).
     """
     if end - start != 1:
         return False
@@ -542,7 +557,7 @@ def _is_given_name(doc: Doc, start: int, end: int) -> bool:
     word = token.lower_
     if word in FIRST_NAMES or word not in given_names() or token.ent_type_ in NATIONALITY_LABELS:
         return False
-    if start > 0 and doc[start - 1].lower_ in DETERMINERS:
+    if (start > 0 and doc[start - 1].lower_ in DETERMINERS) or is_used_thing(doc, start):
         return False
     return may_name_a_person(word)
 

@@ -249,6 +249,22 @@ _PRODUCT_VERBS_BEFORE = _words(
     # A work read or watched ("reading Dune", "watched Severance") is a product too.
     "read reads reading reread rereading watch watches watched watching binged binging"
 )
+# Verbs whose object is a thing and never a person: a game played, a book finished, a show
+# streamed ("playing Zelda", "just finished Atomic Habits"); one plays *with* someone.
+_USE_VERBS = _PRODUCT_VERBS_BEFORE | _words(
+    "play plays played playing finish finishes finished finishing stream streams streamed streaming"
+)
+# A verb and its particle or preposition that take a service: "signed up for Coursera",
+# "subscribed to Netflix", "switched from Spotify to Tidal", "logged into Slack".
+_USE_PHRASES = {
+    **dict.fromkeys(_words("subscribe subscribes subscribed subscribing"), _words("to")),
+    **dict.fromkeys(_words("sign signs signed signing"), _words("for to")),
+    **dict.fromkeys(_words("switch switches switched switching"), _words("to from")),
+    **dict.fromkeys(_words("log logs logged logging"), _words("into onto")),
+}
+# What may stand between such a verb and the name it takes ("up for", "from Spotify to").
+_PARTICLES = _words("to from for up with into onto in on the")
+_ADJECTIVES = frozenset({"JJ", "JJR", "JJS"})
 _TRADE_NOUNS = _words("invoice invoices bill bills refund quote order shipment delivery payment")
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
@@ -377,6 +393,30 @@ def _is_owned_thing(doc: Doc, start: int, end: int) -> bool:
     )
 
 
+def is_used_thing(doc: Doc, start: int) -> bool:
+    """Whether the name at ``start`` is what a verb of using takes, which no person is: right
+    after the verb ("playing Zelda", "installed Slack"), or after the verb's own particle or
+    preposition ("signed up for Coursera", "switched from Spotify to Tidal")."""
+    lead = start
+    # Back over the article and adjectives: "bought a new Kindle Paperwhite".
+    while lead > 1 and (doc[lead - 1].lower_ in DETERMINERS or doc[lead - 1].tag_ in _ADJECTIVES):
+        lead -= 1
+    if lead < 1:
+        return False
+    if doc[lead - 1].lower_ in _USE_VERBS:
+        return True
+    for i in range(lead - 1, max(-1, lead - 7), -1):
+        token = doc[i]
+        taken = _USE_PHRASES.get(token.lower_)
+        if taken is not None:
+            return doc[lead - 1].lower_ in taken
+        # Between the verb and the name: its particles and prepositions, and the name it
+        # left ("from Spotify to").
+        if token.lower_ not in _PARTICLES and not token.text[:1].isupper():
+            return False
+    return False
+
+
 def _is_copula(token: Token) -> bool:
     return token.lower_ in _COPULA and token.tag_ != "POS"  # "Bob's here", not "Bob's car"
 
@@ -409,8 +449,6 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["place"] += CUE_WEIGHT
     elif previous == "from" and before and before[-1] in _TRADE_NOUNS:
         votes["org"] += CUE_WEIGHT  # "an invoice from Hooli"
-    elif previous in DETERMINERS and before and before[-1] in _PRODUCT_VERBS_BEFORE:
-        votes["product"] += CUE_WEIGHT  # "bought a Kindle Paperwhite"
     elif previous in ("at", "for") and any(
         w in _ORG_PREPOSITION_VERBS or w in _CAREER_WORDS for w in before
     ):
@@ -422,8 +460,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["person"] += CUE_WEIGHT + 0.5  # "dinner with Tariq"
     elif previous == "with":
         votes["person"] += SPACY_WEIGHT * 0.75
-    elif previous in _PRODUCT_VERBS_BEFORE or (
-        previous == "to" and before and before[-1] in ("switch", "switched", "upgrade", "moved")
+    elif is_used_thing(doc, start) or (  # "playing Zelda", "bought a new Kindle Paperwhite"
+        previous == "to" and before and before[-1] in ("upgrade", "upgraded")
     ):
         votes["product"] += CUE_WEIGHT
     elif previous in _ORG_PREPOSITION_VERBS:  # "join Veridia Pharma"
