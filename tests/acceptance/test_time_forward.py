@@ -140,6 +140,13 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The invoice was paid on 1/21/2025.", FEB_20, "2025-01-21", "2025-01-21"),
     ("I paid on 10 Feb.", FEB_20, "2025-02-10", "2025-02-10"),
     ("We signed the lease on the 10th of February 2023.", FEB_20, "2023-02-10", "2023-02-10"),
+    # A day of the month in words, as said aloud; "of the month" is the month it is.
+    ("I paid rent on the first of February.", FEB_20, "2025-02-01", "2025-02-01"),
+    ("My birthday is on the third of May.", FEB_20, "2025-05-03", "2025-05-03"),
+    ("We got married on June twenty-first.", FEB_20, "2024-06-21", "2024-06-21"),
+    ("She was born on the thirty-first of December 1990.", FEB_20, "1990-12-31", "1990-12-31"),
+    ("I signed the lease on the 1st of the month.", FEB_20, "2025-02-01", "2025-02-01"),
+    ("Rent is due on the first of the month.", FEB_20, "2025-03-01", "2025-03-01"),
     # A verb whose past is its present ("quit", "hurt", "cut") tells with a date of a past.
     ("I hurt my back on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
     ("I quit smoking on New Year's Day.", FEB_20, "2025-01-01", "2025-01-01"),
@@ -335,6 +342,9 @@ NOT_DATES = [
     "We live on the 5th floor.",
     "Rome fell in the 5th century.",
     "She finished in the 3rd place.",
+    "This is my second May in Berlin.",
+    "On the first try I failed.",
+    "I got a second-hand bike.",
     # "in" + an amount in a clause about the past: how long it took, not when.
     "I finished the marathon in 4 hours 12 minutes.",
     "We built the shed in two weeks.",

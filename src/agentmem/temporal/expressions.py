@@ -513,6 +513,40 @@ _MONTH = (
     r"|November|December)\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b\.?)"
 )
 _DAY_OF_MONTH = r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
+# A day of the month spelled out, as said aloud: "the third of May", "June twenty-first".
+_UNIT_ORDINALS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+]
+_DAY_WORDS = {
+    **{word: n for n, word in enumerate(_UNIT_ORDINALS, start=1)},
+    "twentieth": 20,
+    "thirtieth": 30,
+    **{f"twenty{word}": 20 + n for n, word in enumerate(_UNIT_ORDINALS[:9], start=1)},
+    "thirtyfirst": 31,
+}
+_DAY_WORD = (
+    r"(?P<day_word>(?:twenty[-\s]?|thirty[-\s]?(?=first))?(?:"
+    + "|".join(sorted(_UNIT_ORDINALS, key=len, reverse=True))
+    + r")|twentieth|thirtieth)(?![\w-])"
+)
 # The year of a date: any four digits ("31 December 9999" is no December 31 of this year; a
 # year datetime cannot hold makes the date unreal, see _dates_unreal). Bare years are narrower.
 _YEAR = r"(?:(?P<year>\d{4})|['’](?P<yy>\d{2}))(?!\w)"
@@ -706,8 +740,15 @@ def _monthly_day(day: int, today: date, which: Which) -> tuple[date, date] | Non
     return (chosen[0], chosen[0]) if chosen else None
 
 
+def _day_of(match: re.Match[str]) -> int:
+    """The day of the month a match names, in digits or in words."""
+    if match["day"]:
+        return int(match["day"])
+    return _DAY_WORDS["".join(match["day_word"].lower().replace("-", " ").split())]
+
+
 def _resolve_ordinal_day(match: re.Match[str], at: _Reading) -> _Interval | None:
-    span = _monthly_day(int(match["day"]), at.ref.date(), _which_for(match, at, daily=True))
+    span = _monthly_day(_day_of(match), at.ref.date(), _which_for(match, at, daily=True))
     return None if span is None else _days(*span, "day", True)
 
 
@@ -836,7 +877,7 @@ def _resolve_weekday_before_after(match: re.Match[str], at: _Reading) -> _Interv
 def _resolve_weekday_day(match: re.Match[str], at: _Reading) -> _Interval | None:
     """ "Sunday the 15th": the nearest 15th that is a Sunday, ahead or behind as the clause
     points (as for "the 15th" alone)."""
-    weekday, day = _WEEKDAYS[match["weekday"].lower()], int(match["day"])
+    weekday, day = _WEEKDAYS[match["weekday"].lower()], _day_of(match)
     today = at.ref.date()
     step = 1 if _points_forward(match, at, daily=True) else -1
     for months in range(0, step * 40, step):  # a day of the month meets each weekday within 40
@@ -982,7 +1023,7 @@ def _resolve_half_year(match: re.Match[str], at: _Reading) -> _Interval:
 
 
 def _resolve_month_day(match: re.Match[str], at: _Reading) -> _Interval | None:
-    occurrence = _one_day(_month_of(match), int(match["day"]))
+    occurrence = _one_day(_month_of(match), _day_of(match))
     return _yearly(occurrence, _year_of(match), match, at, "day")
 
 
@@ -1122,7 +1163,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "weekday_day",
-        rf"\b{_WEEKDAY},?\s+the\s+{_DAY_OF_MONTH}",
+        rf"\b{_WEEKDAY},?\s+the\s+(?:{_DAY_OF_MONTH}|{_DAY_WORD})",
         _resolve_weekday_day,
         by_tense=True,
     ),
@@ -1195,14 +1236,15 @@ _RULES: tuple[_Rule, ...] = (
     _rule("half_year", r"\bH(?P<h>[12])[\s/-]*(?P<year>[12]\d{3})(?!\w)", _resolve_half_year),
     _rule(
         "month_day",
-        rf"{_MONTH}\s+(?:the\s+)?{_DAY_OF_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
+        rf"{_MONTH}\s+(?:the\s+)?(?:{_DAY_OF_MONTH}|{_DAY_WORD})(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
         _resolve_month_day,
         anchorable=True,
         by_tense=True,
     ),
     _rule(
         "day_month",
-        rf"\b(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
+        rf"\b(?:(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?|(?:the\s+)?{_DAY_WORD}\s+of\s+)"
+        rf"{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
         _resolve_month_day,
         anchorable=True,
         by_tense=True,
@@ -1211,7 +1253,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "ordinal_day",
         # "on the 28th"; not "the 5th floor", "the 19th century" (a noun follows).
-        r"\bthe\s+(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b"
+        rf"\bthe\s+(?:(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b|{_DAY_WORD})"
+        r"(?:\s+of\s+(?:the|this)\s+month\b)?"
         r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
         r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])",
         _resolve_ordinal_day,
