@@ -795,6 +795,55 @@ def test_absolute_expressions_ignore_the_reference(
     assert (one.start, one.end, one.relative) == (other.start, other.end, False)
 
 
+_SPELLED = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+]
+
+
+def _spelled(day: int, hyphen: str) -> str:
+    """A day of the month as said aloud ("twenty-first", "thirty first")."""
+    if day <= 20:
+        return _SPELLED[day - 1]
+    if day == 30:
+        return "thirtieth"
+    tens, unit = ("twenty", day - 20) if day < 30 else ("thirty", day - 30)
+    return f"{tens}{hyphen}{_SPELLED[unit - 1]}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    when=st.dates(min_value=date(1900, 1, 1), max_value=date(2099, 12, 31)),
+    hyphen=st.sampled_from(["-", " "]),
+    form=st.sampled_from(["the {day} of {month} {year}", "{month} {day}, {year}"]),
+    reference=references,
+)
+def test_a_day_spelled_out_is_that_day(
+    when: date, hyphen: str, form: str, reference: datetime
+) -> None:
+    text = form.format(day=_spelled(when.day, hyphen), month=MONTHS[when.month - 1], year=when.year)
+    [found] = find_time_expressions(f"It was on {text}.", reference)
+    assert (found.start.date(), (found.end - timedelta(microseconds=1)).date()) == (when, when)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.text(max_size=120), reference=references)
 def test_arbitrary_text_never_raises(text: str, reference: datetime) -> None:
