@@ -113,10 +113,15 @@ def test_words_opening_a_sentence_are_no_part_of_a_name(
 def test_a_rarer_first_name_is_a_person_and_a_place_stays_a_place(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+def assert_kinds_after_reopening(store_path: Path, sentence: str, expected: dict[str, str]) -> None:
+    """Retain ``sentence``, reopen the store: the named entities have the expected kinds."""
     with agentmem.AgentMemory(store_path) as mem:
-        mem.bank("names").retain(sentence, mentioned_at=T0)
+        mem.bank("kinds").retain(sentence, mentioned_at=T0)
     with agentmem.AgentMemory(store_path) as mem:
-        bank = mem.bank("names")
+        bank = mem.bank("kinds")
         found = kinds(bank)
         assert {name: found.get(name) for name in expected} == expected
         assert bank.check_integrity().problems == ()
@@ -143,13 +148,7 @@ def test_a_rarer_first_name_is_a_person_and_a_place_stays_a_place(
 def test_what_a_verb_of_using_takes_is_a_thing(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
-    with agentmem.AgentMemory(store_path) as mem:
-        mem.bank("things").retain(sentence, mentioned_at=T0)
-    with agentmem.AgentMemory(store_path) as mem:
-        bank = mem.bank("things")
-        found = kinds(bank)
-        assert {name: found.get(name) for name in expected} == expected
-        assert bank.check_integrity().problems == ()
+    assert_kinds_after_reopening(store_path, sentence, expected)
 
 
 def test_the_kind_follows_the_evidence_and_is_stored(store_path: Path) -> None:

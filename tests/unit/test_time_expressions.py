@@ -795,28 +795,10 @@ def test_absolute_expressions_ignore_the_reference(
     assert (one.start, one.end, one.relative) == (other.start, other.end, False)
 
 
-_SPELLED = [
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-    "thirteenth",
-    "fourteenth",
-    "fifteenth",
-    "sixteenth",
-    "seventeenth",
-    "eighteenth",
-    "nineteenth",
-    "twentieth",
-]
+_SPELLED = (  # noqa: SIM905
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+).split()
 
 
 def _spelled(day: int, hyphen: str) -> str:

@@ -514,27 +514,10 @@ _MONTH = (
 )
 _DAY_OF_MONTH = r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
 # A day of the month spelled out, as said aloud: "the third of May", "June twenty-first".
-_UNIT_ORDINALS = [
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-    "thirteenth",
-    "fourteenth",
-    "fifteenth",
-    "sixteenth",
-    "seventeenth",
-    "eighteenth",
-    "nineteenth",
-]
+_UNIT_ORDINALS = (  # noqa: SIM905 (a list of words reads best as words)
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
+).split()
 _DAY_WORDS = {
     **{word: n for n, word in enumerate(_UNIT_ORDINALS, start=1)},
     "twentieth": 20,
