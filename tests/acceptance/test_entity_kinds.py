@@ -151,6 +151,23 @@ def test_what_a_verb_of_using_takes_is_a_thing(
     assert_kinds_after_reopening(store_path, sentence, expected)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # Whom one buys from or gets an offer from, and where a job title works, is a
+        # company (spaCy said a place for all three); a person sold it when named so.
+        ("I ordered pad thai from Deliveroo.", {"Deliveroo": "org"}),
+        ("I got a job offer from Shopify.", {"Shopify": "org"}),
+        ("Sven is the new CTO at Klarna.", {"Sven": "person", "Klarna": "org"}),
+        ("I bought a bike from Anna.", {"Anna": "person"}),
+    ],
+)
+def test_a_seller_or_an_employer_is_an_organisation(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
 def test_the_kind_follows_the_evidence_and_is_stored(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("b")

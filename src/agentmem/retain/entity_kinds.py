@@ -265,7 +265,19 @@ _USE_PHRASES = {
 # What may stand between such a verb and the name it takes ("up for", "from Spotify to").
 _PARTICLES = _words("to from for up with into onto in on the")
 _ADJECTIVES = frozenset({"JJ", "JJR", "JJS"})
-_TRADE_NOUNS = _words("invoice invoices bill bills refund quote order shipment delivery payment")
+_TRADE_NOUNS = _words(
+    "invoice invoices bill bills refund quote order shipment delivery payment offer offers"
+)
+# Buying from someone: "ordered pad thai from Deliveroo", "bought my bike from Decathlon".
+_TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
+# Whose "at X" is an employer: "the new CTO at Klarna", "an engineer at Stripe".
+_JOB_NOUNS = _PERSON_NOUNS - _words(
+    "friend buddy pal partner wife husband girlfriend boyfriend fiance fiancee fiancé fiancée "
+    "spouse son daughter brother sister sibling mom mum mother dad father aunt auntie uncle "
+    "cousin niece nephew grandma grandpa grandmother grandfather grandson granddaughter gran "
+    "granny neighbor neighbour roommate flatmate classmate kid kids children parents family "
+    "wedding birthday girl boy guy man woman lady gentleman person client student"
+)
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
 _PRODUCT_FOLLOWERS = _words("app beta release update subscription")
@@ -447,12 +459,16 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["place"] += MOTION_WEIGHT  # "flew to Yerevan", "drove through Tuscany"
     elif previous in ("visit", "visiting", "visited"):
         votes["place"] += CUE_WEIGHT
-    elif previous == "from" and before and before[-1] in _TRADE_NOUNS:
-        votes["org"] += CUE_WEIGHT  # "an invoice from Hooli"
+    elif previous == "from" and (
+        (before and before[-1] in _TRADE_NOUNS) or any(w in _TRADE_VERBS for w in before)
+    ):
+        votes["org"] += CUE_WEIGHT  # "an invoice from Hooli", "ordered pad thai from Deliveroo"
     elif previous in ("at", "for") and any(
         w in _ORG_PREPOSITION_VERBS or w in _CAREER_WORDS for w in before
     ):
         votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
+    elif previous == "at" and before and before[-1] in _JOB_NOUNS:
+        votes["org"] += CUE_WEIGHT  # "the new CTO at Klarna"
     elif previous == "at":
         votes["org"] += SPACY_WEIGHT / 2
         votes["place"] += SPACY_WEIGHT / 2
