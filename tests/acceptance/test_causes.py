@@ -130,6 +130,10 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
             "The roof leaked all night.",
         ),
         (
+            "The roads flooded overnight, so school was cancelled.",
+            "The roads flooded overnight.",
+        ),
+        (
             "The heating broke down and as a result the office closed early.",
             "The heating broke down.",
         ),

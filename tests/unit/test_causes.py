@@ -17,6 +17,9 @@ CAUSES = [
     ("Since the trains were on strike, we drove to Leeds.", "the trains were on strike"),
     ("I moved to Lyon since my job changed.", "my job changed"),
     ("It rained all day, so we stayed in.", "It rained all day"),
+    # A bare noun after ", so", known as the subject by the verb of what happened after it.
+    ("The roads flooded, so school was cancelled.", "The roads flooded"),
+    ("The printer jammed again, so nothing got printed.", "The printer jammed again"),
     ("The server crashed, which is why the site was down.", "The server crashed"),
     ("The vendor was late and as a result the launch slipped.", "The vendor was late"),
     ("The outage led to a week of delays.", "The outage"),
@@ -49,6 +52,10 @@ NO_CAUSE = [
     "Since I first met her, I admired her courage.",
     "I was so happy to see you!",
     "Thanks so much for the help.",
+    # "so" + an adjective, or a purpose: no consequence.
+    "It's amazing how something so small can have such a big impact.",
+    "We're about to release a demo soon so others can try it out.",
+    "The plan worked, so far it is fine.",
     "I saved money so that we could travel.",
     "I love painting because it relaxes me.",  # the clause says nothing on its own
     "The flight was cancelled due to the storm over Iceland.",  # names, does not state, a cause

@@ -11,7 +11,8 @@ was delayed" states a cause and its effect at once.
   a kid"), not with a clause that dates something ("since we last spoke", "since I first met
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
   married");
-- ", so" followed by a clause ("It rained, so we stayed in"), never "so that" or "so much";
+- ", so" followed by a clause ("It rained, so we stayed in", "The roads flooded, so school was
+  cancelled"), never "so that" or "so much";
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
   next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
   cause); "as a result of" names a cause like "due to";
@@ -73,6 +74,14 @@ _TRAILING = re.compile(
     re.IGNORECASE,
 )
 _SO = re.compile(rf"^(?P<cause>.{{8,}}?),?\s+so\s+(?!that\b)(?P<effect>{_SUBJECT}[^.;!?]{{4,}})")
+# After ", so", a bare noun is the subject when a verb of what happened follows: "The roads
+# flooded, so school was cancelled" (not "so easy can", "so others can try": no comma, or
+# what may be, which is a purpose).
+_SO_NOUN = re.compile(
+    r"^(?P<cause>.{8,}?),\s+so\s+(?!much\b|many\b|far\b|well\b)"
+    r"(?P<effect>[a-z]+\s+(?:was|were|is|are|got|gets|had|has|did|wasn['’]t|weren['’]t"
+    r"|isn['’]t|aren['’]t|didn['’]t)\s[^.;!?]{4,})"
+)
 _RESULT = re.compile(
     # "as a result of the storm" names its cause as "due to" does (not stated as a fact).
     r"^(?P<cause>.{8,}?)(?:,\s*|\s+)(?:and\s+)?(?:(?:as a result|as a consequence)(?!\s+of\b)"
@@ -159,7 +168,7 @@ def _cause_in(sentence: str) -> str | None:
         cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
         if _is_cause(match.group("cue"), cause, match.group("effect")):
             return _clean(cause)
-    for pattern in (_RESULT, _SO, _VERB, _CONSEQUENCE):
+    for pattern in (_RESULT, _SO, _SO_NOUN, _VERB, _CONSEQUENCE):
         match = pattern.match(sentence)
         cause = _after_speaker(match.group("cause")) if match else ""
         # "The outage led to ...": a noun phrase may name the cause in one content word.
