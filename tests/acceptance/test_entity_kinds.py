@@ -160,9 +160,11 @@ def test_what_a_verb_of_using_takes_is_a_thing(
         ("I got a job offer from Shopify.", {"Shopify": "org"}),
         ("Sven is the new CTO at Klarna.", {"Sven": "person", "Klarna": "org"}),
         ("I bought a bike from Anna.", {"Anna": "person"}),
+        # Where one studies, likewise.
+        ("Aisha is studying medicine at Makerere.", {"Aisha": "person", "Makerere": "org"}),
     ],
 )
-def test_a_seller_or_an_employer_is_an_organisation(
+def test_a_seller_an_employer_or_a_school_is_an_organisation(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected)

@@ -284,6 +284,8 @@ _PRODUCT_FOLLOWERS = _words("app beta release update subscription")
 _ORG_PREPOSITION_VERBS = _words("work works worked working job jobs join joined interned")
 # Words of a career that make "at X" or "for X" an employer: "got promoted at Spotify".
 _CAREER_WORDS = _words("promoted hired employed internship")
+# Where one studies is a school: "studying medicine at Makerere" (not "studying for the GRE").
+_STUDY_WORDS = _words("study studies studied studying enrolled enrol enroll")
 _CALLED = _words("called named like")
 # Tags of the words between a determiner and the noun it introduces.
 _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "POS", "VBG", "HYPH", "CD", "NNP"})
@@ -467,8 +469,10 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         w in _ORG_PREPOSITION_VERBS or w in _CAREER_WORDS for w in before
     ):
         votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
-    elif previous == "at" and before and before[-1] in _JOB_NOUNS:
-        votes["org"] += CUE_WEIGHT  # "the new CTO at Klarna"
+    elif previous == "at" and (
+        (before and before[-1] in _JOB_NOUNS) or any(w in _STUDY_WORDS for w in before)
+    ):
+        votes["org"] += CUE_WEIGHT  # "the new CTO at Klarna", "studying medicine at Makerere"
     elif previous == "at":
         votes["org"] += SPACY_WEIGHT / 2
         votes["place"] += SPACY_WEIGHT / 2
