@@ -226,7 +226,6 @@ class _EdgeFactors:
         last[:-1] = slots[1:] != slots[:-1]
         slots, factors = slots[last], factors[last]
         found = _VectorEdges(
-            array("q", slots.tobytes()),
             slots,
             factors,
             graph.entity_flags_at(slots),
@@ -247,10 +246,9 @@ class _EdgeFactors:
 
 class _VectorEdges(NamedTuple):
     """A node's edges as a walk weighs them all at once (:meth:`_EdgeFactors.vectors_of`):
-    its neighbours (as an int array, for dict lookups, and as numpy's), each neighbour's
-    factor, whether it is an entity and its seq (a memory's place among equal activations)."""
+    its neighbours' slots, each neighbour's factor, whether it is an entity and its seq (a
+    memory's place among equal activations)."""
 
-    neighbours: array[int]
     slots: np.ndarray
     factors: np.ndarray
     entity: np.ndarray
