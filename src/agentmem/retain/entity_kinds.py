@@ -99,22 +99,27 @@ RACE_RE = re.compile(r"^\d+k$", re.IGNORECASE)
 CODE_RE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+$")
 
 # Nouns that say what kind of thing a nearby name is.
-_PERSON_NOUNS = _words(
-    "friend buddy pal colleague coworker co-worker teammate boss manager mentor mentee partner "
-    "wife husband girlfriend boyfriend fiance fiancee fiancé fiancée spouse son daughter "
-    "brother sister sibling mom mum mother dad father aunt auntie uncle cousin niece nephew "
-    "grandma grandpa grandmother grandfather grandson granddaughter gran granny neighbor "
-    "neighbour roommate flatmate classmate teacher tutor student doctor dentist therapist "
-    "physiotherapist physio coach client landlord landlady intern assistant biologist engineer "
-    "developer designer director ceo cto cfo founder cofounder co-founder architect professor "
-    "lecturer nurse surgeon lawyer accountant analyst chef cook baker pilot driver farmer "
-    "carpenter plumber electrician journalist writer author artist painter musician singer "
-    "violinist pianist guitarist drummer actor actress dancer athlete player trainer scientist "
-    "researcher programmer consultant officer captain soldier priest vet pharmacist librarian "
-    "photographer editor producer lead intern volunteer recruiter banker economist chemist "
-    "physicist historian kid kids children parents family wedding birthday girl boy guy man "
-    "woman lady gentleman person"
+# Nouns of the people around someone, and of the roles people work in ("the new CTO at
+# Klarna": a role's "at X" is an employer).
+_KIN_AND_COMPANY_NOUNS = _words(
+    "friend buddy pal partner wife husband girlfriend boyfriend fiance fiancee fiancé fiancée "
+    "spouse son daughter brother sister sibling mom mum mother dad father aunt auntie uncle "
+    "cousin niece nephew grandma grandpa grandmother grandfather grandson granddaughter gran "
+    "granny neighbor neighbour roommate flatmate classmate kid kids children parents family "
+    "wedding birthday girl boy guy man woman lady gentleman person client student"
 )
+_JOB_NOUNS = _words(
+    "colleague coworker co-worker teammate boss manager mentor mentee teacher tutor doctor "
+    "dentist therapist physiotherapist physio coach landlord landlady intern assistant "
+    "biologist engineer developer designer director ceo cto cfo founder cofounder co-founder "
+    "architect professor lecturer nurse surgeon lawyer accountant analyst chef cook baker pilot "
+    "driver farmer carpenter plumber electrician journalist writer author artist painter "
+    "musician singer violinist pianist guitarist drummer actor actress dancer athlete player "
+    "trainer scientist researcher programmer consultant officer captain soldier priest vet "
+    "pharmacist librarian photographer editor producer lead volunteer recruiter banker "
+    "economist chemist physicist historian"
+)
+_PERSON_NOUNS = _KIN_AND_COMPANY_NOUNS | _JOB_NOUNS
 _ORG_NOUNS = _words(
     "company firm startup start-up vendor supplier provider agency manufacturer retailer "
     "employer charity nonprofit band club label publisher newspaper magazine brand business "
@@ -270,14 +275,6 @@ _TRADE_NOUNS = _words(
 )
 # Buying from someone: "ordered pad thai from Deliveroo", "bought my bike from Decathlon".
 _TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
-# Whose "at X" is an employer: "the new CTO at Klarna", "an engineer at Stripe".
-_JOB_NOUNS = _PERSON_NOUNS - _words(
-    "friend buddy pal partner wife husband girlfriend boyfriend fiance fiancee fiancé fiancée "
-    "spouse son daughter brother sister sibling mom mum mother dad father aunt auntie uncle "
-    "cousin niece nephew grandma grandpa grandmother grandfather grandson granddaughter gran "
-    "granny neighbor neighbour roommate flatmate classmate kid kids children parents family "
-    "wedding birthday girl boy guy man woman lady gentleman person client student"
-)
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
 _PRODUCT_FOLLOWERS = _words("app beta release update subscription")

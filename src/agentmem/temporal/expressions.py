@@ -530,6 +530,7 @@ _DAY_WORD = (
     + "|".join(sorted(_UNIT_ORDINALS, key=len, reverse=True))
     + r")|twentieth|thirtieth)(?![\w-])"
 )
+_ANY_DAY = rf"(?:{_DAY_OF_MONTH}|{_DAY_WORD})"
 # The year of a date: any four digits ("31 December 9999" is no December 31 of this year; a
 # year datetime cannot hold makes the date unreal, see _dates_unreal). Bare years are narrower.
 _YEAR = r"(?:(?P<year>\d{4})|['’](?P<yy>\d{2}))(?!\w)"
@@ -1146,7 +1147,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "weekday_day",
-        rf"\b{_WEEKDAY},?\s+the\s+(?:{_DAY_OF_MONTH}|{_DAY_WORD})",
+        rf"\b{_WEEKDAY},?\s+the\s+{_ANY_DAY}",
         _resolve_weekday_day,
         by_tense=True,
     ),
@@ -1219,7 +1220,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule("half_year", r"\bH(?P<h>[12])[\s/-]*(?P<year>[12]\d{3})(?!\w)", _resolve_half_year),
     _rule(
         "month_day",
-        rf"{_MONTH}\s+(?:the\s+)?(?:{_DAY_OF_MONTH}|{_DAY_WORD})(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
+        rf"{_MONTH}\s+(?:the\s+)?{_ANY_DAY}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
         _resolve_month_day,
         anchorable=True,
         by_tense=True,
