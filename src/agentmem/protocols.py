@@ -23,7 +23,9 @@ class Embedder(Protocol):
 
     An embedder whose cosines sit elsewhere than MiniLM's may have a ``cosine_levels``
     attribute ``(unrelated, evidence)``: recall and retain then read its cosines mapped onto
-    MiniLM's scale (:mod:`agentmem.models.cosine`).
+    MiniLM's scale (:mod:`agentmem.models.cosine`). One that runs its model without the GIL
+    may have ``embed_query_beside(text, beside)``, calling ``beside()`` just before the model
+    runs: recall starts its keyword arm there, so that arm runs during the model.
     """
 
     @property

@@ -99,6 +99,37 @@ def test_minilm_embed_query_is_one_row_of_embed(minilm: MiniLMEmbedder) -> None:
     np.testing.assert_allclose(query, minilm.embed([SENTENCES[0]])[0], atol=1e-6)
 
 
+def test_minilm_calls_beside_once_just_before_the_model_runs(
+    minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    minilm.embed_query("load the model")
+    session = embedder_module._load_session(minilm._model_path, minilm._threads, dynamic_int8=True)
+    run = type(session).run
+    monkeypatch.setattr(
+        type(session), "run", lambda self, *a, **k: (events.append("model"), run(self, *a, **k))[1]
+    )
+    vector = minilm.embed_query_beside("Alice moved to Berlin", lambda: events.append("beside"))
+    assert events == ["beside", "model"]
+    np.testing.assert_array_equal(vector, minilm.embed_query("Alice moved to Berlin"))
+    with pytest.raises(InvalidInputError):
+        minilm.embed_query_beside(b"bytes", lambda: events.append("beside"))  # type: ignore[arg-type]
+    assert events.count("beside") == 1  # refused before anything started
+
+
+def test_an_embedder_without_a_model_to_wait_on_calls_beside_first() -> None:
+    events: list[str] = []
+
+    class Recording(HashEmbedder):
+        def embed_query(self, text: str) -> np.ndarray:
+            events.append("embed")
+            return super().embed_query(text)
+
+    vector = embedder_module.embed_query_beside(Recording(), "hi", lambda: events.append("beside"))
+    assert events == ["beside", "embed"]
+    np.testing.assert_array_equal(vector, HashEmbedder().embed_query("hi"))
+
+
 def test_minilm_truncates_to_max_length() -> None:
     # [CLS] + six one-token words + [SEP] = 8 tokens: the rest of the longer text is cut off.
     embedder = MiniLMEmbedder(max_length=8)

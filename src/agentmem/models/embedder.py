@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -200,7 +200,10 @@ class MiniLMEmbedder:
             InvalidInputError: ``texts`` is a string or holds a non-string.
             ModelError: The model or tokenizer cannot be loaded or run.
         """
-        texts = _check_texts(texts)
+        return self._embed(_check_texts(texts), None)
+
+    def _embed(self, texts: list[str], on_run: Callable[[], object] | None) -> np.ndarray:
+        """:meth:`embed`, calling ``on_run`` (if any) just before the model first runs."""
         out = np.empty((len(texts), MINILM_DIMENSION), dtype=np.float32)
         if not texts:
             return out
@@ -223,6 +226,9 @@ class MiniLMEmbedder:
                 input_ids[i, :n] = encoding.ids
                 token_type_ids[i, :n] = encoding.type_ids
                 attention_mask[i, :n] = 1
+            if on_run is not None:
+                on_run()
+                on_run = None
             try:
                 (hidden,) = session.run(
                     ["last_hidden_state"],
@@ -250,9 +256,19 @@ class MiniLMEmbedder:
             InvalidInputError: ``text`` is not a string.
             ModelError: The model or tokenizer cannot be loaded or run.
         """
+        return self.embed_query_beside(text, None)
+
+    def embed_query_beside(self, text: str, beside: Callable[[], object] | None) -> np.ndarray:
+        """:meth:`embed_query`, calling ``beside`` just before the model runs.
+
+        onnxruntime runs without the GIL, so Python work that ``beside`` starts on another
+        thread runs during the model (~2.5 ms for a query). Started before, it would take the
+        GIL back and forth with the tokenizer and the pooling, and the embedding would wait
+        out the interpreter's switch interval (5 ms) to get it back.
+        """
         if not isinstance(text, str):
             raise InvalidInputError(f"query must be a str, got {type(text).__name__}")
-        return self.embed([text])[0]
+        return self._embed([text], beside)[0]
 
     def _load_tokenizer(self) -> Tokenizer:
         tokenizer = self._tokenizer
@@ -424,3 +440,14 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     # An all-zero vector (a provider returning zeros) stays zero rather than becoming NaN.
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def embed_query_beside(embedder: Any, text: str, beside: Callable[[], object]) -> np.ndarray:  # noqa: ANN401
+    """``embedder.embed_query(text)``, with ``beside`` called once: while the model runs when
+    the embedder can say when that is (``embed_query_beside``, as :class:`MiniLMEmbedder`),
+    else first."""
+    method = getattr(embedder, "embed_query_beside", None)
+    if method is not None:
+        return method(text, beside)
+    beside()
+    return embedder.embed_query(text)

@@ -16,6 +16,7 @@ import numpy as np
 
 from agentmem.config import RecallConfig
 from agentmem.engine import Engine
+from agentmem.models.embedder import embed_query_beside
 from agentmem.recall.calibrated import content_tokens
 from agentmem.recall.candidates import StrategyHit, cosine_relevance
 from agentmem.recall.people import without_people
@@ -28,11 +29,14 @@ T = TypeVar("T")
 
 
 class _once(Generic[T]):  # noqa: N801 (used as a decorator, like cached_property)
-    """A property computed once per recall context, under that context's own lock.
+    """A property computed once per recall context, under a lock of that context's and that
+    property's own.
 
     Not ``functools.cached_property``: in Python 3.11 it holds one lock for all instances,
     so one recall loading a bank's graph for its query embedding (seconds, at first use) held
-    up every other recall's, of every bank.
+    up every other recall's, of every bank. One lock per property, so the keyword arm's word
+    idfs are computed while the query is embedded; a property may read another (the query's
+    period, then its embedding), never one that reads it back, so the locks cannot deadlock.
     """
 
     def __init__(self, compute: Callable[[Any], T]) -> None:
@@ -43,7 +47,7 @@ class _once(Generic[T]):  # noqa: N801 (used as a decorator, like cached_propert
     def __get__(self, context: Any, owner: type | None = None) -> T:  # noqa: ANN401
         values = context.__dict__
         if self._name not in values:
-            with context._once_lock:  # re-entrant: one property may need another
+            with context._once_locks.setdefault(self._name, threading.Lock()):
                 if self._name not in values:
                     values[self._name] = self._compute(context)
         return values[self._name]
@@ -58,8 +62,9 @@ class StrategyContext:
     collection: str
     config: RecallConfig
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _once_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _once_locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _semantic: list[StrategyHit] | None = field(default=None, repr=False)
+    _while_embedding: Callable[[], object] | None = field(default=None, repr=False)
 
     def semantic_hits(self) -> list[StrategyHit]:
         """The semantic arm's hits, scored by cosine on MiniLM's scale
@@ -130,7 +135,17 @@ class StrategyContext:
         text = self.query_time.content_query
         if "keyword" in self.config.strategies:
             text = without_people(text, bank_graph(self.engine, self.bank_id))
-        return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+        beside, self._while_embedding = self._while_embedding, None
+        if beside is None:
+            return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+        return np.asarray(embed_query_beside(self.engine.embedder, text, beside), dtype=np.float32)
+
+    def embed_query_beside(self, beside: Callable[[], object]) -> np.ndarray:
+        """:attr:`query_vector`, with ``beside`` called once while the model runs (see
+        ``MiniLMEmbedder.embed_query_beside``): the recall starts there the work that needs no
+        embedding, which then runs during the model instead of taking turns with it."""
+        self._while_embedding = beside
+        return self.query_vector
 
     @_once
     def unit_query(self) -> np.ndarray:

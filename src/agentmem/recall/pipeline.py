@@ -3,6 +3,7 @@ wholes hold them) → fuse (RRF) → rerank → supersession → composite score
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from contextvars import copy_context
 from dataclasses import fields, replace
 from datetime import datetime
@@ -62,33 +63,38 @@ _WITHOUT_VECTOR = frozenset({"keyword", "timeline"})
 def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     """Every arm's hits, in the order of ``config.strategies``.
 
-    The arms that need no embedding (and the reranker's word idfs) run on the pool while the
-    query is embedded here, which releases the GIL; the others then run here one after
-    another, since on the pool their Python would only take turns with each other.
+    The arms that need no embedding (and the reranker's word idfs) start on the pool once
+    the query's embedding is inside the model, which releases the GIL, so their Python runs
+    during the model; the others then run here one after another, since on the pool their
+    Python would only take turns with each other.
     """
     names = ctx.config.strategies
     if len(names) == 1:
         return {names[0]: _arm(ctx, names[0])}
-    executor = ctx.engine.executor
-    # Each arm on the pool runs in a copy of this context: it reads the bank's version the
-    # call read.
-    early = {
-        name: executor.submit(copy_context().run, _arm, ctx, name)
-        for name in names
-        if name in _WITHOUT_VECTOR
-    }
-    idfs = (
-        executor.submit(copy_context().run, lambda: ctx.query_word_idfs)
-        if "keyword" in names
-        else None
-    )
+    early = [name for name in names if name in _WITHOUT_VECTOR]
+    started: list[Future[dict[str, list[StrategyHit]]]] = []
+
+    def start_early() -> None:
+        # One task, so that one thread's Python, not two, runs beside the model. It runs in a
+        # copy of this context: it reads the bank's version the call read.
+        started.append(ctx.engine.executor.submit(copy_context().run, _early_work, ctx, early))
+
     if len(early) < len(names):
-        _ = ctx.query_vector  # embed once, before the arms that read it
+        ctx.embed_query_beside(start_early)  # embed once, before the arms that read it
+    if not started:  # nothing to embed, or an embedder that does not call back
+        start_early()
     results = {name: _arm(ctx, name) for name in names if name not in early}
-    results.update((name, future.result()) for name, future in early.items())
-    if idfs is not None:
-        idfs.result()
+    results.update(started[0].result())
     return {name: results[name] for name in names}
+
+
+def _early_work(ctx: StrategyContext, names: list[str]) -> dict[str, list[StrategyHit]]:
+    """The hits of the arms that need no embedding, and the query's word idfs the reranker
+    reads when the keyword arm runs."""
+    hits = {name: _arm(ctx, name) for name in names}
+    if "keyword" in ctx.config.strategies:
+        _ = ctx.query_word_idfs
+    return hits
 
 
 def _arm(ctx: StrategyContext, name: str) -> list[StrategyHit]:
