@@ -170,6 +170,30 @@ def test_a_seller_an_employer_or_a_school_is_an_organisation(
     assert_kinds_after_reopening(store_path, sentence, expected)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # What one climbs or hikes is a place, a first name in it or not (spaCy said a person
+        # for Ben Nevis, Snowdon and Mont Blanc); whom one climbs with, or whose route one
+        # hikes, stays a person.
+        ("We hiked Ben Nevis last summer.", {"Ben Nevis": "place"}),
+        ("I climbed Snowdon with Tom.", {"Snowdon": "place", "Tom": "person"}),
+        ("They summited Mont Blanc at dawn.", {"Mont Blanc": "place"}),
+        ("Sam hiked the Appalachian Trail.", {"Sam": "person", "Appalachian Trail": "place"}),
+        ("We're hiking Tom's favourite route on Sunday.", {"Tom": "person"}),
+        # Where a ride goes is a place; whose home it is, a person (spaCy: a person, places).
+        ("We took an Uber to JFK.", {"JFK": "place"}),
+        ("I took the train to Jordan's place.", {"Jordan": "person"}),
+        ("We crashed at Sydney's house after the party.", {"Sydney": "person"}),
+        ("Paris's house prices are crazy.", {"Paris": "place"}),
+    ],
+)
+def test_a_mountain_climbed_or_a_ride_taken_is_a_place_and_a_home_is_a_persons(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
 def test_the_kind_follows_the_evidence_and_is_stored(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("b")

@@ -67,6 +67,7 @@ from agentmem.retain.entity_kinds import (
     SPACY_WEIGHT,
     STRONG_CUE_WEIGHT,
     decide_kind,
+    is_climbed,
     is_common_noun_use,
     is_common_word_start,
     is_name_suffix,
@@ -547,9 +548,10 @@ def _is_given_name(doc: Doc, start: int, end: int) -> bool:
     small model labels such names almost at random: a weak vote for a person.
 
     Not a common first name, which votes already, nor a word after a determiner ("my
-    Mercedes", "the Chelsea match": no one says "the Sarah") or a verb of using ("playing
-    Zelda"), one spaCy labels a nationality or language ("German"), or one the embedding
-    model clearly places elsewhere ("Bali", "Chelsea", ``name_prior.may_name_a_person``).
+    Mercedes", "the Chelsea match": no one says "the Sarah"), a verb of using ("playing
+    Zelda") or of climbing ("hiked Snowdon"), one spaCy labels a nationality or language
+    ("German"), or one the embedding model clearly places elsewhere ("Bali", "Chelsea",
+    ``name_prior.may_name_a_person``).
     """
     if end - start != 1:
         return False
@@ -557,7 +559,9 @@ def _is_given_name(doc: Doc, start: int, end: int) -> bool:
     word = token.lower_
     if word in FIRST_NAMES or word not in given_names() or token.ent_type_ in NATIONALITY_LABELS:
         return False
-    if (start > 0 and doc[start - 1].lower_ in DETERMINERS) or is_used_thing(doc, start):
+    if start > 0 and doc[start - 1].lower_ in DETERMINERS:
+        return False
+    if is_used_thing(doc, start) or is_climbed(doc, start, end):
         return False
     return may_name_a_person(word)
 

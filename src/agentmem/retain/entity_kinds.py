@@ -87,9 +87,9 @@ _ORG_HEADS = _words("university bank institute college ministry department schoo
 _PLACE_SUFFIXES = _words(
     "street st road rd avenue ave lane boulevard square park river lake mountains mountain "
     "hill hills valley beach bay island islands coast peninsula county province district "
-    "region airport station harbour harbor bridge"
+    "region airport station harbour harbor bridge trail"
 )
-_PLACE_HEADS = _words("lake mount mt river isle cape port fort")
+_PLACE_HEADS = _words("lake mount mt mont monte river isle cape port fort")
 _PRODUCT_SUFFIXES = _words("api app sdk")
 _EVENT_SUFFIXES = _words(
     "festival olympics games cup championship championships marathon conference summit expo "
@@ -147,6 +147,8 @@ _NOUN_KINDS: dict[str, str] = {
 # After a possessive ("Kofi's wife", "Globex's office"): only nouns that settle the kind.
 # A pet's owner is a person too ("April's dog").
 _POSSESSED_PERSON = (_PERSON_NOUNS - _words("lead")) | _words("dog dogs cat cats puppy kitten")
+# "staying at Jordan's place": a home is a person's (not "Paris's house prices").
+_HOMES = _words("place house flat apartment")
 _POSSESSED_ORG = _words("office offices headquarters hq ceo cto employees staff customers stock")
 
 _PLACE_PREPOSITIONS = _words("in near around across throughout outside inside within")
@@ -157,7 +159,8 @@ _MOTION_WORDS = _words(
     "walk walked ride rode back way visit visited holiday holidays vacation came come comes "
     "coming drives "
     # A way of travelling: "took the train to Lyon", "a ferry to Naxos", "tickets to Oslo".
-    "train trains bus buses ferry ferries plane flight boat cruise tram taxi cab ticket tickets"
+    "train trains bus buses ferry ferries plane flight boat cruise tram taxi cab ticket tickets "
+    "uber lyft"
 )
 _PERSON_VERBS = _words(
     "said says told tells asked asks thinks thought feels felt wants wanted loves loved likes "
@@ -274,6 +277,11 @@ _TRADE_NOUNS = _words(
     "invoice invoices bill bills refund quote order shipment delivery payment offer offers"
 )
 # Buying from someone: "ordered pad thai from Deliveroo", "bought my bike from Decathlon".
+# What one climbs or hikes is a mountain, a trail or a park.
+_CLIMB_VERBS = _words(
+    "hike hikes hiked hiking climb climbs climbed climbing summit summits summited summiting "
+    "trek treks trekked trekking ascend ascends ascended ascending"
+)
 _TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
@@ -428,6 +436,26 @@ def is_used_thing(doc: Doc, start: int) -> bool:
     return False
 
 
+def _is_a_home(doc: Doc, i: int) -> bool:
+    """Whether the possessed word at ``i`` ("place", "house") is someone's home: not the head
+    of a compound ("Paris's house prices"), nor a place in something ("London's place in
+    history")."""
+    if i + 1 >= len(doc):
+        return True
+    after = doc[i + 1]
+    return not after.tag_.startswith("NN") and not (doc[i].lower_ == "place" and after.tag_ == "IN")
+
+
+def is_climbed(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name at ``doc[start:end]`` is what a verb of climbing or hiking takes
+    ("hiked Ben Nevis", "climbed the Matterhorn"), which is a place and never a person; not
+    what the name owns ("hiking Tom's route")."""
+    lead = start - 1 if start > 1 and doc[start - 1].lower_ == "the" else start
+    if lead < 1 or doc[lead - 1].lower_ not in _CLIMB_VERBS:
+        return False
+    return end >= len(doc) or doc[end].lower_ not in ("'s", "’s", "'")
+
+
 def _is_copula(token: Token) -> bool:
     return token.lower_ in _COPULA and token.tag_ != "POS"  # "Bob's here", not "Bob's car"
 
@@ -458,6 +486,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["place"] += MOTION_WEIGHT  # "flew to Yerevan", "drove through Tuscany"
     elif previous in ("visit", "visiting", "visited"):
         votes["place"] += CUE_WEIGHT
+    elif is_climbed(doc, start, end):
+        votes["place"] += SHAPE_WEIGHT  # "hiked Ben Nevis": as telling as "Mount" in a name
     elif previous == "from" and (
         (before and before[-1] in _TRADE_NOUNS) or any(w in _TRADE_VERBS for w in before)
     ):
@@ -508,7 +538,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     animate = _is_animate_subject(doc, end)
     if following in ("'s", "’s", "'") and end + 1 < n and not animate:
         possessed = doc[end + 1].lower_
-        if possessed in _POSSESSED_PERSON:
+        if possessed in _POSSESSED_PERSON or (possessed in _HOMES and _is_a_home(doc, end + 1)):
             votes["person"] += STRONG_CUE_WEIGHT
         elif possessed in _POSSESSED_ORG:
             votes["org"] += CUE_WEIGHT
