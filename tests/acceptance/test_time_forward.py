@@ -198,7 +198,7 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I moved here at the end of May.", FEB_20, "2024-05-25", "2024-05-31"),
     # "after", "before" and "during" put a date on a simple present's event too.
     ("The gym reopens after Easter.", FEB_20, "2025-04-18", "2025-04-21"),
-    ("The store closes before Christmas.", FEB_20, "2025-12-24", "2025-12-26"),
+    ("The store closed before Christmas.", FEB_20, "2024-12-24", "2024-12-26"),
     # A weekday with a day of the month: the nearest such day that is that weekday.
     ("Our flight back is on Sunday the 23rd.", FEB_20, "2025-02-23", "2025-02-23"),
     ("We met on Friday the 13th.", FEB_20, "2024-12-13", "2024-12-13"),
@@ -246,6 +246,37 @@ def test_stored_occurrence(
     assert memory.occurred_end - memory.occurred_start < timedelta(
         days=(_day(last) - _day(first)).days + 1
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # After a past date: from its end until it was said; before a coming one: from when
+        # it was said until the date begins.
+        ("We moved here after Christmas.", "2024-12-27T00:00:00", "2025-02-20T10:00:00"),
+        ("I got a dog right after New Year.", "2025-01-02T00:00:00", "2025-02-20T10:00:00"),
+        ("I'll finish the report before Friday.", "2025-02-20T10:00:00", "2025-02-21T00:00:00"),
+        ("The store closes before Christmas.", "2025-02-20T10:00:00", "2025-12-24T00:00:00"),
+        ("I need to renew my passport before June.", "2025-02-20T10:00:00", "2025-06-01T00:00:00"),
+        # No other end: the date itself; a date qualifying a noun dates that noun.
+        ("I'll start my new job after Easter.", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
+        ("I felt better after Monday's meeting.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
+    ],
+)
+def test_after_a_past_date_or_before_a_coming_one_is_stored_as_the_time_between(
+    store_path: Path, text: str, start: str, end: str
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("between").retain(text, mentioned_at=FEB_20)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("between")
+        [memory] = bank.memories()
+        stored = (memory.occurred_start, memory.occurred_end + timedelta(microseconds=1))
+        assert stored == (
+            datetime.fromisoformat(start).replace(tzinfo=UTC),
+            datetime.fromisoformat(end).replace(tzinfo=UTC),
+        )
+        assert bank.check_integrity().problems == ()
 
 
 def test_the_invoice_is_found_in_the_month_it_is_due(mem: agentmem.AgentMemory) -> None:

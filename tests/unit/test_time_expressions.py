@@ -987,6 +987,25 @@ def test_since_a_name_reaches_back_to_its_latest_occurrence(verb: str, name: str
     assert REF - found.start < timedelta(days=366)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    day=st.dates(min_value=date(1950, 1, 1), max_value=date(2099, 12, 31)),
+    word=st.sampled_from(["after", "before", "right after", "just before"]),
+)
+def test_after_or_before_a_date_is_the_time_between_it_and_the_reference_when_there_is_one(
+    day: date, word: str
+) -> None:
+    written = f"{day:%B} {day.day}, {day.year}"
+    [alone] = find_time_expressions(f"It happened on {written}.", REF)
+    [found] = find_time_expressions(f"It happened {word} {written}.", REF)
+    if word.endswith("after") and alone.end < REF:
+        assert (found.start, found.end) == (alone.end, REF)
+    elif word.endswith("before") and alone.start > REF:
+        assert (found.start, found.end) == (REF, alone.start)
+    else:  # after a coming date or before a past one: no other end, the date stays
+        assert (found.start, found.end) == (alone.start, alone.end)
+
+
 _LASTING = [
     ("for three months", datetime(2024, 10, 15, tzinfo=UTC)),
     ("for a fortnight", datetime(2025, 1, 1, tzinfo=UTC)),

@@ -51,7 +51,8 @@ Conventions, where English leaves the choice open:
 - "between A and B" / "from A to B" runs from the start of A to the end of B; a bare A is
   taken as its latest occurrence before B ends ("from November to February 2024" starts in
   November 2023), so "between March and May" is the most recent March-May whose May has
-  started. "since A" runs from the start of A up to the reference.
+  started. "since A" runs from the start of A up to the reference, "after A" (A past) from
+  its end up to the reference, "before A" (A to come) from the reference up to A.
 - "N units ago" before a time told from now shifts it back: "a year ago yesterday" is the day
   a year before yesterday, "two years ago last month" that month two years earlier. A
   yearly name followed by "this/next/last year" is its occurrence in that calendar year
@@ -371,6 +372,9 @@ class _Reading:
     ref: datetime
     date_order: DateOrder = "MDY"
     by_tense: bool = True
+
+
+_SINCE_BEFORE = re.compile(r"\bsince\s+$", re.IGNORECASE)
 
 
 def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
@@ -1547,18 +1551,31 @@ def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None
     return _Interval(head.start, max(head.end, tail.end), "range", head.relative or tail.relative)
 
 
-_SINCE_BEFORE = re.compile(r"\bsince\s+$", re.IGNORECASE)
+_POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
+_BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before)\s+$", re.IGNORECASE)
 
 
 def _since(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
-    """Compose "since" and an expression: from its start up to the reference."""
+    """Compose "since", "after" or "before" and an expression into the interval between it
+    and the reference, where there is one: "since March" from March's start up to the
+    reference, "after Christmas" (past) from its end up to the reference, "before Friday"
+    (to come) from the reference up to Friday. What is after a time to come, or before one
+    past, has no end the words give ("after Easter" said in March): the expression stays."""
     composed = []
     for candidate in found:
-        since = _SINCE_BEFORE.search(text, max(0, candidate.start - _WINDOW), candidate.start)
-        if since is None or candidate.interval.start >= ref:
+        word = _BETWEEN_WORD.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        if word is None or _POSSESSIVE_AFTER.match(text, candidate.end):
+            continue  # "after yesterday's meeting": after the meeting, not the day
+        period = candidate.interval
+        between = {
+            "since": (period.start, ref),
+            "after": (period.end, ref),
+            "before": (ref, period.start),
+        }[word["word"].lower()]
+        if between[0] >= between[1]:
             continue
-        interval = _Interval(candidate.interval.start, ref, "range", True)
-        composed.append(_Candidate(since.start(), candidate.end, interval, True, -1))
+        interval = _Interval(*between, "range", True)
+        composed.append(_Candidate(word.start(), candidate.end, interval, True, -1))
     return composed
 
 
