@@ -42,7 +42,7 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I'll be there on Halloween.", FEB_20, "2025-10-31", "2025-10-31"),
     ("We'll move in the fall.", FEB_20, "2025-09-01", "2025-11-30"),
     ("The rent is due on the 5th.", FEB_20, "2025-03-05", "2025-03-05"),
-    ("We will meet on the 20th.", FEB_20, "2025-02-20", "2025-02-20"),
+    ("We will meet on the 20th.", FEB_20, FEB_20, "2025-02-20"),
     ("I'll call you on the 31st.", FEB_20, "2025-03-31", "2025-03-31"),
     ("The workshop will take place in the third quarter.", FEB_20, "2025-07-01", "2025-09-30"),
     ("We are hosting the party on Valentine's Day.", FEB_20, "2026-02-14", "2026-02-14"),
@@ -96,16 +96,22 @@ CASES: list[tuple[str, str, str, str]] = [
     # Said on the named date or after it.
     ("The next invoice will be due on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("I paid the invoice on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
-    ("We'll launch in March.", MAR_10, "2025-03-01", "2025-03-31"),
-    ("We launched in March.", MAR_10, "2025-03-01", "2025-03-31"),
-    ("I'll see the dentist on the 10th.", MAR_10, "2025-03-10", "2025-03-10"),
+    # A period holding the moment it is said in: what was done is before that moment, what
+    # is to be done after it; a present tense alone (a state, a timetable) keeps it whole.
+    ("We'll launch in March.", MAR_10, MAR_10, "2025-03-31"),
+    ("We launched in March.", MAR_10, "2025-03-01", MAR_10),
+    ("I'll see the dentist on the 10th.", MAR_10, MAR_10, "2025-03-10"),
+    ("I started a new job this year.", MAR_10, "2025-01-01", MAR_10),
+    ("I went to the gym this morning.", MAR_10, "2025-03-10T06:00:00Z", MAR_10),
+    ("I'll go to the gym this week.", MAR_10, MAR_10, "2025-03-16"),
+    ("The invoice is due this month.", MAR_10, MAR_10, "2025-03-31"),
     ("I saw the dentist on the 10th.", MAR_10, "2025-03-10", "2025-03-10"),
     ("I'll see the dentist on the 3rd.", MAR_10, "2025-04-03", "2025-04-03"),
     ("I saw the dentist on the 12th.", MAR_10, "2025-02-12", "2025-02-12"),
     ("My birthday is on March 10.", MAR_10, "2025-03-10", "2025-03-10"),
     ("My birthday is on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("My birthday was on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
-    ("We're planning a trip to Porto in the spring.", MAR_10, "2025-03-01", "2025-05-31"),
+    ("We're planning a trip to Porto in the spring.", MAR_10, MAR_10, "2025-05-31"),
     # A range holding the day it is said in: this year's.
     ("The exhibition runs from March 1 to March 30.", MAR_10, "2025-03-01", "2025-03-30"),
     ("I booked a table for the 3rd.", MAR_10, "2025-04-03", "2025-04-03"),
@@ -119,9 +125,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I'll see the dentist on the 3rd.", DEC_28, "2025-01-03", "2025-01-03"),
     ("I saw the dentist on the 3rd.", DEC_28, "2024-12-03", "2024-12-03"),
     ("The release is scheduled for Q1.", DEC_28, "2025-01-01", "2025-03-31"),
-    ("The release shipped in Q4.", DEC_28, "2024-10-01", "2024-12-31"),
+    ("The release shipped in Q4.", DEC_28, "2024-10-01", DEC_28),
     ("We'll celebrate on New Year's Eve.", DEC_28, "2024-12-31", "2024-12-31"),
-    ("We'll ski in the winter.", DEC_28, "2024-12-01", "2025-02-28"),
+    ("We'll ski in the winter.", DEC_28, DEC_28, "2025-02-28"),
     ("We skied in February.", DEC_28, "2024-02-01", "2024-02-29"),
     ("We're going to ski in February.", DEC_28, "2025-02-01", "2025-02-28"),
     # A year boundary behind.
@@ -206,7 +212,14 @@ CASES: list[tuple[str, str, str, str]] = [
 
 
 def _day(text: str) -> date:
-    return date.fromisoformat(text)
+    return date.fromisoformat(text[:10])
+
+
+def _moment(text: str) -> datetime:
+    """A day's first instant, or the instant itself when a time is given (when it was said)."""
+    if "T" not in text:
+        return datetime.combine(_day(text), datetime.min.time(), UTC)
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 @pytest.fixture(scope="module")
@@ -241,11 +254,14 @@ def test_stored_occurrence(
     memory = stored[index]
     assert memory.text == text
     assert memory.occurred_start is not None and memory.occurred_end is not None
-    assert memory.occurred_start == datetime.combine(_day(first), datetime.min.time(), UTC)
-    assert memory.occurred_end.date() == _day(last)
-    assert memory.occurred_end - memory.occurred_start < timedelta(
-        days=(_day(last) - _day(first)).days + 1
-    )
+    assert memory.occurred_start == _moment(first)
+    if "T" in last:  # up to the moment it was said
+        assert memory.occurred_end + timedelta(microseconds=1) == _moment(last)
+    else:
+        assert memory.occurred_end.date() == _day(last)
+        assert memory.occurred_end - memory.occurred_start < timedelta(
+            days=(_day(last) - _day(first)).days + 1
+        )
 
 
 @pytest.mark.parametrize(
@@ -346,16 +362,21 @@ _CLAUSES = [(template, "future") for template in _FUTURE] + [(t, "past") for t i
 def test_a_clause_is_dated_on_its_side_of_when_it_was_said(
     property_bank: agentmem.MemoryBank, clause: tuple[str, str], when: str, said: datetime
 ) -> None:
-    """A future-tense date never ends before the day it was said, a past one never starts
-    after the moment it was said."""
+    """A future-tense date never ends before the day it was said, and never starts before
+    the moment it was said when the words say it is to come ("will", "going to", "due"); a
+    past one lies before that moment (a period holding it is cut there)."""
     template, tense = clause
     [created] = property_bank.retain(template.format(when), mentioned_at=said).memories
     stored = property_bank.get(created.id)
     assert stored.occurred_start is not None and stored.occurred_end is not None
     if tense == "future":
         assert stored.occurred_end >= said.replace(hour=0, minute=0, second=0, microsecond=0)
+        if "flying" not in template:  # a progressive alone may be a state
+            assert stored.occurred_start >= said
     else:
         assert stored.occurred_start <= said
+        # Said at the very first instant of the period read, nothing of it has passed yet.
+        assert stored.occurred_end < said or stored.occurred_start == said
 
 
 # --------------------------------------------------------------------------------------------

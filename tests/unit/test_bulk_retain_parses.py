@@ -30,6 +30,7 @@ _TURNS = [
     "The invoice is due on March 3.",
     "I've been planning a trip for April.",
     "We will launch on Friday.",
+    "I started a new job this year.",
     "Thanks, that helps!",
 ]
 
@@ -113,6 +114,9 @@ def test_every_text_whose_tense_is_read_is_tagged_up_front(monkeypatch):
     [
         ("I paid the invoice on March 3.", True),
         ("See you on Friday!", True),
+        # A period holding the moment it is said: its tense says which side is stored.
+        ("I went to the gym this morning.", True),
+        ("I'll be in Rome this week.", True),
         ("We went hiking last summer.", False),  # "last" names the occurrence
         ("The launch was in Q3 2023.", False),
         ("The meeting moved to Thursday.", False),  # the day moved to: ahead, whatever the tense

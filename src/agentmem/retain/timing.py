@@ -17,10 +17,10 @@ from dataclasses import replace
 from datetime import timedelta
 
 from agentmem.retain.facts import ExtractedFact
-from agentmem.temporal import find_time_expressions
+from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.temporal.anaphora import follow_on
-from agentmem.temporal.expressions import may_read_tense
-from agentmem.temporal.tense import tag_texts
+from agentmem.temporal.expressions import may_hold_the_present, may_read_tense
+from agentmem.temporal.tense import clause_direction, says_it_is_to_come, tag_texts
 
 # Stored occurrence intervals are inclusive; parsed ones are half-open.
 _INCLUSIVE = timedelta(microseconds=1)
@@ -32,29 +32,24 @@ def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> Extracted
     The first time expression of the fact wins: in "I moved in June and started work last
     week", the fact is about the move. ``date_order`` is the bank's ("MDY" or "DMY").
     """
-    if not _to_anchor(fact):
-        return fact
-    expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
-    if not expressions:
-        return fact
-    first = expressions[0]
-    return replace(fact, occurred_start=first.start, occurred_end=first.end - _INCLUSIVE)
+    return _anchored(fact, _first_time(fact, date_order))
 
 
 def anchor_all_in_time(
     facts: list[ExtractedFact], *, date_order: str = "MDY"
 ) -> list[ExtractedFact]:
-    """:func:`anchor_in_time` of each fact; first the texts whose tense may decide a date are
-    tagged by spaCy together, not one by one (same tags, a fraction of the time).
+    """:func:`anchor_in_time` of each fact; first the texts whose tense may decide a date, or
+    the side of a period holding the moment they were said ("this week"), are tagged by spaCy
+    together, not one by one (same tags, a fraction of the time).
 
     A fact that names no date of its own but a time told from the one before ("The next day
     I visited the Louvre") is dated from the previous dated fact of the same message.
     """
-    tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
+    tag_texts(f.text for f in facts if _to_anchor(f) and _reads_tense(f.text))
     anchored: list[ExtractedFact] = []
     previous: ExtractedFact | None = None  # the last dated fact of the current message
     for fact in facts:
-        done = anchor_in_time(fact, date_order=date_order)
+        done = _anchored(fact, _first_time(fact, date_order))
         if previous is not None and previous.message_index != fact.message_index:
             previous = None
         if _to_anchor(fact) and done.occurred_start is None and previous is not None:
@@ -63,6 +58,41 @@ def anchor_all_in_time(
             previous = done
         anchored.append(done)
     return anchored
+
+
+def _reads_tense(text: str) -> bool:
+    return may_read_tense(text) or may_hold_the_present(text)
+
+
+def _first_time(fact: ExtractedFact, date_order: str) -> ParsedTime | None:
+    """The first time expression of a fact whose occurrence is read from its text."""
+    if not _to_anchor(fact):
+        return None
+    expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
+    return expressions[0] if expressions else None
+
+
+def _anchored(fact: ExtractedFact, first: ParsedTime | None) -> ExtractedFact:
+    """The fact dated by its first time expression, on the side of when it was said that its
+    clause speaks of: a period that holds that moment is cut there ("I started a new job this
+    year", said in March, happened between January and then; "I'll go to the gym this week"
+    from then to Sunday), as what was done cannot be later, nor what is to be done earlier.
+    A present tense alone does not cut it: "my birthday is on March 10", said that morning,
+    is the whole day."""
+    if first is None:
+        return fact
+    start, end = first.start, first.end
+    if _holds_when_said(fact, first):
+        direction = clause_direction(fact.text, *first.span)
+        if direction == "past":
+            end = fact.mentioned_at
+        elif direction == "forward" and says_it_is_to_come(fact.text, *first.span):
+            start = fact.mentioned_at
+    return replace(fact, occurred_start=start, occurred_end=end - _INCLUSIVE)
+
+
+def _holds_when_said(fact: ExtractedFact, found: ParsedTime | None) -> bool:
+    return found is not None and found.start < fact.mentioned_at < found.end
 
 
 def _told_from(fact: ExtractedFact, previous: ExtractedFact) -> ExtractedFact:

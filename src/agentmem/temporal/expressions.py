@@ -1278,6 +1278,20 @@ _WHICH_GROUPS = ("rel", "year", "yy", "year2", "yrel")
 _AMOUNTS_BY_TENSE = tuple(rule for rule in _RULES if rule.name in ("units_ahead", "lasting"))
 
 
+_THIS_PERIOD = re.compile(
+    r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year|quarter"
+    r"|spring|summer|autumn|fall|winter|season|semester|term))\b",
+    re.IGNORECASE,
+)
+
+
+def may_hold_the_present(text: str) -> bool:
+    """Whether ``text`` names a period that holds the moment it is said ("today", "this
+    week"), whose clause's tense then decides which side of that moment is stored
+    (``retain/timing.py``): retain keeps the tags of such texts from the parse it has."""
+    return _THIS_PERIOD.search(text) is not None
+
+
 def may_read_tense(text: str) -> bool:
     """Whether the tense of a clause may decide a date in ``text``: it names a calendar day or
     period without a year or last/this/next ("March 3", "in June", "on Friday"), not as the

@@ -298,6 +298,15 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     return None
 
 
+def says_it_is_to_come(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around the date at ``text[start:end]`` says in words that what it
+    tells is to come ("I'll", "going to", "planning", "due"), not only by a present tense,
+    which may be a state's or a timetable's ("my birthday is on May 12", "the exhibition runs
+    until Sunday"). No tags are read."""
+    lo, hi = _bounds(text, start, end, _SENTENCE_END)
+    return _PLAN_CUE.search(text, lo, hi) is not None
+
+
 def recurs(text: str, start: int, end: int) -> bool:
     """Whether the date at ``text[start:end]`` names a recurrence rather than one occurrence:
     a habit's adverb or "every"/"each" with a unit of the calendar in its part of the sentence
