@@ -32,7 +32,7 @@ from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
 from agentmem.retain.entities import recognize_entities
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
 from agentmem.retain.slots import remember_parsed
-from agentmem.temporal.expressions import may_hold_the_present, may_read_tense
+from agentmem.temporal.expressions import may_read_tense
 from agentmem.temporal.tense import remember_tags
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class OfflineExtractor:
                 facts.append(_fact(content, message, index, piece, entities, neighbours, causes))
                 if piece == segment:  # its slots and tense tags come from this parse
                     remember_parsed(facts[-1].text, doc)
-                    if may_read_tense(facts[-1].text) or may_hold_the_present(facts[-1].text):
+                    if may_read_tense(facts[-1].text):
                         remember_tags(facts[-1].text, doc)
                 # A part carries only its text: its entities and time are its whole's.
                 facts.extend(

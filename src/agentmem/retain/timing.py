@@ -19,7 +19,7 @@ from datetime import timedelta
 from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.temporal.anaphora import follow_on
-from agentmem.temporal.expressions import may_hold_the_present, may_read_tense
+from agentmem.temporal.expressions import may_read_tense
 from agentmem.temporal.tense import clause_direction, says_it_is_to_come, tag_texts
 
 # Stored occurrence intervals are inclusive; parsed ones are half-open.
@@ -45,7 +45,7 @@ def anchor_all_in_time(
     A fact that names no date of its own but a time told from the one before ("The next day
     I visited the Louvre") is dated from the previous dated fact of the same message.
     """
-    tag_texts(f.text for f in facts if _to_anchor(f) and _reads_tense(f.text))
+    tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
     anchored: list[ExtractedFact] = []
     previous: ExtractedFact | None = None  # the last dated fact of the current message
     for fact in facts:
@@ -58,10 +58,6 @@ def anchor_all_in_time(
             previous = done
         anchored.append(done)
     return anchored
-
-
-def _reads_tense(text: str) -> bool:
-    return may_read_tense(text) or may_hold_the_present(text)
 
 
 def _first_time(fact: ExtractedFact, date_order: str) -> ParsedTime | None:
@@ -91,8 +87,8 @@ def _anchored(fact: ExtractedFact, first: ParsedTime | None) -> ExtractedFact:
     return replace(fact, occurred_start=start, occurred_end=end - _INCLUSIVE)
 
 
-def _holds_when_said(fact: ExtractedFact, found: ParsedTime | None) -> bool:
-    return found is not None and found.start < fact.mentioned_at < found.end
+def _holds_when_said(fact: ExtractedFact, found: ParsedTime) -> bool:
+    return found.start < fact.mentioned_at < found.end
 
 
 def _told_from(fact: ExtractedFact, previous: ExtractedFact) -> ExtractedFact:

@@ -1278,6 +1278,7 @@ _WHICH_GROUPS = ("rel", "year", "yy", "year2", "yrel")
 _AMOUNTS_BY_TENSE = tuple(rule for rule in _RULES if rule.name in ("units_ahead", "lasting"))
 
 
+# A period that holds the moment it is said: its clause's tense decides the side stored.
 _THIS_PERIOD = re.compile(
     r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year|quarter"
     r"|spring|summer|autumn|fall|winter|season|semester|term))\b",
@@ -1285,27 +1286,25 @@ _THIS_PERIOD = re.compile(
 )
 
 
-def may_hold_the_present(text: str) -> bool:
-    """Whether ``text`` names a period that holds the moment it is said ("today", "this
-    week"), whose clause's tense then decides which side of that moment is stored
-    (``retain/timing.py``): retain keeps the tags of such texts from the parse it has."""
-    return _THIS_PERIOD.search(text) is not None
-
-
 def may_read_tense(text: str) -> bool:
     """Whether the tense of a clause may decide a date in ``text``: it names a calendar day or
     period without a year or last/this/next ("March 3", "in June", "on Friday"), not as the
-    day something is moved to, or an amount whose date the tense decides ("in two weeks",
-    "for three months"). The patterns alone decide, nothing is resolved: retain asks it to
-    tag all such texts of a call in one spaCy batch before it reads their times (a text it
-    misses is tagged alone, with the same tags)."""
-    return any(
-        _names_no_occurrence(rule, match)
-        and not recurs(text, *match.span())
-        and not moved_to(text, match.start())
-        for rule in _BY_TENSE
-        for match in rule.pattern.finditer(text)
-    ) or any(rule.pattern.search(text) for rule in _AMOUNTS_BY_TENSE)
+    day something is moved to, an amount whose date the tense decides ("in two weeks",
+    "for three months"), or a period that holds the moment it is said ("today", "this
+    week"), of which retain stores the side the tense speaks of. The patterns alone decide,
+    nothing is resolved: retain asks it to tag all such texts of a call in one spaCy batch
+    before it reads their times (a text it misses is tagged alone, with the same tags)."""
+    return (
+        any(
+            _names_no_occurrence(rule, match)
+            and not recurs(text, *match.span())
+            and not moved_to(text, match.start())
+            for rule in _BY_TENSE
+            for match in rule.pattern.finditer(text)
+        )
+        or any(rule.pattern.search(text) for rule in _AMOUNTS_BY_TENSE)
+        or _THIS_PERIOD.search(text) is not None
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1360,7 +1359,7 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found += _with_part_of_day(text, found)
     found += _with_modifier(text, found)
     found += _ranges(text, found, at)
-    found += _since(text, found, at.ref)
+    found += _between_it_and_now(text, found, at.ref)
     found += _anchored(text, found, unreal)
     found += _counted_back(text, found, unreal)
     return _real(found, unreal)
@@ -1569,7 +1568,7 @@ _POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
 _BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before)\s+$", re.IGNORECASE)
 
 
-def _since(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
+def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
     """Compose "since", "after" or "before" and an expression into the interval between it
     and the reference, where there is one: "since March" from March's start up to the
     reference, "after Christmas" (past) from its end up to the reference, "before Friday"
