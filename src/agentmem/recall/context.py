@@ -28,6 +28,10 @@ from agentmem.store.records import from_db_time, load_pieces
 T = TypeVar("T")
 
 
+def _nothing() -> None:
+    """What runs beside the query's embedding when the recall starts nothing there."""
+
+
 class _once(Generic[T]):  # noqa: N801 (used as a decorator, like cached_property)
     """A property computed once per recall context, under a lock of that context's and that
     property's own.
@@ -64,7 +68,7 @@ class StrategyContext:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _once_locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _semantic: list[StrategyHit] | None = field(default=None, repr=False)
-    _while_embedding: Callable[[], object] | None = field(default=None, repr=False)
+    _while_embedding: Callable[[], object] = field(default=_nothing, repr=False)
 
     def semantic_hits(self) -> list[StrategyHit]:
         """The semantic arm's hits, scored by cosine on MiniLM's scale
@@ -135,9 +139,7 @@ class StrategyContext:
         text = self.query_time.content_query
         if "keyword" in self.config.strategies:
             text = without_people(text, bank_graph(self.engine, self.bank_id))
-        beside, self._while_embedding = self._while_embedding, None
-        if beside is None:
-            return np.asarray(self.engine.embedder.embed_query(text), dtype=np.float32)
+        beside, self._while_embedding = self._while_embedding, _nothing
         return np.asarray(embed_query_beside(self.engine.embedder, text, beside), dtype=np.float32)
 
     def embed_query_beside(self, beside: Callable[[], object]) -> np.ndarray:

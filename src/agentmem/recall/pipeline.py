@@ -75,16 +75,17 @@ def _run_strategies(ctx: StrategyContext) -> dict[str, list[StrategyHit]]:
     started: list[Future[dict[str, list[StrategyHit]]]] = []
 
     def start_early() -> None:
-        # One task, so that one thread's Python, not two, runs beside the model. It runs in a
-        # copy of this context: it reads the bank's version the call read.
-        started.append(ctx.engine.executor.submit(copy_context().run, _early_work, ctx, early))
+        # Once, as one task, so that one thread's Python, not two, runs beside the model. It
+        # runs in a copy of this context: it reads the bank's version the call read.
+        if early and not started:
+            started.append(ctx.engine.executor.submit(copy_context().run, _early_work, ctx, early))
 
     if len(early) < len(names):
         ctx.embed_query_beside(start_early)  # embed once, before the arms that read it
-    if not started:  # nothing to embed, or an embedder that does not call back
-        start_early()
+    start_early()  # nothing to embed, or an embedder that did not call back
     results = {name: _arm(ctx, name) for name in names if name not in early}
-    results.update(started[0].result())
+    for future in started:
+        results.update(future.result())
     return {name: results[name] for name in names}
 
 
