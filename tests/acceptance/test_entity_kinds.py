@@ -194,6 +194,53 @@ def test_a_mountain_climbed_or_a_ride_taken_is_a_place_and_a_home_is_a_persons(
     assert_kinds_after_reopening(store_path, sentence, expected)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A business named for its owner keeps its "'s" when it owns nothing (it was stored as
+        # "Trader Joe", "McDonald", "Macy"); a person's home stays the person, and an "'s"
+        # that reads as "is" or as owning what follows is no part of the name.
+        ("I picked up groceries at Trader Joe's yesterday.", {"Trader Joe's": "org"}),
+        (
+            "We grabbed lunch at McDonald's with Priya.",
+            {"McDonald's": "org", "Priya": "person"},
+        ),
+        ("I bought a new coat at Macy's.", {"Macy's": "org"}),
+        ("I went to Wendy's for lunch.", {"Wendy's": "org"}),
+        ("Dinner at Denny's was fine.", {"Denny's": "org"}),
+        ("I crashed at Sarah's after the party.", {"Sarah": "person"}),
+        ("Toby's definitely bringing a lot of joy.", {"Toby": "person"}),
+        ("Apple's new phone is out.", {"Apple": "org"}),
+        # A team beats, loses to or plays another side, or has games and fans (spaCy: two
+        # concepts, a nationality); a family invites and visits.
+        ("The Lakers lost to the Celtics again.", {"Lakers": "org", "Celtics": "org"}),
+        ("The Warriors beat the Celtics last night.", {"Warriors": "org", "Celtics": "org"}),
+        ("Wiremu plays rugby for the Chiefs.", {"Wiremu": "person", "Chiefs": "org"}),
+        ("We watched the Yankees game.", {"Yankees": "org"}),
+        ("The Sharmas invited us to dinner on Saturday.", {"Sharmas": "person"}),
+    ],
+)
+def test_a_business_keeps_its_possessive_and_a_team_is_an_organisation(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+def test_a_business_and_what_it_owns_are_one_entity(mem: agentmem.AgentMemory) -> None:
+    for bank_id, sentences in {
+        "shop-first": ["We grabbed lunch at McDonald's with Priya.", "McDonald's fries rule."],
+        "owner-first": ["McDonald's fries rule.", "We grabbed lunch at McDonald's with Priya."],
+    }.items():
+        bank = mem.bank(bank_id)
+        for sentence in sentences:
+            bank.retain(sentence, mentioned_at=T0)
+        shops = [e for e in bank.entities() if e.kind == "org"]
+        assert len(shops) == 1, shops
+        assert {shops[0].name, *shops[0].aliases} == {"McDonald's", "McDonald"}
+        assert len(bank.entity("McDonald's").memory_ids) == 2
+        assert bank.check_integrity().problems == ()
+
+
 def test_the_kind_follows_the_evidence_and_is_stored(store_path: Path) -> None:
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("b")

@@ -38,7 +38,8 @@ chat text, so rules complete and correct it:
   (``retain/name_prior.py``, counted once with spaCy's label when they agree); each mention
   carries the weight of its kind as ``confidence``, which the bank sums over all mentions of
   an entity.
-- Names lose possessives ("Alice's" → "Alice"), a leading "the" (except for titles of works),
+- Names lose possessives ("Alice's" → "Alice"; a business keeps the "'s" of its name when
+  it owns nothing: "lunch at McDonald's"), a leading "the" (except for titles of works),
   a sentence-opening adjective ("New Lantern launch date"), trailing lower-case words
   ("Zvartnots airport"), stray punctuation, emoji and control characters; mentions are
   de-duplicated case-insensitively within one fact, keeping the best-supported kind.
@@ -459,11 +460,18 @@ def _from_spacy_entity(
         or (kind != "product" and doc[start].lower_ == "the")
     ):
         start += 1
-    while end > start and (
-        doc[end - 1].is_punct
-        or doc[end - 1].is_space
-        or doc[end - 1].tag_ == "POS"
-        or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
+    shop = kind == "org" and _is_shop_possessive(doc, start, end)
+    if shop:
+        end = end if doc[end - 1].tag_ == "POS" else end + 1
+    while (
+        not shop
+        and end > start
+        and (
+            doc[end - 1].is_punct
+            or doc[end - 1].is_space
+            or doc[end - 1].tag_ == "POS"
+            or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
+        )
     ):
         end -= 1
     start = _with_glued_number(doc, start)
@@ -515,13 +523,15 @@ def _from_spacy_entity(
     # A title spaCy took into the entity says the same: "Aunt Linda" is a person.
     title_inside = not titled and end - start > 1 and _is_title(doc[start])
 
-    name = _clean_name(doc[start:end].text, keep_the=kind == "product")
+    name = _clean_name(doc[start:end].text, keep_the=kind == "product", keep_possessive=shop)
     if not name:
         return
     key = name.casefold()
     if _is_not_a_name_here(doc, start, end, key):
         return
     votes = kind_evidence(doc, start + titled, end)
+    if shop:
+        votes["org"] += SHAPE_WEIGHT  # no person's name ends in "'s"
     first_word = doc[start].lower_
     # "Aisle seats are better": a word opening a sentence and modifying the noun after it
     # names something only if the bank already knows it by that name.
@@ -540,6 +550,34 @@ def _from_spacy_entity(
     _prior_vote(votes, name, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
+
+
+_AFTER_WHAT_OWNS_NOTHING = frozenset({"IN", "CC", "TO"})
+_VERBS_AFTER_A_SUBJECT = frozenset({"is", "was", "are", "were", "has", "had"})
+_TIMES = frozenset({"DATE", "TIME"})
+
+
+def _is_shop_possessive(doc: Doc, start: int, end: int) -> bool:
+    """Whether an organisation's name ends in an "'s" that owns nothing: "at Trader Joe's
+    yesterday", "lunch at McDonald's with Priya". Such a name is the business's whole name
+    ("McDonald" names nothing); "McDonald's fries" is a possessive, "Pottery's so relaxing"
+    a verb, and "at Sarah's" (a person's, spaCy's label) keeps the person."""
+    marker = end - 1 if doc[end - 1].tag_ == "POS" else end
+    if marker <= start or marker >= len(doc) or doc[marker].tag_ != "POS":
+        return False
+    if doc[marker].text not in ("'s", "’s"):
+        return False
+    after = doc[marker + 1] if marker + 1 < len(doc) else None
+    # What may follow a name that owns nothing: the sentence's end, a preposition or "and",
+    # a time ("at Trader Joe's yesterday") or a verb. Anything else reads "'s" as "is" or "has"
+    # ("Pottery's so relaxing", "Toby's been great") or as owning what follows.
+    return (
+        after is None
+        or after.is_punct
+        or after.tag_ in _AFTER_WHAT_OWNS_NOTHING
+        or after.ent_type_ in _TIMES
+        or after.lower_ in _VERBS_AFTER_A_SUBJECT  # "Denny's was fine": the "'s" is no verb
+    )
 
 
 def _is_given_name(doc: Doc, start: int, end: int) -> bool:
@@ -919,8 +957,9 @@ def _strip_control(text: str) -> str:
     return "".join(" " if unicodedata.category(c) in _INVISIBLE_CATEGORIES else c for c in text)
 
 
-def _clean_name(text: str, *, keep_the: bool = False) -> str:
-    """Normalise a raw name; returns "" when nothing name-like is left."""
+def _clean_name(text: str, *, keep_the: bool = False, keep_possessive: bool = False) -> str:
+    """Normalise a raw name; returns "" when nothing name-like is left. ``keep_possessive``
+    keeps a final "'s" that is part of the name ("Trader Joe's")."""
     name = " ".join(_strip_control(unicodedata.normalize("NFC", text)).split())
     # Emoji, quotes and brackets around a name are not part of it.
     start, end = 0, len(name)
@@ -928,7 +967,9 @@ def _clean_name(text: str, *, keep_the: bool = False) -> str:
         start += 1
     while end > start and not (name[end - 1].isalnum() or name[end - 1] in ".+#"):
         end -= 1
-    name = _POSSESSIVE_RE.sub("", name[start:end]).rstrip(" '’")
+    name = name[start:end]
+    if not keep_possessive:
+        name = _POSSESSIVE_RE.sub("", name).rstrip(" '’")
     # A trailing period belongs to abbreviations ("Inc.", "Alice C.", "U.S."), not to words.
     if name.endswith("."):
         last = name.split()[-1] if name.split() else ""

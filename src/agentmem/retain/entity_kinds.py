@@ -283,6 +283,13 @@ _CLIMB_VERBS = _words(
     "trek treks trekked trekking ascend ascends ascended ascending"
 )
 _TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
+# A contest between two sides: "the Lakers lost to the Celtics", "the Warriors beat the Kings".
+_CONTEST_VERBS = _words(
+    "beat beats beating defeat defeats defeated lost lose loses losing play plays played "
+    "playing tied drew face faces faced"
+)
+_PLAY = _words("play plays played playing")
+_CONTEST_NOUNS = _words("game games match matches season fan fans playoffs lineup roster")
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
 _PRODUCT_FOLLOWERS = _words("app beta release update subscription")
@@ -456,6 +463,43 @@ def is_climbed(doc: Doc, start: int, end: int) -> bool:
     return end >= len(doc) or doc[end].lower_ not in ("'s", "’s", "'")
 
 
+def is_a_team(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name at ``doc[start:end]`` is a team: a plural name after "the" that
+    plays, beats or loses to another side, is played, beaten or played for, or has games,
+    fans or a season ("the Lakers lost to the Celtics", "plays rugby for the Chiefs", "the
+    Yankees game"). A family is also "the" and a plural ("the Sharmas invited us"), but
+    does not beat other sides."""
+    n = len(doc)
+    last = doc[end - 1]
+    if start < 1 or doc[start - 1].lower_ != "the" or not last.text.endswith("s"):
+        return False
+    if last.tag_ not in ("NNPS", "NNS", "NNP"):
+        return False
+    if end < n and doc[end].lower_ in _CONTEST_NOUNS:
+        return True
+    k = end
+    while k < n and doc[k].lower_ in _ADVERBS:
+        k += 1
+    if k < n and doc[k].lower_ in _CONTEST_VERBS and _names_a_side(doc, k + 1):
+        return True
+    p = start - 2
+    if p >= 0 and doc[p].lower_ in ("vs", "versus", "vs."):
+        return True
+    if p >= 1 and doc[p].lower_ == "for":  # "plays rugby for the Chiefs"
+        return any(doc[q].lower_ in _PLAY for q in range(max(0, p - 2), p))
+    if p >= 0 and doc[p].lower_ in ("to", "against"):
+        p -= 1
+    return p >= 0 and doc[p].lower_ in _CONTEST_VERBS
+
+
+def _names_a_side(doc: Doc, j: int) -> bool:
+    """Whether "the" and a capitalised word, after an optional "to" or "against", start at
+    ``j``: the other side of a contest."""
+    if j < len(doc) and doc[j].lower_ in ("to", "against"):
+        j += 1
+    return j + 1 < len(doc) and doc[j].lower_ == "the" and doc[j + 1].text[:1].isupper()
+
+
 def _is_copula(token: Token) -> bool:
     return token.lower_ in _COPULA and token.tag_ != "POS"  # "Bob's here", not "Bob's car"
 
@@ -478,6 +522,9 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     previous = doc[lead - 1].lower_ if lead > 0 else ""
     before = [doc[i].lower_ for i in range(max(0, lead - 6), lead - 1)]
     moving = any(w in _MOTION_WORDS for w in before)
+    if is_a_team(doc, start, end):
+        votes["org"] += SHAPE_WEIGHT  # as telling as "FC" in a name
+        return
     if previous in _PLACE_PREPOSITIONS:
         votes["place"] += CUE_WEIGHT
     elif (previous in ("to", "through", "via") and moving) or (

@@ -329,6 +329,8 @@ def _core_words(name: str, kind: str) -> tuple[str, ...]:
     if kind == "org":
         while len(words) > 1 and words[-1] in _CORPORATE_SUFFIXES:
             words = words[:-1]
+        if len(words) > 1 and words[-1] == "s":
+            words = words[:-1]  # "McDonald's" (the shop) is "McDonald" ("McDonald's fries")
     if kind == "product" and len(words) > 1 and words[0] == "project":
         words = words[1:]  # "Project Lantern" is "Lantern"
     return tuple(words)
