@@ -169,9 +169,10 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The call got rescheduled for Monday.", FEB_20, "2025-02-24", "2025-02-24"),
     ("We moved to Berlin in June.", FEB_20, "2024-06-01", "2024-06-30"),
     ("I moved the plants on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
-    # A future perfect is ahead; "would/should have" look back.
-    ("I will have finished the report by Friday.", FEB_20, "2025-02-21", "2025-02-21"),
-    ("We'll have moved out by March.", FEB_20, "2025-03-01", "2025-03-31"),
+    # A future perfect is ahead, from when it was said "by" the date; "would/should have"
+    # look back.
+    ("I will have finished the report by Friday.", FEB_20, "2025-02-20T10:00Z", "2025-02-21"),
+    ("We'll have moved out by March.", FEB_20, "2025-02-20T10:00Z", "2025-03-31"),
     ("I should have called her on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
     # "since" a name: from its latest occurrence up to when it was said, whatever the verb.
     ("I haven't seen Ana since Christmas.", FEB_20, "2024-12-24", "2025-02-20"),
@@ -274,12 +275,19 @@ def test_stored_occurrence(
         ("I'll finish the report before Friday.", "2025-02-20T10:00:00", "2025-02-21T00:00:00"),
         ("The store closes before Christmas.", "2025-02-20T10:00:00", "2025-12-24T00:00:00"),
         ("I need to renew my passport before June.", "2025-02-20T10:00:00", "2025-06-01T00:00:00"),
-        # No other end: the date itself; a date qualifying a noun dates that noun.
+        # By a coming date (a deadline): from when it was said through the date.
+        ("I need to finish the report by Friday.", "2025-02-20T10:00:00", "2025-02-22T00:00:00"),
+        ("The parcel will be delivered by March 3.", "2025-02-20T10:00:00", "2025-03-04T00:00:00"),
+        # No other end: the date itself; a date qualifying a noun dates that noun; "by" after
+        # a participle names who or what did it, not a deadline; "until" keeps the date.
         ("I'll start my new job after Easter.", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
+        ("I was inspired by Halloween.", "2024-10-31T00:00:00", "2024-11-01T00:00:00"),
+        ("I lived in Berlin until 2019.", "2019-01-01T00:00:00", "2020-01-01T00:00:00"),
+        ("By Monday I was exhausted.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
         ("I felt better after Monday's meeting.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
     ],
 )
-def test_after_a_past_date_or_before_a_coming_one_is_stored_as_the_time_between(
+def test_after_a_past_date_or_before_or_by_a_coming_one_is_stored_as_the_time_between(
     store_path: Path, text: str, start: str, end: str
 ) -> None:
     with agentmem.AgentMemory(store_path) as mem:

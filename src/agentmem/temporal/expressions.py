@@ -1565,25 +1565,43 @@ def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None
 
 
 _POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
-_BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before)\s+$", re.IGNORECASE)
+_BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before|by)\s+$", re.IGNORECASE)
+
+
+# A participle right before "by" names an agent ("inspired by autumn", "taken by surprise"),
+# unless a form of "be" or "get" makes it a passive with a deadline ("be delivered by Friday").
+_AGENT_BY = re.compile(
+    r"(?<!\bbe )(?<!\bbeen )(?<!\bis )(?<!\bare )(?<!\bget )(?<!\bgot )"
+    r"\b\w+(?:ed|en)\s+$",
+    re.IGNORECASE,
+)
 
 
 def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
-    """Compose "since", "after" or "before" and an expression into the interval between it
-    and the reference, where there is one: "since March" from March's start up to the
-    reference, "after Christmas" (past) from its end up to the reference, "before Friday"
-    (to come) from the reference up to Friday. What is after a time to come, or before one
-    past, has no end the words give ("after Easter" said in March): the expression stays."""
+    """Compose "since", "after", "before" or "by" and an expression into the interval
+    between it and the reference, where there is one: "since March" from March's start up
+    to the reference, "after Christmas" (past) from its end up to the reference, "before
+    Friday" (to come) from the reference up to Friday, "by Friday" (a deadline) through
+    Friday. What is after a time to come, or before or by one past, has no end the words
+    give ("after Easter" said in March, "by Friday I was exhausted"): the expression stays.
+    "until" is left as it is: "no running until June" ends as June begins, "valid until
+    March" may not."""
     composed = []
     for candidate in found:
         word = _BETWEEN_WORD.search(text, max(0, candidate.start - _WINDOW), candidate.start)
         if word is None or _POSSESSIVE_AFTER.match(text, candidate.end):
             continue  # "after yesterday's meeting": after the meeting, not the day
         period = candidate.interval
+        if word["word"].lower() == "by" and (
+            period.start <= ref  # "by Friday", said on Friday: the day itself
+            or _AGENT_BY.search(text, 0, word.start())  # "inspired by autumn": no deadline
+        ):
+            continue
         between = {
             "since": (period.start, ref),
             "after": (period.end, ref),
             "before": (ref, period.start),
+            "by": (ref, period.end),
         }[word["word"].lower()]
         if between[0] >= between[1]:
             continue
