@@ -797,6 +797,11 @@ def test_a_place_stays_a_place(text: str, name: str) -> None:
         ("Finally got the job!", []),
         # A holiday is a time, whatever label spaCy gives it.
         ("Grandma is visiting for Easter.", [("Grandma", "person")]),
+        # So is its greeting (spaCy: "Happy Diwali" a place, "Eid Mubarak" a person).
+        ("Happy Diwali, Priya!", [("Priya", "person")]),
+        ("Eid Mubarak, Yusuf!", [("Yusuf", "person")]),
+        ("Happy Eid to you and your family!", []),
+        ("We drove through Happy Valley last summer.", [("Happy Valley", "place")]),
         # "at X" after a word of a career is an employer.
         ("Tomas got promoted at Spotify.", [("Tomas", "person"), ("Spotify", "org")]),
     ],

@@ -22,8 +22,8 @@ chat text, so rules complete and correct it:
   preposition, determiner or adjective before it). An abbreviation is a date with or without
   its period ("Jan.", "Sept.").
 - An unfamiliar word the tagger reads as an interjection or adverb is a name when grammar
-  says it is a person's ("Raj and his wife moved"); a holiday is a time, never a name,
-  whatever spaCy labels it ("visiting for Easter").
+  says it is a person's ("Raj and his wife moved"); a holiday, or its greeting, is a time,
+  never a name, whatever spaCy labels it ("visiting for Easter", "Happy Diwali").
 - A word opening a sentence (or a quotation) is capitalised anyway: it is a name when a cue
   says so ("Tigran flew to ...", "Emeka's manager"), a known first name, or a proper noun
   doing or owning something ("Amara started ...", "Rashid's startup"); otherwise the mention
@@ -192,6 +192,8 @@ _HOLIDAYS = _word_set(
 _CALENDAR_WORDS = _HOLIDAYS | _word_set(
     "new year years eve day night morning weekend spring summer autumn fall winter"
 )
+# A holiday's greeting is no name: "Happy Diwali", "Eid Mubarak", "Merry Christmas".
+_HOLIDAY_GREETINGS = _word_set("happy merry mubarak blessed joyous")
 # Capitalised in chat without naming anything.
 _CHAT_WORDS = _word_set(
     "ok okay yes yeah yep no nope hi hello hey thanks thank please sorry lol omg btw fyi "
@@ -936,8 +938,12 @@ def _capitalised_mention(
 
 def _is_not_a_name(key: str) -> bool:
     words = key.split()
-    if words and any(w in _HOLIDAYS for w in words) and all(w in _CALENDAR_WORDS for w in words):
-        return True  # "Easter", "Christmas Eve": a time, whatever label spaCy gives it
+    if (
+        words
+        and any(w in _HOLIDAYS for w in words)
+        and all(w in _CALENDAR_WORDS or w in _HOLIDAY_GREETINGS for w in words)
+    ):
+        return True  # "Easter", "Christmas Eve", "Happy Diwali": a time, whatever spaCy says
     return (
         key.rstrip(".") in _MONTHS_AND_DAYS  # "Jan.", "Sept."
         or key in _CHAT_WORDS
