@@ -262,6 +262,8 @@ NOT_TIME_EXPRESSIONS = [
     "The Marching band played",
     "May I ask a question?",
     "June said hello to Bob",
+    "I read a book by May Sarton",
+    "a song by June Carter",
     "Sunday school starts soon",
     "Friday was fun",
     "a spring in her step",

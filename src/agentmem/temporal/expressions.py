@@ -579,6 +579,22 @@ def _after_preposition(text: str, match: re.Match[str]) -> bool:
     return _PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
 
 
+_BY_BEFORE = re.compile(r"\bby\s+$", re.IGNORECASE)
+_NAME_AFTER = re.compile(r"\s+[A-Z][a-z]")
+
+
+def _month_in_context(text: str, match: re.Match[str]) -> bool:
+    """A month alone is a date after a preposition, except a first name after "by" with a
+    family name after it: "a book by May Sarton", "a song by June Carter"."""
+    start = match.start()
+    if not _after_preposition(text, match):
+        return False
+    return not (
+        _BY_BEFORE.search(text, max(0, start - _WINDOW), start)
+        and _NAME_AFTER.match(text, match.end())
+    )
+
+
 _FOR_BEFORE = re.compile(r"\bfor\s+(?:the\s+)?$", re.IGNORECASE)
 
 
@@ -1254,7 +1270,7 @@ _RULES: tuple[_Rule, ...] = (
         "month",
         rf"{_MONTH}{_NAMED_YEAR}?",
         _resolve_month,
-        _after_preposition,
+        _month_in_context,
         anchorable=True,
         by_tense=True,
     ),
@@ -1588,6 +1604,8 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
     March" may not."""
     composed = []
     for candidate in found:
+        if not candidate.in_context:
+            continue  # "a song by June Carter": no date
         word = _BETWEEN_WORD.search(text, max(0, candidate.start - _WINDOW), candidate.start)
         if word is None or _POSSESSIVE_AFTER.match(text, candidate.end):
             continue  # "after yesterday's meeting": after the meeting, not the day
