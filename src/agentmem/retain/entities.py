@@ -462,20 +462,18 @@ def _from_spacy_entity(
         or (kind != "product" and doc[start].lower_ == "the")
     ):
         start += 1
-    shop = kind == "org" and _is_shop_possessive(doc, start, end)
-    if shop:
-        end = end if doc[end - 1].tag_ == "POS" else end + 1
-    while (
-        not shop
-        and end > start
-        and (
+    shop_end = _shop_name_end(doc, start, end) if kind == "org" else None
+    shop = shop_end is not None
+    if shop_end is not None:
+        end = shop_end
+    else:
+        while end > start and (
             doc[end - 1].is_punct
             or doc[end - 1].is_space
             or doc[end - 1].tag_ == "POS"
             or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
-        )
-    ):
-        end -= 1
+        ):
+            end -= 1
     start = _with_glued_number(doc, start)
     if start is None:
         return
@@ -559,27 +557,29 @@ _VERBS_AFTER_A_SUBJECT = frozenset({"is", "was", "are", "were", "has", "had"})
 _TIMES = frozenset({"DATE", "TIME"})
 
 
-def _is_shop_possessive(doc: Doc, start: int, end: int) -> bool:
-    """Whether an organisation's name ends in an "'s" that owns nothing: "at Trader Joe's
-    yesterday", "lunch at McDonald's with Priya". Such a name is the business's whole name
-    ("McDonald" names nothing); "McDonald's fries" is a possessive, "Pottery's so relaxing"
-    a verb, and "at Sarah's" (a person's, spaCy's label) keeps the person."""
+def _shop_name_end(doc: Doc, start: int, end: int) -> int | None:
+    """Where an organisation's name ends when it ends in an "'s" that owns nothing, the "'s"
+    inside it ("at Trader Joe's yesterday", "lunch at McDonald's with Priya", whether or not
+    spaCy took the "'s" into the entity); None otherwise. Such a name is the business's whole
+    name ("McDonald" names nothing); "McDonald's fries" is a possessive, "Pottery's so
+    relaxing" a verb, and "at Sarah's" (a person's, spaCy's label) keeps the person."""
     marker = end - 1 if doc[end - 1].tag_ == "POS" else end
     if marker <= start or marker >= len(doc) or doc[marker].tag_ != "POS":
-        return False
+        return None
     if doc[marker].text not in ("'s", "’s"):
-        return False
+        return None
     after = doc[marker + 1] if marker + 1 < len(doc) else None
     # What may follow a name that owns nothing: the sentence's end, a preposition or "and",
     # a time ("at Trader Joe's yesterday") or a verb. Anything else reads "'s" as "is" or "has"
     # ("Pottery's so relaxing", "Toby's been great") or as owning what follows.
-    return (
+    owns_nothing = (
         after is None
         or after.is_punct
         or after.tag_ in _AFTER_WHAT_OWNS_NOTHING
         or after.ent_type_ in _TIMES
         or after.lower_ in _VERBS_AFTER_A_SUBJECT  # "Denny's was fine": the "'s" is no verb
     )
+    return marker + 1 if owns_nothing else None
 
 
 def _is_given_name(doc: Doc, start: int, end: int) -> bool:
