@@ -44,10 +44,15 @@ def test_a_small_run_measures_every_figure_and_reuses_its_store(tmp_path):
     assert reopened["calls"] == 1 and reopened["memories"] == 20
     assert reopened["memories_per_s"] > 0
     assert size["ratios"]["tempr_p50_over_chroma_and_embedding"] > 0
+    # The parts timed in turn with the recalls, and each in a loop of itself beside them.
+    assert size["bare_chroma"]["query_embedding"]["p50_ms"] > 0
+    assert size["bare_chroma"]["back_to_back"]["query_embedding"]["p50_ms"] > 0
+    assert size["ratios"]["semantic_p50_over_parts_back_to_back"] > 0
     assert json.loads(out.read_text())["sizes"][0]["size"] == 60
     table = format_report(report)
     assert "TEMPR p50 / Chroma p50" in table and "60" in table
     assert "bulk retain / model only" in table
+    assert "over the parts timed back to back" in table
     assert "first retains after reopening" in table
     call = report["max_call"]
     assert call["chars"] == 3000 and call["facts"] > 10
