@@ -117,13 +117,16 @@ def test_a_rarer_first_name_is_a_person_and_a_place_stays_a_place(
 
 
 def assert_kinds_after_reopening(store_path: Path, sentence: str, expected: dict[str, str]) -> None:
-    """Retain ``sentence``, reopen the store: the named entities have the expected kinds."""
+    """Retain ``sentence``, reopen the store: the named entities have the expected kinds (and
+    nothing is named when nothing is expected)."""
     with agentmem.AgentMemory(store_path) as mem:
         mem.bank("kinds").retain(sentence, mentioned_at=T0)
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("kinds")
         found = kinds(bank)
         assert {name: found.get(name) for name in expected} == expected
+        if not expected:
+            assert found == {}
         assert bank.check_integrity().problems == ()
 
 
@@ -221,6 +224,29 @@ def test_a_mountain_climbed_or_a_ride_taken_is_a_place_and_a_home_is_a_persons(
     ],
 )
 def test_a_business_keeps_its_possessive_and_a_team_is_an_organisation(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A brand after "a" or "an" names one of its products or branches (it was dropped as
+        # a common noun, or stored as a place); a description, a modifier, an acronym or a
+        # nationality after the article names nothing.
+        ("He drives a Prius.", {"Prius": "product"}),
+        ("We booked an Airbnb in Lisbon for June.", {"Airbnb": "product", "Lisbon": "place"}),
+        ("I rented a Mustang in Denver.", {"Mustang": "product", "Denver": "place"}),
+        ("We got a Peloton.", {"Peloton": "product"}),
+        ("She's a Gemini.", {}),
+        ("He's such a Romeo.", {}),
+        ("Try a California or salmon roll.", {}),
+        ("The payments part runs on an API.", {}),
+        ("We went to an Italian place.", {}),
+    ],
+)
+def test_a_brand_after_an_article_is_a_product(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected)

@@ -562,8 +562,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += CUE_WEIGHT
     elif _is_person_object(doc, start):
         votes["person"] += CUE_WEIGHT
-    elif _is_owned_thing(doc, start, end):
-        votes["product"] += CUE_WEIGHT  # "his Switch", "my Peloton arrived"
+    elif _is_owned_thing(doc, start, end) or is_brand_use(doc, start, end):
+        votes["product"] += CUE_WEIGHT  # "his Switch", "my Peloton arrived", "a Prius"
     elif previous in _CONTACT_VERBS:
         votes["person"] += SPACY_WEIGHT * 0.75  # below the model's label: "called Globex"
 
@@ -891,13 +891,37 @@ def _is_partner_of(doc: Doc, j: int) -> bool:
 
 def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
     """Whether a one-word name is used as a common noun: "an API", "the vendor's API", and
-    for an acronym also after a common noun ("the payments API")."""
+    for an acronym also after a common noun ("the payments API"). A brand after "a" or "an"
+    is still a name (:func:`is_brand_use`)."""
     if end - start != 1 or start == 0:
         return False
     previous = doc[start - 1]
-    if previous.lower_ in ("a", "an") or previous.tag_ == "POS":
+    if previous.lower_ in ("a", "an"):
+        return not is_brand_use(doc, start, end)
+    if previous.tag_ == "POS":
         return True
     return doc[start].text.isupper() and previous.tag_ in ("NN", "NNS") and previous.is_lower
+
+
+def is_brand_use(doc: Doc, start: int, end: int) -> bool:
+    """Whether a one-word name after "a" or "an" is a brand standing for one of its products
+    or branches: "drives a Prius", "an Airbnb in Lisbon", "at a Starbucks."
+
+    Written as names are (a capital, then lower case, unlike "an API" or "a PhD"), no
+    nationality ("an Italian"), the whole of its phrase (not "a California roll", "a
+    Financial Analyst") and no description of someone ("she's a Gemini", "is a Labrador").
+    """
+    if end - start != 1 or start == 0 or doc[start - 1].lower_ not in ("a", "an"):
+        return False
+    text = doc[start].text
+    if not (text[:1].isupper() and text[1:].islower()):
+        return False
+    if doc[start].ent_type_ in NATIONALITY_LABELS:
+        return False
+    if end < len(doc) and (doc[end].tag_.startswith(("NN", "JJ")) or doc[end].tag_ == "CC"):
+        return False
+    before = doc[start - 2] if start >= 2 else None
+    return before is None or not (_is_copula(before) or before.lower_ in ("such", "what"))
 
 
 def is_common_word_start(doc: Doc, start: int, end: int) -> bool:
