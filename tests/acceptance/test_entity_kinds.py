@@ -252,6 +252,25 @@ def test_a_brand_after_an_article_is_a_product(
     assert_kinds_after_reopening(store_path, sentence, expected)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # The object of a preposition is not the subject of the verb after it (these places
+        # were people); a person introduced by the group they are from is one.
+        ("The guy from Denver said it was fine.", {"Denver": "place"}),
+        ("A postcard from Rome said hello.", {"Rome": "place"}),
+        ("Nkechi from accounting says the audit starts Monday.", {"Nkechi": "person"}),
+        ("Okonkwo from my team said he is leaving.", {"Okonkwo": "person"}),
+        ("Dee from next door told us about the party.", {"Dee": "person"}),
+        ("Like Tom said, it's fine.", {"Tom": "person"}),
+    ],
+)
+def test_a_subject_is_no_prepositions_object(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
 def test_a_business_and_what_it_owns_are_one_entity(mem: agentmem.AgentMemory) -> None:
     for bank_id, sentences in {
         "shop-first": ["We grabbed lunch at McDonald's with Priya.", "McDonald's fries rule."],

@@ -152,6 +152,11 @@ _HOMES = _words("place house flat apartment")
 _POSSESSED_ORG = _words("office offices headquarters hq ceo cto employees staff customers stock")
 
 _PLACE_PREPOSITIONS = _words("in near around across throughout outside inside within")
+# A name after one of these is its object, and the verb after the name has another subject:
+# "the guy from Denver said", "a postcard from Rome arrived".
+_OBJECT_PREPOSITIONS = _PLACE_PREPOSITIONS | _words(
+    "from at to of on into onto through via behind beyond with for by about"
+)
 _MOTION_WORDS = _words(
     "fly flew flown flying flies flight flights move moved moving moves drive drove driven "
     "driving go went going gone travel travelled traveled travelling traveling trip trips "
@@ -578,11 +583,13 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     if _has_climate(doc, end):
         votes["place"] += SHAPE_WEIGHT  # as telling as "Lake" in a name
         return
-    if _is_traveller(doc, end):
+    # "The guy from Denver said": the object of a preposition is no subject.
+    subject = previous not in _OBJECT_PREPOSITIONS
+    if subject and _is_traveller(doc, end):
         votes["person"] += CUE_WEIGHT
     following = doc[end].lower_
     # "Jordan's coming over": an "'s" before what a person does is "is", not a possessive.
-    animate = _is_animate_subject(doc, end)
+    animate = subject and _is_animate_subject(doc, end)
     if following in ("'s", "’s", "'") and end + 1 < n and not animate:
         possessed = doc[end + 1].lower_
         if possessed in _POSSESSED_PERSON or (possessed in _HOMES and _is_a_home(doc, end + 1)):
@@ -601,6 +608,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["person"] += CUE_WEIGHT  # "Harry and Florence": joined like with like
     if animate:
         votes["person"] += CUE_WEIGHT + 0.5
+        return
+    if not subject:
         return
     k = end
     while k < n and doc[k].lower_ in _ADVERBS:
@@ -646,11 +655,29 @@ def reads_as_person(doc: Doc, start: int, end: int) -> bool:
     return decide_kind(votes)[0] == "person" and votes["person"] >= STRONG_CUE_WEIGHT
 
 
+def _past_group(doc: Doc, i: int) -> int:
+    """Past "from" and the group a person is introduced by ("Nkechi from accounting", "Sam
+    from my team", "Dee from next door"), a common noun; else ``i``."""
+    n = len(doc)
+    if i >= n or doc[i].lower_ != "from":
+        return i
+    j = i + 1
+    if j < n and doc[j].tag_ in ("DT", "PRP$"):
+        j += 1
+    if j + 1 < n and doc[j].tag_ == "JJ" and doc[j].is_lower:
+        j += 1
+    if j < n and doc[j].tag_ in ("NN", "NNS") and doc[j].is_lower:
+        return j + 1
+    return i
+
+
 def _is_animate_subject(doc: Doc, end: int) -> bool:
     """Whether the words after a name make it the subject of what only a person does or is:
     "Jordan said", "Sydney has been feeling down", "Jordan's coming over", "Paris is
-    pregnant", "Marta got the job", "Carolina got married"."""
+    pregnant", "Marta got the job", "Carolina got married"; also past the group the person
+    is from ("Nkechi from accounting says")."""
     n = len(doc)
+    end = _past_group(doc, end)
     k, be = _past_auxiliaries(doc, end)
     if k >= n or (k == end and doc[k].tag_ not in ("VBD", "VBZ")):
         # Without an auxiliary only a finite verb follows its subject ("Jordan said"); a
