@@ -112,6 +112,11 @@ CASES: list[tuple[str, str, str, str]] = [
     ("My birthday is on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("My birthday was on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
     ("We're planning a trip to Porto in the spring.", MAR_10, MAR_10, "2025-05-31"),
+    # "Later" and "earlier" before the period say the side, whatever the tense.
+    ("Later this year we're renovating the kitchen.", MAR_10, MAR_10, "2025-12-31"),
+    ("Later this month I'm seeing the dentist.", MAR_10, MAR_10, "2025-03-31"),
+    ("We're renovating the kitchen later this year.", MAR_10, MAR_10, "2025-12-31"),
+    ("Earlier this month I'm told it snowed.", MAR_10, "2025-03-01", MAR_10),
     # A range holding the day it is said in: this year's.
     ("The exhibition runs from March 1 to March 30.", MAR_10, "2025-03-01", "2025-03-30"),
     ("I booked a table for the 3rd.", MAR_10, "2025-04-03", "2025-04-03"),

@@ -13,6 +13,7 @@ March 3" the last one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import timedelta
 
@@ -24,6 +25,9 @@ from agentmem.temporal.tense import clause_direction, says_it_is_to_come, tag_te
 
 # Stored occurrence intervals are inclusive; parsed ones are half-open.
 _INCLUSIVE = timedelta(microseconds=1)
+# "later this year", "earlier today": the words before a period say which side of when it
+# was said is meant, whatever the tense ("Later this year we're renovating").
+_SIDE_BEFORE = re.compile(r"\b(?P<side>later|earlier)(?:\s+on)?\s+$", re.IGNORECASE)
 
 
 def anchor_in_time(fact: ExtractedFact, *, date_order: str = "MDY") -> ExtractedFact:
@@ -79,12 +83,22 @@ def _anchored(fact: ExtractedFact, first: ParsedTime | None) -> ExtractedFact:
         return fact
     start, end = first.start, first.end
     if _holds_when_said(fact, first):
-        direction = clause_direction(fact.text, *first.span)
+        side = _side_named(fact.text, first.span[0])
+        direction = side or clause_direction(fact.text, *first.span)
         if direction == "past":
             end = fact.mentioned_at
-        elif direction == "forward" and says_it_is_to_come(fact.text, *first.span):
+        elif direction == "forward" and (side or says_it_is_to_come(fact.text, *first.span)):
             start = fact.mentioned_at
     return replace(fact, occurred_start=start, occurred_end=end - _INCLUSIVE)
+
+
+def _side_named(text: str, start: int) -> str | None:
+    """ "forward" after "later" ("later this month"), "past" after "earlier" ("earlier this
+    week"), right before the period at ``text[start:]``; else None."""
+    found = _SIDE_BEFORE.search(text, max(0, start - 20), start)
+    if found is None:
+        return None
+    return "forward" if found["side"].lower() == "later" else "past"
 
 
 def _holds_when_said(fact: ExtractedFact, found: ParsedTime) -> bool:
