@@ -1306,3 +1306,53 @@ def test_shouted_text_keeps_the_names_not_the_words_spacy_labels() -> None:
     # In all capitals spaCy labels common words too (NEED, RESULTS as organisations).
     assert found("ALSO NEED TO CALL DR. PATEL ABOUT THE RESULTS") == [("PATEL", "person")]
     assert ("LONDON", "place") in found("MEETING WITH SARAH IN LONDON ON FRIDAY")
+
+
+_FRAGMENTS = [
+    "a",
+    "an",
+    "from",
+    "the",
+    "my",
+    "next",
+    "door",
+    "accounting",
+    "said",
+    "is",
+    "such",
+    "what",
+    "Prius",
+    "Airbnb",
+    "API",
+    "Italian",
+    "Nkechi",
+    "Denver",
+    "roll",
+    "or",
+    ",",
+    ".",
+    "'s",
+    "to",
+    "with",
+    "Gemini",
+    "texted",
+    "me",
+    "new",
+    "team",
+    "Ana",
+    "in",
+]
+
+
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=12), st.booleans())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_articles_and_groups_at_any_edge_give_clean_names(words: list[str], cap: bool) -> None:
+    """The rules that read past "from <group>" or the word after "a"/"an" meet the text's
+    ends and each other anywhere: no error, and only clean, known-kind names."""
+    text = " ".join(words)
+    if cap:
+        text = text[:1].upper() + text[1:]
+    for mention in recognize_entities_in_text(text, speaker="Sam"):
+        assert mention.kind in ENTITY_KINDS
+        assert mention.name == mention.name.strip() and mention.name
+        assert all(c.isprintable() for c in mention.name)
