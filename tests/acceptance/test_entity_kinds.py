@@ -263,6 +263,10 @@ def test_a_brand_after_an_article_is_a_product(
         ("Okonkwo from my team said he is leaving.", {"Okonkwo": "person"}),
         ("Dee from next door told us about the party.", {"Dee": "person"}),
         ("Like Tom said, it's fine.", {"Tom": "person"}),
+        # Where a meal is had is a place; who sets out from a place is a person.
+        ("We had brunch at Balthazar.", {"Balthazar": "place"}),
+        ("Dinner at Nobu was great.", {"Nobu": "place"}),
+        ("Oluwaseun is flying in from Lagos tomorrow.", {"Oluwaseun": "person", "Lagos": "place"}),
     ],
 )
 def test_a_subject_is_no_prepositions_object(

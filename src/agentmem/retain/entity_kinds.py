@@ -552,6 +552,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         (before and before[-1] in _JOB_NOUNS) or any(w in _STUDY_WORDS for w in before)
     ):
         votes["org"] += CUE_WEIGHT  # "the new CTO at Klarna", "studying medicine at Makerere"
+    elif previous == "at" and before and before[-1] in _SHARED_MEALS:
+        votes["place"] += CUE_WEIGHT  # "brunch at Balthazar": where a meal is had
     elif previous == "at":
         votes["org"] += SPACY_WEIGHT / 2
         votes["place"] += SPACY_WEIGHT / 2
@@ -747,7 +749,8 @@ def _verb_after_subject(doc: Doc, end: int) -> int | None:
 def _is_traveller(doc: Doc, end: int) -> bool:
     """Whether the name before ``end`` is the subject of a verb of motion with a destination:
     a place's name or an occasion ("Florence is moving to Leeds", "Jan is coming to the
-    wedding", "June flew to Oslo"). A month or the weather comes and goes but never to
+    wedding", "June flew to Oslo"), or a place it sets out from ("Oluwaseun is flying in from
+    Lagos"). A month or the weather comes and goes but never to
     somewhere ("May is coming to an end", "August flew by", "June is going to be busy")."""
     k = _verb_after_subject(doc, end)
     if k is None:
@@ -758,7 +761,12 @@ def _is_traveller(doc: Doc, end: int) -> bool:
     j = k + 1
     if j < len(doc) and doc[j].tag_ in ("RB", "RP"):
         j += 1  # "moving back to Leeds"
-    if j + 1 >= len(doc) or doc[j].lower_ != "to":
+    if j + 1 >= len(doc):
+        return False
+    if doc[j].lower_ == "from" and verb in _TRAVEL_VERBS:
+        # Where a journey starts: "Oluwaseun is flying in from Lagos".
+        return _is_destination(doc, j + 1, places=True)
+    if doc[j].lower_ != "to":
         return False
     return _is_destination(doc, j + 1, places=verb in _TRAVEL_VERBS)
 
