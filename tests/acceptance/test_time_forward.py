@@ -112,6 +112,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("My birthday is on March 3.", MAR_10, "2026-03-03", "2026-03-03"),
     ("My birthday was on March 3.", MAR_10, "2025-03-03", "2025-03-03"),
     ("We're planning a trip to Porto in the spring.", MAR_10, MAR_10, "2025-05-31"),
+    # An amount counted from a day: the day after it, or how long from then.
+    ("We're in Rome for two weeks starting Friday.", FEB_20, "2025-02-21", "2025-03-06"),
+    ("The deadline is a week from Friday.", FEB_20, "2025-02-28", "2025-02-28"),
     # "Later" and "earlier" before the period say the side, whatever the tense.
     ("Later this year we're renovating the kitchen.", MAR_10, MAR_10, "2025-12-31"),
     ("Later this month I'm seeing the dentist.", MAR_10, MAR_10, "2025-03-31"),

@@ -192,6 +192,12 @@ COMPOSED_AT_REF = [
     ("two years ago last month", "2022-12-01", "2023-01-01"),
     ("a week ago today", "2025-01-08", "2025-01-09"),
     ("two weekends ago", "2025-01-04", "2025-01-06"),
+    # An amount after the time it counts from; after "for" or before "starting", how long.
+    ("a week from Friday", "2025-01-17", "2025-01-18"),
+    ("three days from tomorrow", "2025-01-19", "2025-01-20"),
+    ("a month from today", "2025-02-15", "2025-02-16"),
+    ("for two weeks starting next Friday", "2025-01-24", "2025-02-07"),
+    ("for a week from tomorrow", "2025-01-16", "2025-01-23"),
     # A yearly name in the year named so.
     ("Thanksgiving this year", "2025-11-27", "2025-11-28"),
     ("Christmas last year", "2024-12-24", "2024-12-27"),

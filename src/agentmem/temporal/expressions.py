@@ -1378,6 +1378,7 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found += _between_it_and_now(text, found, at.ref)
     found += _anchored(text, found, unreal)
     found += _counted_back(text, found, unreal)
+    found += _counted_from(text, found, unreal)
     return _real(found, unreal)
 
 
@@ -1685,6 +1686,43 @@ def _counted_back(
                 start=_shifted(inner.start, -count, unit),
                 end=_shifted(inner.end, -count, unit),
             )
+        except (ValueError, OverflowError):
+            unreal.append((words.start(), candidate.end))
+            continue
+        composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
+    return composed
+
+
+_COUNTED_FROM = re.compile(
+    rf"\b(?P<lasting>for\s+)?{_NUMBER}\s+{_UNIT}\s+"
+    r"(?P<way>from|starting(?:\s+(?:on|from))?)\s+$",
+    re.IGNORECASE,
+)
+
+
+def _counted_from(
+    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
+) -> list[_Candidate]:
+    """Compose an amount and the time it counts from: "a week from Friday" is the Friday a
+    week after, "three days from tomorrow" the day three days after tomorrow. How long it
+    lasts, after "for" or before "starting": "for two weeks starting Friday" and "for a week
+    from tomorrow" run from that day for that long."""
+    composed = []
+    for candidate in found:
+        if not candidate.in_context:
+            continue
+        words = _COUNTED_FROM.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        if words is None:
+            continue
+        count, unit = _amount(words)
+        inner = candidate.interval
+        try:
+            if words["lasting"] or words["way"].lower() != "from":
+                end = _shifted(inner.start, count, unit)
+                interval = _Interval(inner.start, end, "range", inner.relative)
+            else:
+                start, end = _shifted(inner.start, count, unit), _shifted(inner.end, count, unit)
+                interval = replace(inner, start=start, end=end)
         except (ValueError, OverflowError):
             unreal.append((words.start(), candidate.end))
             continue
