@@ -286,16 +286,28 @@ def test_stored_occurrence(
         # By a coming date (a deadline): from when it was said through the date.
         ("I need to finish the report by Friday.", "2025-02-20T10:00:00", "2025-02-22T00:00:00"),
         ("The parcel will be delivered by March 3.", "2025-02-20T10:00:00", "2025-03-04T00:00:00"),
+        # Until a coming date: from when it was said through the date.
+        ("I'm in Paris until Saturday.", "2025-02-20T10:00:00", "2025-02-23T00:00:00"),
+        ("The offer is valid until March 31.", "2025-02-20T10:00:00", "2025-04-01T00:00:00"),
+        (
+            "We're staying with my parents till Sunday.",
+            "2025-02-20T10:00:00",
+            "2025-02-24T00:00:00",
+        ),
         # No other end: the date itself; a date qualifying a noun dates that noun; "by" after
-        # a participle names who or what did it, not a deadline; "until" keeps the date.
+        # a participle names who or what did it, not a deadline; "until" a past date, after a
+        # negation, a move or a countdown keeps the date.
         ("I'll start my new job after Easter.", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
         ("I was inspired by Halloween.", "2024-10-31T00:00:00", "2024-11-01T00:00:00"),
         ("I lived in Berlin until 2019.", "2019-01-01T00:00:00", "2020-01-01T00:00:00"),
+        ("I won't know until Saturday.", "2025-02-22T00:00:00", "2025-02-23T00:00:00"),
+        ("The launch was pushed back until June.", "2025-06-01T00:00:00", "2025-07-01T00:00:00"),
+        ("Only three weeks until Easter!", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
         ("By Monday I was exhausted.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
         ("I felt better after Monday's meeting.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
     ],
 )
-def test_after_a_past_date_or_before_or_by_a_coming_one_is_stored_as_the_time_between(
+def test_after_a_past_date_or_before_by_or_until_a_coming_one_is_stored_as_the_time_between(
     store_path: Path, text: str, start: str, end: str
 ) -> None:
     with agentmem.AgentMemory(store_path) as mem:

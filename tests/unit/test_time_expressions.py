@@ -438,9 +438,10 @@ BY_TENSE = [
     ("I love the photos from June.", "2024-06-01", "2024-07-01"),
     ("I miss the beaches in August.", "2024-08-01", "2024-09-01"),
     ("My knee hurts since the long run on Sunday.", "2025-02-16", "2025-02-17"),
-    # "Until" / "by" a date: what holds now ends ahead of it, unless the clause is past.
+    # "Until" / "by" a date: what holds now ends ahead of it (through it: from when it was
+    # said), unless the clause is past.
     ("Physio says no running until June.", "2025-06-01", "2025-07-01"),
-    ("The offer is valid until March.", "2025-03-01", "2025-04-01"),
+    ("The offer is valid until March.", "2025-02-20T10", "2025-04-01"),
     ("I stayed there until June.", "2024-06-01", "2024-07-01"),
     ("I remember the storm in January.", "2025-01-01", "2025-02-01"),
 ]

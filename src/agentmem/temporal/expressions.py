@@ -1582,7 +1582,14 @@ def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None
 
 
 _POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
-_BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before|by)\s+$", re.IGNORECASE)
+_BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before|by|until|till)\s+$", re.IGNORECASE)
+# A negation before "until" says when something starts, not how long it lasts: "I won't know
+# until Friday", "no running until June".
+_NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody)\b|n['’]t\b", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[.!?;:\n][^.!?;:\n]*$")
+_CLAUSE_REACH = 200
+# "three weeks until Easter": a countdown names the day.
+_COUNTDOWN = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+$", re.IGNORECASE)
 
 
 # A participle right before "by" names an agent ("inspired by autumn", "taken by surprise"),
@@ -1595,14 +1602,15 @@ _AGENT_BY = re.compile(
 
 
 def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
-    """Compose "since", "after", "before" or "by" and an expression into the interval
+    """Compose "since", "after", "before", "by" or "until" and an expression into the interval
     between it and the reference, where there is one: "since March" from March's start up
     to the reference, "after Christmas" (past) from its end up to the reference, "before
-    Friday" (to come) from the reference up to Friday, "by Friday" (a deadline) through
-    Friday. What is after a time to come, or before or by one past, has no end the words
-    give ("after Easter" said in March, "by Friday I was exhausted"): the expression stays.
-    "until" is left as it is: "no running until June" ends as June begins, "valid until
-    March" may not."""
+    Friday" (to come) from the reference up to Friday, "by Friday" (a deadline) and "until
+    Friday" (to come: "I'm in Paris until Friday") through Friday. What is after a time to
+    come, or before, by or until one past, has no end the words give ("after Easter" said in
+    March, "by Friday I was exhausted"): the expression stays. So does "until" after a
+    negation ("I won't know until Friday": then), a move ("pushed back until June") or a
+    countdown ("three weeks until Easter")."""
     composed = []
     for candidate in found:
         if not candidate.in_context:
@@ -1611,9 +1619,17 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
         if word is None or _POSSESSIVE_AFTER.match(text, candidate.end):
             continue  # "after yesterday's meeting": after the meeting, not the day
         period = candidate.interval
-        if word["word"].lower() == "by" and (
+        which = word["word"].lower()
+        if which == "by" and (
             period.start <= ref  # "by Friday", said on Friday: the day itself
             or _AGENT_BY.search(text, 0, word.start())  # "inspired by autumn": no deadline
+        ):
+            continue
+        if which in ("until", "till") and (
+            period.start <= ref
+            or _negated_before(text, word.start())
+            or moved_to(text, word.end())
+            or _COUNTDOWN.search(text, max(0, word.start() - _WINDOW), word.start())
         ):
             continue
         between = {
@@ -1621,12 +1637,22 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             "after": (period.end, ref),
             "before": (ref, period.start),
             "by": (ref, period.end),
-        }[word["word"].lower()]
+            "until": (ref, period.end),
+            "till": (ref, period.end),
+        }[which]
         if between[0] >= between[1]:
             continue
         interval = _Interval(*between, "range", True)
         composed.append(_Candidate(word.start(), candidate.end, interval, True, -1))
     return composed
+
+
+def _negated_before(text: str, end: int) -> bool:
+    """Whether the clause ending at ``end`` holds a negation (read back at most
+    :data:`_CLAUSE_REACH` characters)."""
+    start = max(0, end - _CLAUSE_REACH)
+    clause = _CLAUSE_START.search(text, start, end)
+    return _NEGATED.search(text, clause.start() if clause else start, end) is not None
 
 
 _ANCHORED_BEFORE = re.compile(
