@@ -1376,9 +1376,9 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found += _with_modifier(text, found)
     found += _ranges(text, found, at)
     found += _between_it_and_now(text, found, at.ref)
-    found += _anchored(text, found, unreal)
-    found += _counted_back(text, found, unreal)
-    found += _counted_from(text, found, unreal)
+    found += _composed(text, found, unreal, _ANCHORED_BEFORE, _resolve_anchored, _in_context)
+    found += _composed(text, found, unreal, _COUNTED_BACK, _counted_back, _is_relative)
+    found += _composed(text, found, unreal, _COUNTED_FROM, _counted_from, _in_context)
     return _real(found, unreal)
 
 
@@ -1665,25 +1665,28 @@ _ANCHORED_BEFORE = re.compile(
 )
 
 
-def _anchored(
-    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
+def _composed(
+    text: str,
+    found: list[_Candidate],
+    unreal: list[tuple[int, int]],
+    words_before: re.Pattern[str],
+    resolve: Callable[[re.Match[str], _Interval], _Interval | None],
+    accepts: Callable[[_Candidate], bool],
 ) -> list[_Candidate]:
-    """Compose a period counted from a date: "the week before 16 November 2023", "two days
-    after May 5", "the Sunday before October 25, 2022", "the day after Christmas".
-
-    The period is resolved as if said on the anchor: "before" counts back from the anchor's
-    first day, "after" forward from its last, so "the week before <a Thursday>" is the ISO
-    week before that Thursday's week, the same week "last week" said that Thursday names.
-    One past the years datetime holds goes to ``unreal``.
-    """
+    """Compose the words right before each accepted candidate (``words_before``) with it
+    into the interval ``resolve`` gives; one past the years datetime holds (``resolve``
+    raises, or gives None) puts its span in ``unreal``."""
     composed = []
     for candidate in found:
-        if not candidate.in_context:
+        if not accepts(candidate):
             continue
-        words = _ANCHORED_BEFORE.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        words = words_before.search(text, max(0, candidate.start - _WINDOW), candidate.start)
         if words is None:
             continue
-        interval = _resolve_anchored(words, candidate.interval)
+        try:
+            interval = resolve(words, candidate.interval)
+        except (ValueError, OverflowError):
+            interval = None
         if interval is None:
             unreal.append((words.start(), candidate.end))
         else:
@@ -1691,32 +1694,24 @@ def _anchored(
     return composed
 
 
+def _in_context(candidate: _Candidate) -> bool:
+    return candidate.in_context
+
+
+def _is_relative(candidate: _Candidate) -> bool:
+    return candidate.interval.relative
+
+
 _COUNTED_BACK = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+ago\s+$", re.IGNORECASE)
 
 
-def _counted_back(
-    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
-) -> list[_Candidate]:
-    """Compose an amount back and a time told from now: "a year ago yesterday" is the day a
-    year before yesterday, "two years ago last month" that month two years earlier."""
-    composed = []
-    for candidate in found:
-        words = _COUNTED_BACK.search(text, max(0, candidate.start - _WINDOW), candidate.start)
-        if words is None or not candidate.interval.relative:
-            continue
-        count, unit = _amount(words)
-        inner = candidate.interval
-        try:
-            interval = replace(
-                inner,
-                start=_shifted(inner.start, -count, unit),
-                end=_shifted(inner.end, -count, unit),
-            )
-        except (ValueError, OverflowError):
-            unreal.append((words.start(), candidate.end))
-            continue
-        composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
-    return composed
+def _counted_back(words: re.Match[str], inner: _Interval) -> _Interval:
+    """An amount back and a time told from now: "a year ago yesterday" is the day a year
+    before yesterday, "two years ago last month" that month two years earlier."""
+    count, unit = _amount(words)
+    return replace(
+        inner, start=_shifted(inner.start, -count, unit), end=_shifted(inner.end, -count, unit)
+    )
 
 
 _COUNTED_FROM = re.compile(
@@ -1726,55 +1721,41 @@ _COUNTED_FROM = re.compile(
 )
 
 
-def _counted_from(
-    text: str, found: list[_Candidate], unreal: list[tuple[int, int]]
-) -> list[_Candidate]:
-    """Compose an amount and the time it counts from: "a week from Friday" is the Friday a
-    week after, "three days from tomorrow" the day three days after tomorrow. How long it
-    lasts, after "for" or before "starting": "for two weeks starting Friday" and "for a week
-    from tomorrow" run from that day for that long."""
-    composed = []
-    for candidate in found:
-        if not candidate.in_context:
-            continue
-        words = _COUNTED_FROM.search(text, max(0, candidate.start - _WINDOW), candidate.start)
-        if words is None:
-            continue
-        count, unit = _amount(words)
-        inner = candidate.interval
-        try:
-            if words["lasting"] or words["way"].lower() != "from":
-                end = _shifted(inner.start, count, unit)
-                interval = _Interval(inner.start, end, "range", inner.relative)
-            else:
-                start, end = _shifted(inner.start, count, unit), _shifted(inner.end, count, unit)
-                interval = replace(inner, start=start, end=end)
-        except (ValueError, OverflowError):
-            unreal.append((words.start(), candidate.end))
-            continue
-        composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
-    return composed
+def _counted_from(words: re.Match[str], inner: _Interval) -> _Interval:
+    """An amount and the time it counts from: "a week from Friday" is the Friday a week
+    after, "three days from tomorrow" the day three days after tomorrow. How long it lasts,
+    after "for" or before "starting": "for two weeks starting Friday" and "for a week from
+    tomorrow" run from that day for that long."""
+    count, unit = _amount(words)
+    if words["lasting"] or words["way"].lower() != "from":
+        return _Interval(inner.start, _shifted(inner.start, count, unit), "range", inner.relative)
+    start, end = _shifted(inner.start, count, unit), _shifted(inner.end, count, unit)
+    return replace(inner, start=start, end=end)
 
 
-def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval | None:
+def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval:
+    """A period counted from a date: "the week before 16 November 2023", "two days after May
+    5", "the Sunday before October 25, 2022", "the day after Christmas".
+
+    The period is resolved as if said on the anchor: "before" counts back from the anchor's
+    first day, "after" forward from its last, so "the week before <a Thursday>" is the ISO
+    week before that Thursday's week, the same week "last week" said that Thursday names.
+    """
     after = words["dir"].lower() == "after"
     moment = anchor.end - _TICK if after else anchor.start
     step = 1 if after else -1
-    try:
-        if words["weekday"]:
-            weekday = _WEEKDAYS[words["weekday"].lower()]
-            today = moment.date()
-            gap = (weekday - today.weekday()) % 7 if after else (today.weekday() - weekday) % 7
-            day = today + step * timedelta(days=gap or 7)
-            interval = _days(day, day, "day", True)
-        elif words["period"]:
-            unit = words["period"].lower()
-            interval = _period("day" if unit == "night" else unit, moment, step)
-        else:
-            count, unit = _amount(words)
-            interval = _period(unit, moment, step * count)
-    except (ValueError, OverflowError):
-        return None
+    if words["weekday"]:
+        weekday = _WEEKDAYS[words["weekday"].lower()]
+        today = moment.date()
+        gap = (weekday - today.weekday()) % 7 if after else (today.weekday() - weekday) % 7
+        day = today + step * timedelta(days=gap or 7)
+        interval = _days(day, day, "day", True)
+    elif words["period"]:
+        unit = words["period"].lower()
+        interval = _period("day" if unit == "night" else unit, moment, step)
+    else:
+        count, unit = _amount(words)
+        interval = _period(unit, moment, step * count)
     return replace(interval, relative=anchor.relative)
 
 
