@@ -750,8 +750,8 @@ def _is_traveller(doc: Doc, end: int) -> bool:
     """Whether the name before ``end`` is the subject of a verb of motion with a destination:
     a place's name or an occasion ("Florence is moving to Leeds", "Jan is coming to the
     wedding", "June flew to Oslo"), or a place it sets out from ("Oluwaseun is flying in from
-    Lagos"). A month or the weather comes and goes but never to
-    somewhere ("May is coming to an end", "August flew by", "June is going to be busy")."""
+    Lagos"). A month or the weather comes and goes but never to somewhere ("May is coming to
+    an end", "August flew by", "June is going to be busy")."""
     k = _verb_after_subject(doc, end)
     if k is None:
         return False

@@ -21,7 +21,12 @@ from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.temporal.anaphora import follow_on
 from agentmem.temporal.expressions import may_read_tense
-from agentmem.temporal.tense import clause_direction, says_it_is_to_come, tag_texts
+from agentmem.temporal.tense import (
+    Direction,
+    clause_direction,
+    says_it_is_to_come,
+    tag_texts,
+)
 
 # Stored occurrence intervals are inclusive; parsed ones are half-open.
 _INCLUSIVE = timedelta(microseconds=1)
@@ -76,9 +81,10 @@ def _anchored(fact: ExtractedFact, first: ParsedTime | None) -> ExtractedFact:
     """The fact dated by its first time expression, on the side of when it was said that its
     clause speaks of: a period that holds that moment is cut there ("I started a new job this
     year", said in March, happened between January and then; "I'll go to the gym this week"
-    from then to Sunday), as what was done cannot be later, nor what is to be done earlier.
-    A present tense alone does not cut it: "my birthday is on March 10", said that morning,
-    is the whole day."""
+    from then to Sunday), as what was done cannot be later, nor what is to be done earlier;
+    "later" or "earlier" before the period says the side whatever the tense ("Later this year
+    we're renovating"). A present tense alone does not cut it: "my birthday is on March 10",
+    said that morning, is the whole day."""
     if first is None:
         return fact
     start, end = first.start, first.end
@@ -92,9 +98,10 @@ def _anchored(fact: ExtractedFact, first: ParsedTime | None) -> ExtractedFact:
     return replace(fact, occurred_start=start, occurred_end=end - _INCLUSIVE)
 
 
-def _side_named(text: str, start: int) -> str | None:
-    """ "forward" after "later" ("later this month"), "past" after "earlier" ("earlier this
-    week"), right before the period at ``text[start:]``; else None."""
+def _side_named(text: str, start: int) -> Direction | None:
+    """The side of the moment said that the word right before the period at
+    ``text[start:]`` names: "forward" for "later" ("later this month"), "past" for "earlier"
+    ("earlier this week"); else None."""
     found = _SIDE_BEFORE.search(text, max(0, start - 20), start)
     if found is None:
         return None
