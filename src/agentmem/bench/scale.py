@@ -231,10 +231,10 @@ def _recall_and_parts(
     parts: the query's embedding and a bare Chroma top-10 (vectors embedded beforehand).
 
     Each probe goes through every step, the order rotating from probe to probe, so each
-    step sees the same machine: this machine's speed drifts by 10-20 % within minutes, and
-    a model call or a Chroma query in a loop of itself runs on caches no recall leaves them
-    (100k: embedding 2.7 ms in a loop, 3.2 between recalls; Chroma 1.15 and 1.5). Those
-    back-to-back figures are kept beside (``bare_chroma["back_to_back"]``).
+    step sees the same machine: a machine's speed drifts within minutes, and a model call or
+    a Chroma query in a loop of itself runs on warmer caches than any recall leaves it
+    (``docs/benchmarks.md``, Scale). The parts timed in loops are kept beside
+    (``bare_chroma["back_to_back"]``).
     """
     bank = mem.bank(BANK)
     found = dict.fromkeys(RECALL_RUNS, 0)
