@@ -275,6 +275,36 @@ def test_a_subject_is_no_prepositions_object(
     assert_kinds_after_reopening(store_path, sentence, expected)
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # Chat written all in lower case names people and places too (it stored none).
+        ("omg just got back from seattle with jess!!", {"Seattle": "place", "Jess": "person"}),
+        ("my sister emma is visiting from london", {"Emma": "person", "London": "place"}),
+        ("did u see what priya posted", {"Priya": "person"}),
+        # Slang and everyday words, first names among them, stay words.
+        ("i lost hope after the game", {}),
+        ("haha yeah that was wild tmrw lol", {}),
+        ("we went to the gym and then grabbed pizza", {}),
+    ],
+)
+def test_lower_case_chat_names_people_and_places(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+def test_a_name_in_lower_case_chat_is_the_entity_named_in_capitals(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("chat")
+    bank.retain("heading to seattle tmrw w mike", mentioned_at=T0)
+    bank.retain("Mike said the flight to Seattle was smooth.", mentioned_at=T1)
+    assert len(bank.entity("Mike").memory_ids) == 2
+    assert len(bank.entity("seattle").memory_ids) == 2
+    assert bank.check_integrity().problems == ()
+
+
 def test_a_business_and_what_it_owns_are_one_entity(mem: agentmem.AgentMemory) -> None:
     for bank_id, sentences in {
         "shop-first": ["We grabbed lunch at McDonald's with Priya.", "McDonald's fries rule."],

@@ -1356,3 +1356,26 @@ def test_articles_and_groups_at_any_edge_give_clean_names(words: list[str], cap:
         assert mention.kind in ENTITY_KINDS
         assert mention.name == mention.name.strip() and mention.name
         assert all(c.isprintable() for c in mention.name)
+
+
+def test_only_text_all_in_lower_case_is_read_again_with_capitals() -> None:
+    # A text with capitals of its own keeps them as they are: "seattle" is no name here.
+    assert found("Jess flew to seattle.") == [("Jess", "person")]
+    assert found("jess flew to seattle.") == [("Jess", "person"), ("Seattle", "place")]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["jess", "seattle", "i", "lol", "hope", "ß", "ŉ", "with", "from", "'s", "!", "mike"]
+        ),
+        max_size=10,
+    )
+)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_lower_case_text_gives_clean_names(words: list[str]) -> None:
+    """Capitalising a likely name keeps the text's length (a letter whose capital is two
+    letters stays as it is), so every name read in the capitalised text is clean."""
+    for mention in recognize_entities_in_text(" ".join(words)):
+        assert mention.kind in ENTITY_KINDS
+        assert mention.name == mention.name.strip() and mention.name

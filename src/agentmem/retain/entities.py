@@ -15,6 +15,9 @@ chat text, so rules complete and correct it:
   comes back ("the Porto 10k"). These rules are skipped for title-cased or all-caps text,
   where capitals carry no signal. "with Tariq at Nobu", which spaCy reads as one name, is two:
   the companion and the venue.
+- Text written all in lower case ("omg just got back from seattle with jess") has its likely
+  names capitalised and is parsed again (:func:`truecased`), so its names are read as in
+  any text; a text with capitals of its own keeps them as written.
 - A month word is a first name when grammar says it names a person and nothing makes it a
   date: "April said", "June is my sister", "May and I", "I met August", "Jan is coming to the
   wedding", but "In April we moved", "May 5th", "See you in June", "May I ask?", "May is
@@ -90,6 +93,7 @@ __all__ = [
     "LABEL_KINDS",
     "recognize_entities",
     "recognize_entities_in_text",
+    "truecased",
 ]
 
 ENTITY_KINDS: tuple[str, ...] = ("person", "org", "place", "product", "event", "concept")
@@ -208,6 +212,17 @@ _KINSHIP_NAMES = _word_set(
     "mom mum mommy mummy mother dad daddy father mama papa grandma grandpa granny nana "
     "grandmother grandfather"
 )
+# First names that are also everyday words: in text written all in lower case they are read
+# as the words ("lost hope", "a rose", "miles away").
+_WORD_NAMES = _word_set(
+    "hope faith joy grace rose ray rob bill mark jack frank will may june april august summer "
+    "autumn dawn eve ivy holly heather hazel ruby jade amber violet willow lily daisy robin "
+    "pearl crystal angel sandy chase hunter mason carter taylor cooper parker baker miles max "
+    "nick drew pat sue art dean christian sally olive iris penny sky river storm rain honey "
+    "sunny rocky buddy cash king earl destiny harmony liberty patience charity melody"
+)
+# spaCy labels that name someone or somewhere, read in lower-case text too ("london").
+_NAME_LABELS = frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG"})
 # A capitalised word right after one of these is a person ("my sister Kate").
 _RELATION_WORDS = _word_set(
     "friend buddy pal colleague coworker co-worker teammate boss manager mentor mentee "
@@ -317,6 +332,60 @@ def recognize_entities(
     return mentions if tentative else [m for m in mentions if not m.tentative]
 
 
+def truecased(doc: Doc) -> str | None:
+    """The text of a doc written all in lower case ("omg just got back from seattle with
+    jess"), with the words likely to be names capitalised, and "i": parsed again and given to
+    :func:`recognize_entities`, its names are found as in any text (same length: the spans
+    stay where they were). None when the text has capitals of its own, or no such word.
+
+    A likely name is a proper noun by spaCy's tag or label, a known first name used as a
+    noun, or a word after a preposition read as a verb ("to seattle"), that the embedding
+    model places near a person, a place or an organisation
+    (``retain/name_prior.py``): not "tmrw", "lol" or "party"; never an everyday word that is
+    also a first name ("lost hope").
+    """
+    words = [t for t in doc if t.is_alpha]
+    if not words or not all(t.is_lower for t in words):
+        return None
+    chars = list(doc.text)
+    named = False
+    for token in words:
+        if token.text == "i" or _likely_name(token):
+            first = chars[token.idx].upper()
+            if len(first) == 1:  # the text keeps its length: spans stay where they were
+                chars[token.idx] = first
+                named = named or token.text != "i"
+    return "".join(chars) if named else None
+
+
+def _likely_name(token: Token) -> bool:
+    word = token.lower_
+    if (
+        len(word) < 2
+        or token.is_stop
+        or word in _CHAT_WORDS
+        or word in _WORD_NAMES
+        or word in _CALENDAR_WORDS
+        or word in _MONTHS_AND_DAYS
+    ):
+        return False
+    # "flew to seattle": after "to" the tagger reads a verb; a common noun stays one.
+    after_preposition = (
+        token.i > 0 and token.doc[token.i - 1].tag_ in ("IN", "TO") and token.tag_ in ("VB", "FW")
+    )
+    if not (
+        token.tag_ in ("NNP", "NNPS")
+        or token.ent_type_ in _NAME_LABELS
+        or (word in FIRST_NAMES and token.tag_.startswith("NN"))
+        or after_preposition
+    ):
+        return False
+    prior = name_prior(word)
+    if after_preposition and not token.tag_.startswith("NN"):
+        return prior is not None and prior[0] == "place"  # "to seattle", not "to manage"
+    return prior is not None and prior[0] in ("person", "place", "org")
+
+
 def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list[EntityMention]:
     """Parse ``text`` with the shared pipeline and return its entities.
 
@@ -337,6 +406,9 @@ def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list
     found = [speaker_mention] if speaker_mention else []
     if clean.strip():
         for doc in load_nlp().pipe(_chunks(clean, _CHUNK_CHARS)):
+            capitalised = truecased(doc)
+            if capitalised is not None:
+                doc = load_nlp()(capitalised)
             found.extend(recognize_entities(doc, speaker=speaker))
     return _dedupe(found)
 

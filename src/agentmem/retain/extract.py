@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from agentmem.models.nlp import load_nlp
 from agentmem.retain.causes import as_fact_text, cause_clauses, states_the_same
-from agentmem.retain.entities import recognize_entities
+from agentmem.retain.entities import recognize_entities, truecased
 from agentmem.retain.facts import EntityMention, ExtractedFact, Message, RetainInput
 from agentmem.retain.slots import remember_parsed
 from agentmem.temporal.expressions import may_read_tense
@@ -48,6 +49,8 @@ _HAS_NUMBER = re.compile(r"\d")
 SEGMENT_CHARS = 10_000
 #: Characters of text in one batch of spaCy's ``pipe``.
 BATCH_CHARS = 20_000
+#: Docs of lower-case text capitalised and parsed again together (``_with_capitals``).
+_RECASED_BATCH = 64
 # Where a long message is cut, best first: a paragraph, a line, a sentence end, a space.
 _CUTS = ("\n\n", "\n", ". ", "? ", "! ", " ")
 
@@ -76,14 +79,14 @@ class OfflineExtractor:
             for index, message in enumerate(messages)
             for segment in split_segments(message.content, SEGMENT_CHARS)
         ]
-        docs = parse_in_batches(segment for _, segment in segments)
+        docs = _with_capitals(parse_in_batches(segment for _, segment in segments))
         facts: list[ExtractedFact] = []
-        for (index, segment), doc in zip(segments, docs, strict=True):
+        for (index, segment), (doc, name_doc) in zip(segments, docs, strict=True):
             message = messages[index]
             neighbours = " ".join(
                 _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
             )
-            entities = recognize_entities(doc, speaker=message.name, tentative=True)
+            entities = recognize_entities(name_doc, speaker=message.name, tentative=True)
             for piece in self._pieces(message, segment, doc, is_text=content.is_text):
                 clauses = _new_causes(piece, [f.text for f in facts])
                 causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
@@ -184,6 +187,18 @@ def parse_in_batches(texts: Iterable[str]) -> Iterator[Doc]:
         size += len(text)
     if batch:
         yield from nlp.pipe(batch, batch_size=len(batch))
+
+
+def _with_capitals(docs: Iterable[Doc]) -> Iterator[tuple[Doc, Doc]]:
+    """Each doc and the doc its names are read in: itself, or for a text written all in
+    lower case its likely names capitalised and parsed again (``entities.truecased``), a
+    batch of :data:`_RECASED_BATCH` docs at a time."""
+    docs = iter(docs)
+    while batch := list(islice(docs, _RECASED_BATCH)):
+        recased = [truecased(doc) for doc in batch]
+        again = parse_in_batches(text for text in recased if text is not None)
+        for doc, text in zip(batch, recased, strict=True):
+            yield doc, doc if text is None else next(again)
 
 
 def _speaker_text(message: Message) -> str:
