@@ -389,6 +389,9 @@ def test_a_bare_weekday_or_weekend_in_a_future_clause_is_the_coming_one() -> Non
     assert first("We went hiking over the weekend.") == (utc("2025-01-11"), utc("2025-01-13"))
     assert first("I will call. We met on Monday.") == (utc("2025-01-13"), utc("2025-01-14"))
     assert find_time_expressions("I bought a gift for May.", REF) == []
+    # What is booked or planned for a month is dated in it.
+    assert first("The trip is planned for June.") == (utc("2025-06-01"), utc("2025-07-01"))
+    assert first("We booked a cabin for May.") == (utc("2025-05-01"), utc("2025-06-01"))
 
 
 # (sentence, start, end) at FEB_20 (a Thursday): a name without a year is read by its clause.

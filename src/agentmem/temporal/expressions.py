@@ -585,10 +585,14 @@ _NAME_AFTER = re.compile(r"\s+[A-Z][a-z]")
 
 def _month_in_context(text: str, match: re.Match[str]) -> bool:
     """A month alone is a date after a preposition, except a first name after "by" with a
-    family name after it: "a book by May Sarton", "a song by June Carter"."""
+    family name after it: "a book by May Sarton", "a song by June Carter"; after "for" only
+    what is booked or planned for it ("the trip is planned for June", not "a gift for
+    June")."""
     start = match.start()
     if not _after_preposition(text, match):
-        return False
+        return bool(_FOR_BEFORE.search(text, max(0, start - _WINDOW), start)) and moved_to(
+            text, start
+        )
     return not (
         _BY_BEFORE.search(text, max(0, start - _WINDOW), start)
         and _NAME_AFTER.match(text, match.end())

@@ -83,7 +83,7 @@ _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\
 # the hall for Saturday", "they had scheduled the call for Monday", "we set the date for June".
 _BOOKED_FOR = re.compile(
     r"\b(?:book(?:s|ed|ing)?|reserv(?:e|es|ed|ing)|schedul(?:e|es|ed|ing)|arrang(?:e|es|ed|ing)"
-    r"|set(?:s|ting)?)\b"
+    r"|set(?:s|ting)?|plan(?:s|ned|ning)?|slated)\b"
     r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
     re.I,
 )
