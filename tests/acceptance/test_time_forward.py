@@ -115,6 +115,8 @@ CASES: list[tuple[str, str, str, str]] = [
     # An amount counted from a day: the day after it, or how long from then.
     ("We're in Rome for two weeks starting Friday.", FEB_20, "2025-02-21", "2025-03-06"),
     ("The deadline is a week from Friday.", FEB_20, "2025-02-28", "2025-02-28"),
+    # All of a period holding the moment said, on its clause's side of that moment.
+    ("I've been sick all week.", MAR_10, "2025-03-10", MAR_10),
     # "Later" and "earlier" before the period say the side, whatever the tense.
     ("Later this year we're renovating the kitchen.", MAR_10, MAR_10, "2025-12-31"),
     ("Later this month I'm seeing the dentist.", MAR_10, MAR_10, "2025-03-31"),

@@ -1071,3 +1071,12 @@ def test_a_long_text_without_punctuation_reads_each_date_from_its_own_clause() -
     assert len(found) == 2000
     assert set(found) == set(alone) and found[:2] == alone
     assert alone[0][0] < REF < alone[1][0]  # the last Monday, the coming Friday
+
+
+def test_all_week_month_or_year_is_the_one_holding_the_reference() -> None:
+    """REF is Wednesday 15 January 2025; "all year round" says always, not this year."""
+    [week] = find_time_expressions("I've been sick all week.", REF)
+    assert (week.start, week.end) == (utc("2025-01-13"), utc("2025-01-20"))
+    [month] = find_time_expressions("It snowed all month.", REF)
+    assert (month.start, month.end) == (utc("2025-01-01"), utc("2025-02-01"))
+    assert find_time_expressions("The park is open all year round.", REF) == []

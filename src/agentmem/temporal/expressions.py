@@ -855,6 +855,10 @@ def _resolve_relative_unit(match: re.Match[str], at: _Reading) -> _Interval:
     return _period(_unit_of(match), at.ref, _REL_OFFSETS[match["rel"].lower()])
 
 
+def _resolve_whole_current_unit(match: re.Match[str], at: _Reading) -> _Interval:
+    return _period(_unit_of(match), at.ref, 0)
+
+
 def _resolve_part_of_current_unit(match: re.Match[str], at: _Reading) -> _Interval | None:
     return _portion(_period(_unit_of(match), at.ref, 0), match["mod"])
 
@@ -1150,6 +1154,12 @@ _RULES: tuple[_Rule, ...] = (
         r"\b(?:the\s+)?(?P<rel>last|previous|past|this|current|next|coming|following)\s+"
         r"(?P<unit>weekend|week|month|quarter|year|decade)\b",
         _resolve_relative_unit,
+    ),
+    # "I've been sick all week": the one holding the moment said (not "all year round").
+    _rule(
+        "whole_current_unit",
+        r"\ball\s+(?:this\s+|the\s+)?(?P<unit>week|month|year)\b(?!\s+round)",
+        _resolve_whole_current_unit,
     ),
     _rule(
         "part_of_current_unit",
