@@ -1080,3 +1080,25 @@ def test_all_week_month_or_year_is_the_one_holding_the_reference() -> None:
     [month] = find_time_expressions("It snowed all month.", REF)
     assert (month.start, month.end) == (utc("2025-01-01"), utc("2025-02-01"))
     assert find_time_expressions("The park is open all year round.", REF) == []
+
+
+def test_a_day_in_numbers_without_its_year_is_a_date_after_a_preposition_of_time() -> None:
+    """FEB_20 is Thursday 20 February 2025: "on 5/6" is a date, read in the bank's order, its
+    year as a month name's by the clause; a fraction, a rating or "24/7" is none."""
+
+    def first(text: str, order: str = "MDY") -> tuple[datetime, datetime]:
+        [found] = find_time_expressions(text, FEB_20, date_order=order)
+        return found.start, found.end
+
+    assert first("We got married on 5/6.") == (utc("2024-05-06"), utc("2024-05-07"))
+    assert first("We got married on 5/6.", "DMY") == (utc("2024-06-05"), utc("2024-06-06"))
+    assert first("The rent is due on 4/1.") == (utc("2025-04-01"), utc("2025-04-02"))
+    assert first("On 13/2 we flew home.") == (utc("2025-02-13"), utc("2025-02-14"))
+    for text in (
+        "He got 5/6 of the votes.",
+        "I'd rate it 4/5.",
+        "We're open 24/7.",
+        "The meeting is on 2/30.",
+        "Scored 3/4 on the quiz.",
+    ):
+        assert find_time_expressions(text, FEB_20) == [], text

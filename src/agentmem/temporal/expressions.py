@@ -734,6 +734,27 @@ def _resolve_numeric_date(match: re.Match[str], at: _Reading) -> _Interval:
     return _days(chosen, chosen, "day", False)
 
 
+def _resolve_numeric_day(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """A day and month in numbers without a year, read in the bank's order unless one number
+    cannot be a month; the year as a month name's ("on March 3")."""
+    first, second = int(match["a"]), int(match["b"])
+    day_first = first > 12 or (second <= 12 and at.date_order == "DMY")
+    month, day = (second, first) if day_first else (first, second)
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return _yearly(_one_day(month, day), None, match, at, "day")
+
+
+_TIME_PREPOSITION_BEFORE = re.compile(
+    r"\b(?:on|by|since|until|till|before|after)\s+$", re.IGNORECASE
+)
+
+
+def _numeric_day_in_context(text: str, match: re.Match[str]) -> bool:
+    start = match.start()
+    return _TIME_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+
+
 def _monthly_day(day: int, today: date, which: Which) -> tuple[date, date] | None:
     """Day ``day`` of the month before, of, or after ``today``'s (skipping months too short)."""
     days = []
@@ -1124,6 +1145,15 @@ _RULES: tuple[_Rule, ...] = (
         + r"(?P<a>\d{1,2})(?P<sep>[/.-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4})"
         + _ISO_GUARD_AFTER,
         _resolve_numeric_date,
+    ),
+    _rule(
+        "numeric_day",
+        # "on 5/6", "by 12/3": a day without its year, only right after a preposition of time
+        # (not "5/6 of the votes", "rated 4/5", "24/7").
+        r"(?<![\w/.-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/%-]|\.\d)(?!\s+of\b)",
+        _resolve_numeric_day,
+        _numeric_day_in_context,
+        by_tense=True,
     ),
     _rule(
         "day_word",
