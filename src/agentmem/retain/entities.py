@@ -369,21 +369,20 @@ def _likely_name(token: Token) -> bool:
         or word in _MONTHS_AND_DAYS
     ):
         return False
-    # "flew to seattle": after "to" the tagger reads a verb; a common noun stays one.
-    after_preposition = (
-        token.i > 0 and token.doc[token.i - 1].tag_ in ("IN", "TO") and token.tag_ in ("VB", "FW")
-    )
+    prior_kinds: tuple[str, ...] = ("person", "place", "org")
     if not (
         token.tag_ in ("NNP", "NNPS")
         or token.ent_type_ in _NAME_LABELS
         or (word in FIRST_NAMES and token.tag_.startswith("NN"))
-        or after_preposition
     ):
-        return False
+        # "flew to seattle": after "to" the tagger reads a verb; only a place is taken there
+        # ("to manage" is no name), and a common noun stays one.
+        after_preposition = token.i > 0 and token.doc[token.i - 1].tag_ in ("IN", "TO")
+        if not (after_preposition and token.tag_ in ("VB", "FW")):
+            return False
+        prior_kinds = ("place",)
     prior = name_prior(word)
-    if after_preposition and not token.tag_.startswith("NN"):
-        return prior is not None and prior[0] == "place"  # "to seattle", not "to manage"
-    return prior is not None and prior[0] in ("person", "place", "org")
+    return prior is not None and prior[0] in prior_kinds
 
 
 def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list[EntityMention]:
