@@ -383,10 +383,10 @@ def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
     if not at.by_tense:
         return None
     text, start = match.string, match.start()
-    modifier = _MODIFIER_BEFORE.search(text, max(0, start - _WINDOW), start)
+    modifier = _just_before(_MODIFIER_BEFORE, text, start)
     if modifier is not None:
         start = modifier.start()
-    if _SINCE_BEFORE.search(text, max(0, start - _WINDOW), start):
+    if _just_before(_SINCE_BEFORE, text, start):
         return "past"  # "since Christmas": a time that has begun, whatever the verb
     return clause_direction(text, start, match.end())
 
@@ -560,6 +560,14 @@ _ISO_GUARD_AFTER = r"(?![\w/:-]|\.\d)"
 
 # Context: what may stand right before a word that is a date only in context ("in June").
 _WINDOW = 48
+
+
+def _just_before(pattern: re.Pattern[str], text: str, at: int) -> re.Match[str] | None:
+    """``pattern`` (anchored with ``$``) ending right at ``text[at]``, read in the
+    :data:`_WINDOW` characters before it."""
+    return pattern.search(text, max(0, at - _WINDOW), at)
+
+
 _PREPOSITION_BEFORE = re.compile(
     r"(?:\b(?:in|during|on|of|since|throughout|around|until|till|by|before|after|through|from"
     r"|between|over|at|early|mid|late)\s+(?:the\s+)?|\bmid-\s*)$",
@@ -576,7 +584,7 @@ _CLAUSE_END_AFTER = re.compile(r"\s*(?:[.,;:!?)\]]|$)")
 
 def _after_preposition(text: str, match: re.Match[str]) -> bool:
     start = match.start()
-    return _PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+    return _just_before(_PREPOSITION_BEFORE, text, start) is not None
 
 
 _BY_BEFORE = re.compile(r"\bby\s+$", re.IGNORECASE)
@@ -590,13 +598,8 @@ def _month_in_context(text: str, match: re.Match[str]) -> bool:
     June")."""
     start = match.start()
     if not _after_preposition(text, match):
-        return bool(_FOR_BEFORE.search(text, max(0, start - _WINDOW), start)) and moved_to(
-            text, start
-        )
-    return not (
-        _BY_BEFORE.search(text, max(0, start - _WINDOW), start)
-        and _NAME_AFTER.match(text, match.end())
-    )
+        return bool(_just_before(_FOR_BEFORE, text, start)) and moved_to(text, start)
+    return not (_just_before(_BY_BEFORE, text, start) and _NAME_AFTER.match(text, match.end()))
 
 
 _FOR_BEFORE = re.compile(r"\bfor\s+(?:the\s+)?$", re.IGNORECASE)
@@ -606,9 +609,7 @@ def _weekend_in_context(text: str, match: re.Match[str]) -> bool:
     """ "the weekend" is a date after a preposition, "for" included ("can't wait for the
     weekend"); "for" is left out elsewhere ("a gift for May")."""
     start = match.start()
-    return _after_preposition(text, match) or (
-        _FOR_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
-    )
+    return _after_preposition(text, match) or (_just_before(_FOR_BEFORE, text, start) is not None)
 
 
 def _bare_needs_preposition(text: str, match: re.Match[str]) -> bool:
@@ -643,12 +644,12 @@ _DAY_PREPOSITION_BEFORE = re.compile(
 
 def _ordinal_day_in_context(text: str, match: re.Match[str]) -> bool:
     start = match.start()
-    return _DAY_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+    return _just_before(_DAY_PREPOSITION_BEFORE, text, start) is not None
 
 
 def _year_in_context(text: str, match: re.Match[str]) -> bool:
     start = match.start()
-    return _YEAR_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+    return _just_before(_YEAR_PREPOSITION_BEFORE, text, start) is not None
 
 
 # --------------------------------------------------------------------------------------------
@@ -723,13 +724,19 @@ def _resolve_iso_month(match: re.Match[str], at: _Reading) -> _Interval:
     return _months(int(match["y"]), int(match["mo"]), 1, "month", False)
 
 
-def _resolve_numeric_date(match: re.Match[str], at: _Reading) -> _Interval:
+def _month_and_day(match: re.Match[str], *, day_first: bool) -> tuple[int, int]:
+    """The month and day of two numbers (groups ``a`` and ``b``) in the order given, unless
+    one of them cannot be a month."""
     first, second = int(match["a"]), int(match["b"])
+    if first > 12 or (second <= 12 and day_first):
+        return second, first
+    return first, second
+
+
+def _resolve_numeric_date(match: re.Match[str], at: _Reading) -> _Interval:
     # Dots are the day-first convention wherever dates are written with them ("21.01.2024");
     # slashes and dashes follow the bank's order, unless one number cannot be a month.
-    bank_day_first = at.date_order == "DMY" or match["sep"] == "."
-    day_first = first > 12 or (second <= 12 and bank_day_first)
-    month, day = (second, first) if day_first else (first, second)
+    month, day = _month_and_day(match, day_first=at.date_order == "DMY" or match["sep"] == ".")
     chosen = date(int(match["y"]), month, day)
     return _days(chosen, chosen, "day", False)
 
@@ -737,14 +744,14 @@ def _resolve_numeric_date(match: re.Match[str], at: _Reading) -> _Interval:
 def _resolve_numeric_day(match: re.Match[str], at: _Reading) -> _Interval | None:
     """A day and month in numbers without a year, read in the bank's order unless one number
     cannot be a month; the year as a month name's ("on March 3")."""
-    first, second = int(match["a"]), int(match["b"])
-    day_first = first > 12 or (second <= 12 and at.date_order == "DMY")
-    month, day = (second, first) if day_first else (first, second)
+    month, day = _month_and_day(match, day_first=at.date_order == "DMY")
     if not (1 <= month <= 12 and 1 <= day <= 31):
         return None
     return _yearly(_one_day(month, day), None, match, at, "day")
 
 
+# The ordinal day's prepositions (_DAY_PREPOSITION_BEFORE) less "for", "from" and "through",
+# which fractions follow too ("for 1/2 an hour", "from 1/2 to 3/4 of a cup").
 _TIME_PREPOSITION_BEFORE = re.compile(
     r"\b(?:on|by|since|until|till|before|after)\s+$", re.IGNORECASE
 )
@@ -752,7 +759,7 @@ _TIME_PREPOSITION_BEFORE = re.compile(
 
 def _numeric_day_in_context(text: str, match: re.Match[str]) -> bool:
     start = match.start()
-    return _TIME_PREPOSITION_BEFORE.search(text, max(0, start - _WINDOW), start) is not None
+    return _just_before(_TIME_PREPOSITION_BEFORE, text, start) is not None
 
 
 def _monthly_day(day: int, today: date, which: Which) -> tuple[date, date] | None:
@@ -1496,7 +1503,7 @@ def _with_modifier(text: str, found: list[_Candidate]) -> list[_Candidate]:
     """Compose a modifier and a period: "early 2023", "mid-June", "the end of last month"."""
     composed = []
     for candidate in found:
-        modifier = _MODIFIER_BEFORE.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        modifier = _just_before(_MODIFIER_BEFORE, text, candidate.start)
         if modifier is None:
             continue
         interval = _portion(candidate.interval, modifier["mod"])
@@ -1588,11 +1595,11 @@ def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate
         by_start.setdefault(candidate.start, []).append(candidate)
     composed = []
     for first in found:
-        opener = _RANGE_OPEN_BEFORE.search(text, max(0, first.start - _WINDOW), first.start)
+        opener = _just_before(_RANGE_OPEN_BEFORE, text, first.start)
         join = _RANGE_JOIN.match(text, first.end)
         if opener is None or join is None:
             continue
-        moved = MOVED_FROM.search(text, max(0, first.start - _WINDOW), first.start) is not None
+        moved = _just_before(MOVED_FROM, text, first.start) is not None
         for last in by_start.get(join.end(), []):
             interval = last.interval if moved else _join(first, last, at)
             if interval is not None:
@@ -1659,7 +1666,7 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
     for candidate in found:
         if not candidate.in_context:
             continue  # "a song by June Carter": no date
-        word = _BETWEEN_WORD.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        word = _just_before(_BETWEEN_WORD, text, candidate.start)
         if word is None or _POSSESSIVE_AFTER.match(text, candidate.end):
             continue  # "after yesterday's meeting": after the meeting, not the day
         period = candidate.interval
@@ -1673,7 +1680,7 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             period.start <= ref
             or _negated_before(text, word.start())
             or moved_to(text, word.end())
-            or _COUNTDOWN.search(text, max(0, word.start() - _WINDOW), word.start())
+            or _just_before(_COUNTDOWN, text, word.start())
         ):
             continue
         between = {
@@ -1714,27 +1721,25 @@ def _composed(
     found: list[_Candidate],
     unreal: list[tuple[int, int]],
     words_before: re.Pattern[str],
-    resolve: Callable[[re.Match[str], _Interval], _Interval | None],
+    resolve: Callable[[re.Match[str], _Interval], _Interval],
     accepts: Callable[[_Candidate], bool],
 ) -> list[_Candidate]:
     """Compose the words right before each accepted candidate (``words_before``) with it
     into the interval ``resolve`` gives; one past the years datetime holds (``resolve``
-    raises, or gives None) puts its span in ``unreal``."""
+    raises) puts its span in ``unreal``."""
     composed = []
     for candidate in found:
         if not accepts(candidate):
             continue
-        words = words_before.search(text, max(0, candidate.start - _WINDOW), candidate.start)
+        words = _just_before(words_before, text, candidate.start)
         if words is None:
             continue
         try:
             interval = resolve(words, candidate.interval)
         except (ValueError, OverflowError):
-            interval = None
-        if interval is None:
             unreal.append((words.start(), candidate.end))
-        else:
-            composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
+            continue
+        composed.append(_Candidate(words.start(), candidate.end, interval, True, -1))
     return composed
 
 
