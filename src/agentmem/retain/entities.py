@@ -404,10 +404,11 @@ def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list
     speaker_mention = _speaker_mention(speaker)
     found = [speaker_mention] if speaker_mention else []
     if clean.strip():
-        for doc in load_nlp().pipe(_chunks(clean, _CHUNK_CHARS)):
+        nlp = load_nlp()
+        for doc in nlp.pipe(_chunks(clean, _CHUNK_CHARS)):
             capitalised = truecased(doc)
             if capitalised is not None:
-                doc = load_nlp()(capitalised)
+                doc = nlp(capitalised)
             found.extend(recognize_entities(doc, speaker=speaker))
     return _dedupe(found)
 
@@ -535,7 +536,7 @@ def _from_spacy_entity(
         start += 1
     shop_end = _shop_name_end(doc, start, end) if kind == "org" else None
     shop = shop_end is not None
-    if shop_end is not None:
+    if shop:
         end = shop_end
     else:
         while end > start and (
