@@ -219,6 +219,20 @@ CASES: list[tuple[str, str, str, str]] = [
     # A weekday with a day of the month: the nearest such day that is that weekday.
     ("Our flight back is on Sunday the 23rd.", FEB_20, "2025-02-23", "2025-02-23"),
     ("We met on Friday the 13th.", FEB_20, "2024-12-13", "2024-12-13"),
+    # A timetable's event that starts on a date: the coming one, for as long as it says.
+    ("The course runs for six weeks starting on March 20.", MAR_10, "2025-03-20", "2025-04-30"),
+    ("The exhibition runs for a month beginning March 20.", MAR_10, "2025-03-20", "2025-04-19"),
+    ("We have classes starting March 20.", MAR_10, "2025-03-20", "2025-03-20"),
+    # A long weekend is its Saturday and Sunday and the day either side.
+    ("We went to the lake over the long weekend.", FEB_20, "2025-02-14", "2025-02-17"),
+    ("We're going camping over the long weekend.", FEB_20, "2025-02-21", "2025-02-24"),
+    ("I'm off for the three-day weekend.", MAR_10, "2025-03-14", "2025-03-17"),
+    # The holidays, said near them: Christmas Eve to New Year's Day.
+    ("We visited my parents over the holidays.", JAN_03, "2024-12-24", "2025-01-01"),
+    ("I'm going home for the holidays.", DEC_28, "2024-12-24", "2025-01-01"),
+    # "Back in" a month opening a clause looks back from a while after it.
+    ("Back in March we painted the fence.", MAR_10, "2024-03-01", "2024-03-31"),
+    ("I came back in March.", MAR_10, "2025-03-01", MAR_10),
 ]
 
 
@@ -296,6 +310,9 @@ def test_stored_occurrence(
             "2025-02-20T10:00:00",
             "2025-02-24T00:00:00",
         ),
+        # Through a coming day or month, like until.
+        ("The sale runs through March 3.", "2025-02-20T10:00:00", "2025-03-04T00:00:00"),
+        ("The museum is open thru June.", "2025-02-20T10:00:00", "2025-07-01T00:00:00"),
         # No other end: the date itself; a date qualifying a noun dates that noun; "by" after
         # a participle names who or what did it, not a deadline; "until" a past date, after a
         # negation, a move or a countdown keeps the date.
@@ -306,6 +323,8 @@ def test_stored_occurrence(
         ("The launch was pushed back until June.", "2025-06-01T00:00:00", "2025-07-01T00:00:00"),
         ("Only three weeks until Easter!", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
         ("By Monday I was exhausted.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
+        # "through" a holiday is during it.
+        ("I'll be working through Christmas.", "2025-12-24T00:00:00", "2025-12-27T00:00:00"),
         ("I felt better after Monday's meeting.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),
     ],
 )

@@ -1102,3 +1102,28 @@ def test_a_day_in_numbers_without_its_year_is_a_date_after_a_preposition_of_time
         "Scored 3/4 on the quiz.",
     ):
         assert find_time_expressions(text, FEB_20) == [], text
+
+
+@pytest.mark.parametrize(
+    ("said", "text", "dated"),
+    [
+        (datetime(2025, 1, 15, tzinfo=UTC), "We had a great time over the holidays.", True),
+        (datetime(2024, 12, 1, tzinfo=UTC), "I'm going home for the holidays.", True),
+        # Far from the year's end, "the holidays" may be the summer's: no date.
+        (datetime(2025, 7, 15, tzinfo=UTC), "We had a great time over the holidays.", False),
+        (datetime(2024, 11, 29, tzinfo=UTC), "We had a great time over the holidays.", False),
+        # Named so, whenever said; not without a preposition; not a greeting.
+        (datetime(2025, 7, 15, tzinfo=UTC), "I miss last holiday season.", True),
+        (datetime(2024, 12, 20, tzinfo=UTC), "The holidays were fun.", False),
+        (datetime(2024, 12, 20, tzinfo=UTC), "Happy holidays!", False),
+    ],
+)
+def test_the_holidays_are_the_year_end_season_only_when_said_near_it(
+    said: datetime, text: str, dated: bool
+) -> None:
+    found = find_time_expressions(text, said)
+    assert bool(found) is dated
+    for parsed in found:
+        assert (parsed.start.month, parsed.start.day) == (12, 24)
+        last = parsed.end - timedelta(microseconds=1)
+        assert (last.month, last.day) == (1, 1)

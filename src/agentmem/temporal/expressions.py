@@ -16,7 +16,8 @@ Conventions, where English leaves the choice open:
 - Calendar arithmetic is done in UTC, like every time agentmem stores; an aware reference in
   another zone is converted first (so "yesterday" is the UTC day before the reference's UTC day).
 - Weeks are ISO weeks, Monday to Sunday. "last week" is the previous Monday-Sunday week, "next
-  week" the following one; "last weekend" is the Saturday-Sunday of the previous week.
+  week" the following one; "last weekend" is the Saturday-Sunday of the previous week; a long
+  (three-day, holiday) weekend adds the Friday and the Monday.
 - Seasons are meteorological, northern hemisphere: spring Mar-May, summer Jun-Aug, autumn/fall
   Sep-Nov, winter Dec-Feb. "winter 2024" is the winter holding January 2024 (Dec 2023-Feb 2024),
   as in "the 2026 Winter Olympics".
@@ -52,7 +53,8 @@ Conventions, where English leaves the choice open:
   taken as its latest occurrence before B ends ("from November to February 2024" starts in
   November 2023), so "between March and May" is the most recent March-May whose May has
   started. "since A" runs from the start of A up to the reference, "after A" (A past) from
-  its end up to the reference, "before A" (A to come) from the reference up to A.
+  its end up to the reference, "before A" (A to come) from the reference up to A; "by",
+  "until" or "through" A (to come; through a day or a month only) through A's end.
 - "N units ago" before a time told from now shifts it back: "a year ago yesterday" is the day
   a year before yesterday, "two years ago last month" that month two years earlier. A
   yearly name followed by "this/next/last year" is its occurrence in that calendar year
@@ -71,6 +73,10 @@ Conventions, where English leaves the choice open:
 - "the 90s" is the 1990s; two-digit decades 30-90 and 20 are 19xx, 00 and 10 are 20xx.
 - Holidays are the US/Western ones: Thanksgiving is the fourth Thursday of November, Easter
   the Western (Gregorian) date; "Christmas" alone is Dec 24-26, "Christmas Day" Dec 25.
+  "The holidays" (the holiday season) are Dec 24-Jan 1, and only when said within 45 days of
+  them ("this/last holiday season" whenever said): in July they may be the summer's.
+- "Back in March" opening a clause looks back from a while after: the last March that is
+  over, even said on March 3 ("I'll be back in March" is a return, read by its tense).
 
 What is deliberately *not* matched, to keep false positives out of retain and recall:
 
@@ -405,7 +411,16 @@ def _which_for(
     tense: the coming one (not yet over) when it points forward, else the latest."""
     if rel:
         return _which(rel)
+    if _just_before(_LOOKING_BACK, match.string, match.start()):
+        return "last"
     return "coming" if _points_forward(match, at, daily=daily) else "latest"
+
+
+# "Back in March, we ..." opening a clause looks back from a while after: the last March that
+# is over ("I'll be back in March" is a return, so it must open the clause).
+_LOOKING_BACK = re.compile(
+    r"(?:^|[.!?,;:\n]\s*|\bway\s+)back\s+(?:in|on|during|at|over)\s+(?:the\s+)?$", re.IGNORECASE
+)
 
 
 def _yearly(
@@ -499,6 +514,7 @@ _HOLIDAYS: dict[str, Occurrence] = {
     "new years day": _one_day(1, 1),
     "new years": lambda y: (date(y - 1, 12, 31), date(y, 1, 1)),
     "new year": lambda y: (date(y - 1, 12, 31), date(y, 1, 1)),
+    "holidays": lambda y: (date(y - 1, 12, 24), date(y, 1, 1)),  # the season, Christmas Eve on
     "thanksgiving": lambda y: (_thanksgiving(y), _thanksgiving(y)),
     "good friday": lambda y: (_easter(y) - 2 * _DAY, _easter(y) - 2 * _DAY),
     "easter sunday": lambda y: (_easter(y), _easter(y)),
@@ -546,6 +562,8 @@ _NUMBER = (
 )
 _UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
+# A weekend with a day off beside it: "the long weekend", "a three-day weekend".
+_LONG = r"(?P<long>long|three[-\s]day|3[-\s]day|holiday|bank\s+holiday)"
 _WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 # "Thanksgiving this year", "in May next year": the occurrence in the year named so.
 _NAMED_YEAR = r"(?:,?\s+(?P<yrel>this|next|last)\s+year\b)"
@@ -569,8 +587,8 @@ def _just_before(pattern: re.Pattern[str], text: str, at: int) -> re.Match[str] 
 
 
 _PREPOSITION_BEFORE = re.compile(
-    r"(?:\b(?:in|during|on|of|since|throughout|around|until|till|by|before|after|through|from"
-    r"|between|over|at|early|mid|late)\s+(?:the\s+)?|\bmid-\s*)$",
+    r"(?:\b(?:in|during|on|of|since|throughout|around|until|till|by|before|after|through|thru"
+    r"|from|between|over|at|early|mid|late)\s+(?:the\s+)?|\bmid-\s*)$",
     re.IGNORECASE,
 )
 # "on", "at", "over" and "around" are left out: "over 2000", "around 1500" are amounts.
@@ -612,6 +630,12 @@ def _weekend_in_context(text: str, match: re.Match[str]) -> bool:
     return _after_preposition(text, match) or (_just_before(_FOR_BEFORE, text, start) is not None)
 
 
+def _holiday_season_in_context(text: str, match: re.Match[str]) -> bool:
+    """ "this/last holiday season" anywhere; "the holidays" like "the weekend" ("over the
+    holidays", "home for the holidays"; not "the holidays were fun")."""
+    return bool(match["rel"]) or _weekend_in_context(text, match)
+
+
 def _bare_needs_preposition(text: str, match: re.Match[str]) -> bool:
     """A calendar name without last/this/next or a year is a date only after a preposition."""
     groups = match.groupdict()
@@ -638,7 +662,7 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
 # "on the 28th", "by the 28th", "booked for the 21st"; "in the 4th" is rather a quarter of a
 # game, a grade, a round (and "for the 4th time" no date: a noun follows, see the rule).
 _DAY_PREPOSITION_BEFORE = re.compile(
-    r"\b(?:on|by|for|until|till|before|after|since|from|through)\s+$", re.IGNORECASE
+    r"\b(?:on|by|for|until|till|before|after|since|from|through|thru)\s+$", re.IGNORECASE
 )
 
 
@@ -880,7 +904,14 @@ _REL_OFFSETS = {
 
 
 def _resolve_relative_unit(match: re.Match[str], at: _Reading) -> _Interval:
-    return _period(_unit_of(match), at.ref, _REL_OFFSETS[match["rel"].lower()])
+    period = _period(_unit_of(match), at.ref, _REL_OFFSETS[match["rel"].lower()])
+    return _lengthened(period) if match["long"] else period
+
+
+def _lengthened(weekend: _Interval) -> _Interval:
+    """A long weekend ("over the long weekend", "last three-day weekend"): its Saturday and
+    Sunday and the day either side, since the words do not say which one was off."""
+    return replace(weekend, start=weekend.start - _DAY, end=weekend.end + _DAY)
 
 
 def _resolve_whole_current_unit(match: re.Match[str], at: _Reading) -> _Interval:
@@ -989,8 +1020,10 @@ def _resolve_weekend(match: re.Match[str], at: _Reading) -> _Interval:
     # The weekend that has most recently started (this one from Saturday on, else last
     # week's), unless the clause points forward: then the coming one.
     if _points_forward(match, at, daily=True):
-        return _period("weekend", at.ref, 0 if at.ref.weekday() < 5 else 1)
-    return _period("weekend", at.ref, 0 if at.ref.weekday() >= 5 else -1)
+        weekend = _period("weekend", at.ref, 0 if at.ref.weekday() < 5 else 1)
+    else:
+        weekend = _period("weekend", at.ref, 0 if at.ref.weekday() >= 5 else -1)
+    return _lengthened(weekend) if match["long"] else weekend
 
 
 def _season_occurrence(season: str) -> Occurrence:
@@ -1016,6 +1049,21 @@ def _resolve_holiday(match: re.Match[str], at: _Reading) -> _Interval | None:
     if interval is not None and interval.end - interval.start == _DAY:
         return replace(interval, granularity="day")
     return interval
+
+
+# How near the holidays must be to the moment said for "the holidays" to name them.
+_HOLIDAY_SEASON_REACH = timedelta(days=45)
+
+
+def _resolve_holiday_season(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """ "Over the holidays", "home for the holidays": Christmas Eve to New Year's Day, when
+    said within weeks of them ("this/last holiday season" whenever said); in July "the
+    holidays" are as likely the summer's, so they date nothing."""
+    interval = _yearly(_HOLIDAYS["holidays"], None, match, at, "holiday", match["rel"])
+    if interval is None or match["rel"]:
+        return interval
+    near = interval.start - _HOLIDAY_SEASON_REACH <= at.ref < interval.end + _HOLIDAY_SEASON_REACH
+    return interval if near else None
 
 
 _THIRDS = {"early": 0, "mid": 1, "late": 2}
@@ -1189,7 +1237,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "relative_unit",
         r"\b(?:the\s+)?(?P<rel>last|previous|past|this|current|next|coming|following)\s+"
-        r"(?P<unit>weekend|week|month|quarter|year|decade)\b",
+        rf"(?:{_LONG}\s+(?=weekend))?(?P<unit>weekend|week|month|quarter|year|decade)\b",
         _resolve_relative_unit,
     ),
     # "I've been sick all week": the one holding the moment said (not "all year round").
@@ -1239,7 +1287,11 @@ _RULES: tuple[_Rule, ...] = (
         by_tense=True,
     ),
     _rule(
-        "weekend", r"\b(?:the\s+)?weekend\b", _resolve_weekend, _weekend_in_context, by_tense=True
+        "weekend",
+        rf"\b(?:the\s+)?(?:{_LONG}\s+)?weekend\b",
+        _resolve_weekend,
+        _weekend_in_context,
+        by_tense=True,
     ),
     _rule(
         "season",
@@ -1257,6 +1309,13 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_holiday,
         _named_day_in_context,
         anchorable=True,
+        by_tense=True,
+    ),
+    _rule(
+        "holiday_season",
+        rf"\b(?:{_REL}|the)\s+(?:holidays|holiday\s+season|festive\s+season)\b",
+        _resolve_holiday_season,
+        _holiday_season_in_context,
         by_tense=True,
     ),
     _rule(
@@ -1633,7 +1692,9 @@ def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None
 
 
 _POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
-_BETWEEN_WORD = re.compile(r"\b(?P<word>since|after|before|by|until|till)\s+$", re.IGNORECASE)
+_BETWEEN_WORD = re.compile(
+    r"\b(?P<word>since|after|before|by|until|till|through|thru)\s+$", re.IGNORECASE
+)
 # A negation before "until" says when something starts, not how long it lasts: "I won't know
 # until Friday", "no running until June".
 _NEGATED = re.compile(r"\b(?:not|no|never|nothing|nobody)\b|n['’]t\b", re.IGNORECASE)
@@ -1641,6 +1702,11 @@ _CLAUSE_START = re.compile(r"[.!?;:\n][^.!?;:\n]*$")
 _CLAUSE_REACH = 200
 # "three weeks until Easter": a countdown names the day.
 _COUNTDOWN = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+$", re.IGNORECASE)
+
+
+# What holds until a coming date holds from now through it: "until Friday", "runs through
+# March 20" (a day or a month: "through Christmas" is rather during it).
+_UNTIL_WORDS = frozenset({"until", "till", "through", "thru"})
 
 
 # A participle right before "by" names an agent ("inspired by autumn", "taken by surprise"),
@@ -1653,11 +1719,12 @@ _AGENT_BY = re.compile(
 
 
 def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> list[_Candidate]:
-    """Compose "since", "after", "before", "by" or "until" and an expression into the interval
-    between it and the reference, where there is one: "since March" from March's start up
-    to the reference, "after Christmas" (past) from its end up to the reference, "before
-    Friday" (to come) from the reference up to Friday, "by Friday" (a deadline) and "until
-    Friday" (to come: "I'm in Paris until Friday") through Friday. What is after a time to
+    """Compose "since", "after", "before", "by", "until" or "through" and an expression into
+    the interval between it and the reference, where there is one: "since March" from
+    March's start up to the reference, "after Christmas" (past) from its end up to the
+    reference, "before Friday" (to come) from the reference up to Friday, "by Friday" (a
+    deadline), "until Friday" (to come: "I'm in Paris until Friday") and "through March 20"
+    (a day or a month: "the sale runs through March 20") through it. What is after a time to
     come, or before, by or until one past, has no end the words give ("after Easter" said in
     March, "by Friday I was exhausted"): the expression stays. So does "until" after a
     negation ("I won't know until Friday": then), a move ("pushed back until June") or a
@@ -1676,7 +1743,9 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             or _AGENT_BY.search(text, 0, word.start())  # "inspired by autumn": no deadline
         ):
             continue
-        if which in ("until", "till") and (
+        if which in ("through", "thru") and period.granularity not in ("day", "month"):
+            continue  # "working through Christmas", "through the summer": during it
+        if which in _UNTIL_WORDS and (
             period.start <= ref
             or _negated_before(text, word.start())
             or moved_to(text, word.end())
@@ -1690,6 +1759,8 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             "by": (ref, period.end),
             "until": (ref, period.end),
             "till": (ref, period.end),
+            "through": (ref, period.end),
+            "thru": (ref, period.end),
         }[which]
         if between[0] >= between[1]:
             continue
@@ -1765,7 +1836,7 @@ def _counted_back(words: re.Match[str], inner: _Interval) -> _Interval:
 
 _COUNTED_FROM = re.compile(
     rf"\b(?P<lasting>for\s+)?{_NUMBER}\s+{_UNIT}\s+"
-    r"(?P<way>from|starting(?:\s+(?:on|from))?)\s+$",
+    r"(?P<way>from|(?:starting|beginning|commencing)(?:\s+(?:on|from|in))?)\s+$",
     re.IGNORECASE,
 )
 

@@ -139,8 +139,9 @@ _EVENT_WORDS = (
     "ceremony graduation checkup check-up visit call webinar workshop course audition"
 )
 _EVENTS = frozenset(_EVENT_WORDS.split())
+_STARTING = frozenset({"starting", "beginning", "commencing"})
 # "Until June", "by Friday": the end of something that holds now lies ahead.
-_UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
+_UNTIL = re.compile(r"\b(?:until|till|til|by|through|thru)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 _SPEAKER = re.compile(r"[^:\n]{1,80}: (?=\S)")  # "Ana: " before a chat turn's words
@@ -403,10 +404,28 @@ def _nearest_before(tokens: list[Token]) -> Direction | None:
         # what happened far more often than of a scheduled hurt.
         return "past"
     chain = verbs[verbs.index(finite) :] if finite is not None else [main]
+    if _starts_on_the_date(chain, tokens):
+        return "forward"
     direction = _direction(chain, " ".join(t[3] for t in tokens))
     if direction in (None, "present") and main is finite and _dates_the_verb(tokens, main):
         return "forward"
     return direction
+
+
+def _starts_on_the_date(chain: list[Token], tokens: list[Token]) -> bool:
+    """Whether a simple present's event starts on the date that follows: "the course runs
+    for six weeks starting on March 20", "we have classes beginning March 20" (a timetable,
+    so the coming date); not a habit ("I walk every day starting at 6")."""
+    first, main = chain[0], chain[-1]
+    return (
+        len(chain) == 2
+        and first[2] in ("VBZ", "VBP")
+        and first[3] not in _BE
+        and main[2] == "VBG"
+        and main[3] in _STARTING
+        and all(t[3] in ("on", "from", "in") for t in tokens[tokens.index(main) + 1 :])
+        and not any(t[3] in _HABIT for t in tokens)
+    )
 
 
 def _has_got(verbs: list[Token]) -> bool:
