@@ -153,6 +153,11 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
             "The printer jammed because the paper was damp, and I gave up on it.",
             "The paper was damp.",
         ),
+        # One word says enough when it is what someone was or did, or what the weather did.
+        ("Since it was raining, we stayed in.", "It was raining."),
+        ("I was exhausted, so I went to bed early.", "I was exhausted."),
+        ("Because she was ill, the meeting was cancelled.", "She was ill."),
+        ("I missed the bus because I overslept.", "I overslept."),
     ],
 )
 def test_each_causal_cue_in_a_chat_turn_stores_its_cause(
@@ -237,6 +242,12 @@ def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) 
         "I have lived in Oslo since 2019.",
         "We have been friends since we were kids.",
         "I was so happy to see you!",
+        # One word that needs what "it" stands for, a modal left alone, what someone did
+        # after "since" (when), an event of a life after "since".
+        "I bought it because it was cheap.",
+        "We did it because we could.",
+        "It's been a busy week since we talked.",
+        "Since she was born, we moved three times.",
     ],
 )
 def test_since_of_time_and_so_of_degree_make_no_cause(mem: agentmem.AgentMemory, text: str) -> None:

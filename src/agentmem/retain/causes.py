@@ -19,6 +19,11 @@ was delayed" states a cause and its effect at once.
 - "X led to / caused / resulted in Y": X is the cause; so is the clause before ", causing",
   ", leading to", ", resulting in", ", forcing" or ", which led to / caused / forced / meant".
 
+A cause clause says something by itself: two content words, or one that is what someone was
+or did ("I was exhausted", "we overslept"; after "since" only what someone was: "since we
+talked" tells when) or what the weather did ("it was raining"); not "it was cheap", whose
+"it" stands for something said elsewhere.
+
 The extractor stores each cause clause as a fact of its own, right after the whole sentence's
 fact, which is ``caused_by`` it (``retain/extract.py``), unless an earlier fact of the same
 call already says it.
@@ -42,7 +47,10 @@ _TIME_AFTER_SINCE = re.compile(
     r"war|pandemic|\d)|(?:early|late|mid)\b|(?:january|february|march|april|may|june|july|"
     r"august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday|spring|summer|autumn|fall|winter|christmas|easter)\b|"
-    r"(?:i|we|he|she|they|you) (?:was|were) (?:a |little|young|small|kids?|children|\d))",
+    r"(?:i|we|he|she|they|you) (?:was|were) (?:a |little|young|small|kids?|children|\d)"
+    # "since she was born", "since Tom got married": an event of a life dates a start.
+    r"|(?:[\w'’]+\s+){1,3}(?:was|were|got|had\s+been)\s+(?:born|married|engaged|divorced"
+    r"|hired|promoted|diagnosed|pregnant|retired|widowed|adopted)\b)",
     re.IGNORECASE,
 )
 # "since we last spoke", "since I first saw it", "since two weeks ago": a point in time.
@@ -118,6 +126,26 @@ _SMALL_WORDS = frozenset(
 )
 # A cause worth a fact of its own says something by itself: "it relaxes me" does not.
 _MIN_CAUSE_CONTENT_WORDS = 2
+# One word does when it is what a person was ("I was exhausted", "Tom was ill") or, for any
+# cue but "since", did ("we overslept": "since we talked" tells when), not a modal or
+# auxiliary left alone ("because we could"); or what the weather did ("it rained", "it was
+# snowing"). "It" of anything else ("it was cheap") needs what it stands for.
+_PERSON = r"(?:(?i:i|we|he|she|they|you)|(?!(?:It|This|That|There|These|Those)\b)[A-Z][a-z]+)"
+_STATE_OF_SOMEONE = re.compile(
+    rf"^{_PERSON}\s+(?:was|were|is|are|am|got|get|felt|feel|seemed|'m|’m|'re|’re|'s|’s)\s+"
+    r"(?:(?:so|too|really|very|completely|totally|super|pretty|quite|a\s+bit|kind\s+of)\s+)?"
+    r"[a-z]{3,}$",
+)
+_DEED_OF_SOMEONE = re.compile(
+    r"^(?i:i|we|he|she|they|you)\s+"
+    r"(?!(?:could|would|should|might|must|shall|can|will|did|does|do|had|have|has|was|were"
+    r"|wanted|want|needed|need|said|asked|told|tried)\b)[a-z]{3,}$",
+)
+_WEATHER = re.compile(
+    r"^it\s+(?:(?:was|is|had\s+been|has\s+been|kept|started)\s+)?"
+    r"(?:rain|snow|pour|hail|drizzl|sleet|storm|freez)[a-z]*$",
+    re.IGNORECASE,
+)
 
 
 def cause_clauses(text: str) -> list[str]:
@@ -189,9 +217,10 @@ def _cause_before(before: str, sentence: str) -> str | None:
 
 
 def _is_cause(cue: str, cause: str, effect: str) -> bool:
-    if not _says_something(cause) or _words(effect) < 2:
+    since = cue.casefold() == "since"
+    if not _says_something(cause, deed=not since) or _words(effect) < 2:
         return False
-    if cue.casefold() != "since":
+    if not since:
         return True
     return (
         not _TIME_AFTER_SINCE.match(cause.strip())
@@ -200,8 +229,16 @@ def _is_cause(cue: str, cause: str, effect: str) -> bool:
     )
 
 
-def _says_something(clause: str) -> bool:
-    return len(_content_words(clause)) >= _MIN_CAUSE_CONTENT_WORDS
+def _says_something(clause: str, *, deed: bool = True) -> bool:
+    """Whether ``clause`` says enough for a fact of its own; ``deed``: whether what someone
+    did in one word does (not after "since", where it tells when)."""
+    clause = clause.strip()
+    return (
+        len(_content_words(clause)) >= _MIN_CAUSE_CONTENT_WORDS
+        or _STATE_OF_SOMEONE.match(clause) is not None
+        or _WEATHER.match(clause) is not None
+        or (deed and _DEED_OF_SOMEONE.match(clause) is not None)
+    )
 
 
 def _words(text: str) -> int:
