@@ -221,6 +221,16 @@ def test_a_mountain_climbed_or_a_ride_taken_is_a_place_and_a_home_is_a_persons(
         ("Wiremu plays rugby for the Chiefs.", {"Wiremu": "person", "Chiefs": "org"}),
         ("We watched the Yankees game.", {"Yankees": "org"}),
         ("The Sharmas invited us to dinner on Saturday.", {"Sharmas": "person"}),
+        # A side that won or lost with nothing after but a time, a title or a margin; a
+        # family is "the" and the plural of a person's name, whatever spaCy's label.
+        ("The Warriors won again last night.", {"Warriors": "org"}),
+        ("The Celtics won the championship.", {"Celtics": "org"}),
+        ("The Warriors lost by ten.", {"Warriors": "org"}),
+        ("The Sharmas lost their house in the fire.", {"Sharmas": "person"}),
+        ("We spent Sunday with the Johnsons.", {"Johnsons": "person"}),
+        ("We had dinner with the Joneses.", {"Joneses": "person"}),
+        ("We watched the Simpsons.", {"Simpsons": "product"}),
+        ("We hiked in the Alps.", {"Alps": "place"}),
     ],
 )
 def test_a_business_keeps_its_possessive_and_a_team_is_an_organisation(

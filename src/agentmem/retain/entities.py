@@ -619,6 +619,7 @@ def _from_spacy_entity(
     _name_votes(votes, key, first_word, end - start, titled or title_inside, speaker_key, kind)
     if _is_given_name(doc, start, end):
         votes["person"] += GIVEN_NAME_WEIGHT
+    _family_vote(doc, start, end, votes)
     _prior_vote(votes, name, kind)
     found, confidence = decide_kind(votes, kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
@@ -676,6 +677,20 @@ def _is_given_name(doc: Doc, start: int, end: int) -> bool:
     if is_used_thing(doc, start) or is_climbed(doc, start, end):
         return False
     return may_name_a_person(word)
+
+
+def _family_vote(doc: Doc, start: int, end: int, votes: dict[str, float]) -> None:
+    """ "The Sharmas invited us", "dinner with the Joneses": "the" and the plural of what the
+    embedding model knows as a person's name is a family, so people; unless the words around
+    say what it is ("watched the Simpsons", a team: "the Lakers lost")."""
+    word = doc[start].text
+    if end - start != 1 or start < 1 or doc[start - 1].lower_ != "the" or _is_cued(votes):
+        return
+    if not word.endswith("s") or word.endswith("ss"):
+        return
+    singulars = [word[:-1]] + ([word[:-2]] if word.endswith("es") else [])
+    if any((name_prior(s) or ("",))[0] == "person" for s in singulars):
+        votes["person"] += CUE_WEIGHT
 
 
 def _prior_vote(votes: dict[str, float], name: str, spacy_kind: str | None) -> None:
@@ -998,6 +1013,7 @@ def _capitalised_mention(
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)
     if given:
         votes["person"] += GIVEN_NAME_WEIGHT
+    _family_vote(doc, start, end, votes)
     _prior_vote(votes, name, None)
     kind, confidence = decide_kind(votes)
     if titled and kind == "person" and previous is not None:

@@ -294,6 +294,13 @@ _CONTEST_VERBS = _words(
     "playing tied drew face faces faced"
 )
 _PLAY = _words("play plays played playing")
+# A side "won" or "lost" with no other side named: decided by what follows (_a_contest_ends).
+_RESULT_VERBS = _words("won win wins lost lose loses")
+_WHEN_DECIDED = _words("last yesterday tonight today on in at")
+_TITLES = _words(
+    "game match final finals championship title series cup league pennant playoff playoffs "
+    "tournament"
+)
 _CONTEST_NOUNS = _words("game games match matches season fan fans playoffs lineup roster")
 # A lower-case noun right after a name: "the Globex office", "the Falcon beta".
 _ORG_FOLLOWERS = _words("office offices account headquarters staff employees")
@@ -487,6 +494,8 @@ def is_a_team(doc: Doc, start: int, end: int) -> bool:
         k += 1
     if k < n and doc[k].lower_ in _CONTEST_VERBS and _names_a_side(doc, k + 1):
         return True
+    if k < n and doc[k].lower_ in _RESULT_VERBS and _a_contest_ends(doc, k + 1):
+        return True
     p = start - 2
     if p >= 0 and doc[p].lower_ in ("vs", "versus", "vs."):
         return True
@@ -495,6 +504,20 @@ def is_a_team(doc: Doc, start: int, end: int) -> bool:
     if p >= 0 and doc[p].lower_ in ("to", "against"):
         p -= 1
     return p >= 0 and doc[p].lower_ in _CONTEST_VERBS
+
+
+def _a_contest_ends(doc: Doc, j: int) -> bool:
+    """Whether what follows "won" or "lost" at ``j`` says a contest was decided: nothing more
+    than a time ("the Warriors won again last night"), a title ("won the championship") or a
+    margin ("lost by ten"); not what a family wins or loses ("the Sharmas won the lottery",
+    "lost their house")."""
+    while j < len(doc) and doc[j].lower_ in _ADVERBS | {"again"}:
+        j += 1
+    if j >= len(doc) or doc[j].is_punct or doc[j].lower_ in _WHEN_DECIDED:
+        return True
+    return doc[j].lower_ == "by" or (
+        doc[j].lower_ == "the" and j + 1 < len(doc) and doc[j + 1].lower_ in _TITLES
+    )
 
 
 def _names_a_side(doc: Doc, j: int) -> bool:
