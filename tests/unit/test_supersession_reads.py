@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentmem
-from agentmem.retain import pipeline
+from agentmem.retain import pipeline, supersession
 from agentmem.retain.slots import FAMILY_WORDS, slots_of
 from agentmem.retain.supersession import SUPERSEDES, Statement, _aware, supersedes
 from agentmem.store.dialect import regex_search
@@ -229,3 +229,10 @@ def _steps(seed: int, count: int = 70) -> list[tuple]:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_long_history_links_as_a_scan_does(tmp_path, seed):
     assert retain_history(tmp_path / "store", _steps(seed)) > 10
+
+
+def test_a_history_links_as_a_scan_does_when_the_rows_gone_are_dropped_at_every_read(tmp_path):
+    """The rows held are listed by the subjects they may be about; the entries of rows gone
+    are dropped from those lists now and then (here: at every read)."""
+    with mock.patch.object(supersession, "_STALE_ENTRIES", -(10**9)):
+        assert retain_history(tmp_path / "store", _steps(3)) > 10
