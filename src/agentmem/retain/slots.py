@@ -248,6 +248,13 @@ def kept_value(text: str, slots: Sequence[Slot]) -> str | None:
     return json.dumps([_KEPT_FORM, [astuple(slot) for slot in slots]])
 
 
+def is_kept_current(value: str | None) -> bool:
+    """Whether ``value`` is what :func:`kept_slots` keeps under these rules: then the slots
+    :func:`slots_of` gives with it are read from it, and :func:`kept_value` would give it
+    again (a bank's reads of statements skip that, ~0.1 ms a row)."""
+    return value is not None and _read_kept(value) is not None
+
+
 def _read_kept(value: str) -> tuple[Slot, ...] | None:
     """The slots :func:`kept_slots` wrote (None for a value it did not write)."""
     try:

@@ -31,6 +31,7 @@ from agentmem.retain.slots import (
     ANY_FAMILY_WORDS,
     FAMILY_WORDS,
     Slot,
+    is_kept_current,
     kept_value,
     slots_of,
     split_speaker,
@@ -219,6 +220,8 @@ class StoredStatements:
         stale = []
         for (memory_id, row), slots in zip(unparsed, parsed, strict=True):
             row.slots = tuple(slots)
+            if is_kept_current(row.kept):
+                continue  # its slots were read from what is kept
             kept = kept_value(row.text, slots)
             if kept != row.kept:
                 stale.append((memory_id, row.seq, kept))
