@@ -1127,3 +1127,25 @@ def test_the_holidays_are_the_year_end_season_only_when_said_near_it(
         assert (parsed.start.month, parsed.start.day) == (12, 24)
         last = parsed.end - timedelta(microseconds=1)
         assert (last.month, last.day) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "dated"),
+    [
+        # Through a coming day or month: from when it is said through it.
+        ("The sale runs through March 3.", "through March 3"),
+        ("Tickets are valid through the 28th.", "through the 28th"),
+        ("The museum is open thru June.", "thru June"),
+        # The last of a range or of a list, or a holiday, is not.
+        ("The store is open Monday through Friday.", "Friday"),
+        ("We are in Rome March 3 through March 9.", "March 9"),
+        ("I will be traveling through June and July.", "June"),
+        ("I'll be working through Christmas.", "Christmas"),
+    ],
+)
+def test_through_a_coming_day_or_month_runs_from_the_reference(text: str, dated: str) -> None:
+    """REF is Wednesday 15 January 2025."""
+    last = find_time_expressions(text, REF)[-1]
+    assert last.text == dated
+    assert (last.start == REF) is dated.lower().startswith(("through", "thru"))
+

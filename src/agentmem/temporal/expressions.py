@@ -1704,6 +1704,7 @@ _CLAUSE_REACH = 200
 _COUNTDOWN = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+$", re.IGNORECASE)
 
 
+_LIST_AFTER = re.compile(r"\s+(?:and|or|&)\s", re.IGNORECASE)
 # What holds until a coming date holds from now through it: "until Friday", "runs through
 # March 20" (a day or a month: "through Christmas" is rather during it).
 _UNTIL_WORDS = frozenset({"until", "till", "through", "thru"})
@@ -1743,8 +1744,15 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             or _AGENT_BY.search(text, 0, word.start())  # "inspired by autumn": no deadline
         ):
             continue
-        if which in ("through", "thru") and period.granularity not in ("day", "month"):
-            continue  # "working through Christmas", "through the summer": during it
+        if (
+            which in ("through", "thru")
+            and (
+                period.granularity not in ("day", "month")  # "working through Christmas"
+                or _LIST_AFTER.match(text, candidate.end)  # "through June and July": during them
+                or any(text[other.end : word.start()].isspace() for other in found)
+            )
+        ):
+            continue  # the last of a range: "Monday through Friday", "March 3 through 9"
         if which in _UNTIL_WORDS and (
             period.start <= ref
             or _negated_before(text, word.start())

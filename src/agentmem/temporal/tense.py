@@ -141,7 +141,10 @@ _EVENT_WORDS = (
 _EVENTS = frozenset(_EVENT_WORDS.split())
 _STARTING = frozenset({"starting", "beginning", "commencing"})
 # "Until June", "by Friday": the end of something that holds now lies ahead.
-_UNTIL = re.compile(r"\b(?:until|till|til|by|through|thru)\s+(?:the\s+)?$", re.IGNORECASE)
+_UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
+# ... and so does "through" it, unless a date before "through" makes it the end of a range
+# ("Monday through Friday", "March 3 through 9": a capitalised word or a number before it).
+_THROUGH = re.compile(r"(?:(?P<before>\S+)\s+)?\b(?:through|thru)\s+(?:the\s+)?$", re.IGNORECASE)
 
 Token = tuple[int, int, str, str]  # start, end, fine-grained tag, lowercase text
 _SPEAKER = re.compile(r"[^:\n]{1,80}: (?=\S)")  # "Ana: " before a chat turn's words
@@ -287,7 +290,7 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     sentence = _bounds(text, start, end, _SENTENCE_END)
     part = _bounds(text, start, end, _PART_END)
     tokens = _tagged(text)
-    until = _UNTIL.search(text, part[0], start) is not None
+    until = _until_before(text, part[0], start)
     for lo, hi in (part, sentence):
         before = _tokens_within(tokens, lo, start)
         after = _tokens_within(tokens, end, hi)
@@ -297,6 +300,16 @@ def clause_direction(text: str, start: int, end: int) -> Direction | None:
     if until or _PLAN_CUE.search(text, sentence[0], sentence[1]):
         return "forward"
     return None
+
+
+def _until_before(text: str, lo: int, start: int) -> bool:
+    """Whether "until", "by" or "through" (not a range's: "Monday through Friday") ends
+    ``text[lo:start]``."""
+    if _UNTIL.search(text, lo, start):
+        return True
+    through = _THROUGH.search(text, lo, start)
+    before = (through["before"] or " ") if through else ""
+    return through is not None and not (before[0].isupper() or before[0].isdigit())
 
 
 def says_it_is_to_come(text: str, start: int, end: int) -> bool:
