@@ -1148,4 +1148,3 @@ def test_through_a_coming_day_or_month_runs_from_the_reference(text: str, dated:
     last = find_time_expressions(text, REF)[-1]
     assert last.text == dated
     assert (last.start == REF) is dated.lower().startswith(("through", "thru"))
-
