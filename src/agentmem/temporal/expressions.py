@@ -1731,6 +1731,7 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
     negation ("I won't know until Friday": then), a move ("pushed back until June") or a
     countdown ("three weeks until Easter")."""
     composed = []
+    ends = {other.end for other in found}
     for candidate in found:
         if not candidate.in_context:
             continue  # "a song by June Carter": no date
@@ -1744,13 +1745,10 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             or _AGENT_BY.search(text, 0, word.start())  # "inspired by autumn": no deadline
         ):
             continue
-        if (
-            which in ("through", "thru")
-            and (
-                period.granularity not in ("day", "month")  # "working through Christmas"
-                or _LIST_AFTER.match(text, candidate.end)  # "through June and July": during them
-                or any(text[other.end : word.start()].isspace() for other in found)
-            )
+        if which in ("through", "thru") and (
+            period.granularity not in ("day", "month")  # "working through Christmas"
+            or _LIST_AFTER.match(text, candidate.end)  # "through June and July": during them
+            or _ends_a_range(text, word.start(), ends)
         ):
             continue  # the last of a range: "Monday through Friday", "March 3 through 9"
         if which in _UNTIL_WORDS and (
@@ -1775,6 +1773,12 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
         interval = _Interval(*between, "range", True)
         composed.append(_Candidate(word.start(), candidate.end, interval, True, -1))
     return composed
+
+
+def _ends_a_range(text: str, word: int, ends: set[int]) -> bool:
+    """Whether a date ends right before the word at ``text[word]`` ("Monday through"), one
+    or two spaces between."""
+    return any(word - gap in ends and text[word - gap : word].isspace() for gap in (1, 2))
 
 
 def _negated_before(text: str, end: int) -> bool:
