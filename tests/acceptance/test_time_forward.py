@@ -233,6 +233,14 @@ CASES: list[tuple[str, str, str, str]] = [
     # "Back in" a month opening a clause looks back from a while after it.
     ("Back in March we painted the fence.", MAR_10, "2024-03-01", "2024-03-31"),
     ("I came back in March.", MAR_10, "2025-03-01", MAR_10),
+    # "this coming" is the next one; weekdays counted back; an amount "or so", "or two".
+    ("See you this coming Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    ("This coming weekend we hike.", FEB_20, "2025-02-22", "2025-02-23"),
+    ("I saw her two Fridays ago.", FEB_20, "2025-02-07", "2025-02-07"),
+    ("I finished it a week or so ago.", FEB_20, "2025-02-10", "2025-02-16"),
+    ("I finished it a week or two ago.", FEB_20, "2025-02-03", "2025-02-16"),
+    ("We'll be done in a day or two.", FEB_20, "2025-02-21", "2025-02-22"),
+    ("I'll be there around the 15th.", FEB_20, "2025-03-15", "2025-03-15"),
 ]
 
 

@@ -61,8 +61,11 @@ Conventions, where English leaves the choice open:
   ("Thanksgiving this year", "in May next year"); "the first/.../last <weekday> of <month>"
   is read like a date without a year. "the Monday before last" is a week before last Monday,
   "the Friday after next" the Friday of the week after next; "N weekends ago" counts
-  weekends as "last weekend" does. "Sunday the 15th" is the nearest 15th that is a Sunday,
-  ahead or behind as its clause points. A modified date ("in early June", "at the end of
+  weekends as "last weekend" does, "N Fridays ago" counts back from last Friday ("two
+  Fridays ago": the one before it). "this coming Friday" / "this coming weekend" are the
+  next to come; "a week or so ago" is a week ago, "a week or two ago" and "in a day or two"
+  run from the nearer unit through the farther. "Sunday the 15th" is the nearest 15th that
+  is a Sunday, ahead or behind as its clause points. A modified date ("in early June", "at the end of
   May") is read by the tense from where its modifier begins.
 - "the week before" / "the week after" (and day, night, month, year...) are relative to the
   reference: last week and next week. Followed by a date they count from that date instead,
@@ -562,6 +565,8 @@ _NUMBER = (
 )
 _UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
+# The second of two amounts: "a week or two ago", "in a day or two".
+_MORE = r"(?P<more>two|three|2|3)"
 # A weekend with a day off beside it: "the long weekend", "a three-day weekend".
 _LONG = r"(?P<long>long|three[-\s]day|3[-\s]day|holiday|bank\s+holiday)"
 _WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -662,7 +667,7 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
 # "on the 28th", "by the 28th", "booked for the 21st"; "in the 4th" is rather a quarter of a
 # game, a grade, a round (and "for the 4th time" no date: a noun follows, see the rule).
 _DAY_PREPOSITION_BEFORE = re.compile(
-    r"\b(?:on|by|for|until|till|before|after|since|from|through|thru)\s+$", re.IGNORECASE
+    r"\b(?:on|by|for|until|till|before|after|since|from|through|thru|around)\s+$", re.IGNORECASE
 )
 
 
@@ -774,8 +779,8 @@ def _resolve_numeric_day(match: re.Match[str], at: _Reading) -> _Interval | None
     return _yearly(_one_day(month, day), None, match, at, "day")
 
 
-# The ordinal day's prepositions (_DAY_PREPOSITION_BEFORE) less "for", "from" and "through",
-# which fractions follow too ("for 1/2 an hour", "from 1/2 to 3/4 of a cup").
+# The ordinal day's prepositions (_DAY_PREPOSITION_BEFORE) less "for", "from", "through" and
+# "around", which fractions and amounts follow too ("for 1/2 an hour", "from 1/2 to 3/4 of a cup").
 _TIME_PREPOSITION_BEFORE = re.compile(
     r"\b(?:on|by|since|until|till|before|after)\s+$", re.IGNORECASE
 )
@@ -842,9 +847,31 @@ def _resolve_part_of_today(match: re.Match[str], at: _Reading) -> _Interval:
 
 
 def _resolve_units_ago(match: re.Match[str], at: _Reading) -> _Interval:
-    future = match["dir"].lower() not in ("ago", "back")
+    """ "two weeks ago", "a month back", "three days from now"; "a week or so ago" is a week
+    ago, "a week or two ago" from the start of two weeks ago to the end of one."""
+    return _counted(match, at, 1 if match["dir"].lower() not in ("ago", "back") else -1)
+
+
+def _counted(match: re.Match[str], at: _Reading, sign: int) -> _Interval:
+    """The calendar unit the amount away from the reference (``sign``: -1 back, 1 ahead); with
+    "or two"/"or three" ("a week or two ago", "in a day or two") from the nearer through the
+    farther."""
     count, unit = _amount(match)
-    return _period(unit, at.ref, count * (1 if future else -1))
+    period = _period(unit, at.ref, sign * count)
+    more = match["more"]
+    if not more:
+        return period
+    farther = int(more) if more.isdigit() else NUMBER_WORDS[more.lower()]
+    other = _period(unit, at.ref, sign * farther)
+    first, last = (period, other) if period.start <= other.start else (other, period)
+    return _Interval(first.start, last.end, "range", True)
+
+
+def _resolve_weekdays_ago(match: re.Match[str], at: _Reading) -> _Interval:
+    """ "Two Fridays ago": the Friday a week before last Friday (one Friday ago is the last)."""
+    day = _last_weekday(at.ref.date(), _WEEKDAYS[match["weekday"].lower()])
+    day -= timedelta(weeks=_count_of(match) - 1)
+    return _days(day, day, "day", True)
 
 
 def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval | None:
@@ -852,8 +879,7 @@ def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval | None
     # the marathon in 4 hours", "we built the shed in two weeks"), not when it happens.
     if _tense_of(match, at) == "past":
         return None
-    count, unit = _amount(match)
-    return _period(unit, at.ref, count)
+    return _counted(match, at, 1)
 
 
 def _resolve_rolling(match: re.Match[str], at: _Reading) -> _Interval:
@@ -904,7 +930,11 @@ _REL_OFFSETS = {
 
 
 def _resolve_relative_unit(match: re.Match[str], at: _Reading) -> _Interval:
-    period = _period(_unit_of(match), at.ref, _REL_OFFSETS[match["rel"].lower()])
+    unit, rel = _unit_of(match), match["rel"].lower()
+    offset = _REL_OFFSETS[rel]
+    if unit == "weekend" and rel == "coming":  # "this coming weekend": this week's till it starts
+        offset = 0 if at.ref.weekday() < 5 else 1
+    period = _period(unit, at.ref, offset)
     return _lengthened(period) if match["long"] else period
 
 
@@ -982,7 +1012,8 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
     weekday = _WEEKDAYS[match["weekday"].lower()]
     today = at.ref.date()
     rel = _which(match["rel"])
-    if rel == "latest" and _coming_day(match, at):
+    coming = (match["rel"] or "").lower() == "coming"  # "this coming Friday": the next one
+    if coming or (rel == "latest" and _coming_day(match, at)):
         day = today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
     elif rel in ("latest", "last"):
         day = _last_weekday(today, weekday)
@@ -1223,10 +1254,16 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "units_ago",
-        rf"\b{_NUMBER}\s+{_UNIT}\s+(?P<dir>ago|back|from\s+now|hence)\b",
+        rf"\b{_NUMBER}\s+{_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?"
+        r"(?P<dir>ago|back|from\s+now|hence)\b",
         _resolve_units_ago,
     ),
-    _rule("units_ahead", rf"\bin\s+{_NUMBER}\s+{_UNIT}(?:['’]?\s+time)?\b", _resolve_units_ahead),
+    _rule("weekdays_ago", rf"\b{_NUMBER}\s+{_WEEKDAY}s\s+ago\b", _resolve_weekdays_ago),
+    _rule(
+        "units_ahead",
+        rf"\bin\s+{_NUMBER}\s+{_UNIT}(?:['’]?\s+time|\s+or\s+{_MORE})?\b",
+        _resolve_units_ahead,
+    ),
     _rule("rolling", rf"\bthe\s+(?:past|last)\s+(?:{_NUMBER}\s+)?{_UNIT}\b", _resolve_rolling),
     _rule(
         "lasting",
