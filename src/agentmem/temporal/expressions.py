@@ -65,8 +65,8 @@ Conventions, where English leaves the choice open:
   Fridays ago": the one before it). "this coming Friday" / "this coming weekend" are the
   next to come; "a week or so ago" is a week ago, "a week or two ago" and "in a day or two"
   run from the nearer unit through the farther. "Sunday the 15th" is the nearest 15th that
-  is a Sunday, ahead or behind as its clause points. A modified date ("in early June", "at the end of
-  May") is read by the tense from where its modifier begins.
+  is a Sunday, ahead or behind as its clause points. A modified date ("in early June", "at
+  the end of May") is read by the tense from where its modifier begins.
 - "the week before" / "the week after" (and day, night, month, year...) are relative to the
   reference: last week and next week. Followed by a date they count from that date instead,
   as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
