@@ -414,3 +414,31 @@ def test_a_store_written_before_kind_votes_opens_and_votes(store_path: Path) -> 
         assert bank.entity("Anouk").kind == "person"
         assert len(bank.entity("Anouk").memory_ids) >= 2
         assert bank.check_integrity().problems == ()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [
+        ("The Louvre was packed.", "Louvre"),
+        ("The Titanic sank in 1912.", "Titanic"),
+        ("We had a blast at the Met.", "Met"),
+    ],
+)
+def test_a_singular_name_after_the_is_no_person(store_path: Path, sentence: str, name: str) -> None:
+    """One person's name takes no article (spaCy called the Louvre a person); a family's is
+    plural ("the Sharmas", above) and a name modifying a noun lends it its article ("the
+    Frank Ocean tour")."""
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("kinds").retain(sentence, mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("kinds")
+        assert kinds(bank).get(name) not in (None, "person")
+        assert bank.check_integrity().problems == ()
+
+
+def test_a_name_modifying_a_noun_after_the_keeps_its_kind(store_path: Path) -> None:
+    assert_kinds_after_reopening(
+        store_path,
+        "I can't wait to finish the Frank Ocean tour.",
+        {"Frank Ocean": "person"},
+    )

@@ -621,7 +621,8 @@ def _from_spacy_entity(
         votes["person"] += GIVEN_NAME_WEIGHT
     _family_vote(doc, start, end, votes)
     _prior_vote(votes, name, kind)
-    found, confidence = decide_kind(votes, kind)
+    no_person = _no_article_for_a_person(doc, start, end, votes)
+    found, confidence = decide_kind(votes, "concept" if no_person and kind == "person" else kind)
     yield start, EntityMention(name, found, confidence, tentative=tentative)
 
 
@@ -691,6 +692,19 @@ def _family_vote(doc: Doc, start: int, end: int, votes: dict[str, float]) -> Non
     singulars = [word[:-1]] + ([word[:-2]] if word.endswith("es") else [])
     if any((name_prior(s) or ("",))[0] == "person" for s in singulars):
         votes["person"] += CUE_WEIGHT
+
+
+def _no_article_for_a_person(doc: Doc, start: int, end: int, votes: dict[str, float]) -> bool:
+    """ "The Louvre was packed", "we saw the Hulk": a single person's name takes no article,
+    so after "the" a singular name is no person whatever the votes (a family is plural).
+    Unless the article is a noun's that the name modifies ("the Frank Ocean tour"). Whether
+    it took the person's votes away."""
+    if start < 1 or doc[start - 1].lower_ != "the" or doc[end - 1].text.endswith("s"):
+        return False
+    if end < len(doc) and doc[end].tag_ in ("NN", "NNS"):
+        return False
+    votes["person"] = 0.0
+    return True
 
 
 def _prior_vote(votes: dict[str, float], name: str, spacy_kind: str | None) -> None:
@@ -1015,6 +1029,7 @@ def _capitalised_mention(
         votes["person"] += GIVEN_NAME_WEIGHT
     _family_vote(doc, start, end, votes)
     _prior_vote(votes, name, None)
+    _no_article_for_a_person(doc, start, end, votes)
     kind, confidence = decide_kind(votes)
     if titled and kind == "person" and previous is not None:
         name = _clean_name(doc[start - 1 : end].text) or name
