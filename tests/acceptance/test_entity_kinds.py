@@ -442,3 +442,19 @@ def test_a_name_modifying_a_noun_after_the_keeps_its_kind(store_path: Path) -> N
         "I can't wait to finish the Frank Ocean tour.",
         {"Frank Ocean": "person"},
     )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A short sentence that is mostly a name is no headline: "I" and a two-word name made
+        # three capitalised words of five, and the names spaCy did not label were dropped.
+        ("Mateo and I hiked Mount Rainier.", {"Mateo": "person", "Mount Rainier": "place"}),
+        ("We binged Severance on Apple TV.", {"Severance": "product", "Apple TV": "product"}),
+        ("Sam and I watched Stranger Things.", {"Sam": "person", "Stranger Things": "product"}),
+    ],
+)
+def test_a_short_sentence_mostly_a_name_keeps_its_names(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)

@@ -799,14 +799,20 @@ def _name_votes(
 def _capitals_are_uninformative(doc: Doc) -> bool:
     """True for headline-style or shouted text, where most words are capitalised.
 
-    Only words that neither start a sentence nor belong to a spaCy entity count: those are
-    capitalised in ordinary prose too.
+    Only words that neither start a sentence nor belong to a spaCy entity count, nor "I":
+    those are capitalised in ordinary prose too. A short sentence may be mostly a name ("We
+    binged Severance on Apple TV"), so under six words all must be capitalised.
     """
-    words = [t for t in doc if t.is_alpha and not t.is_sent_start and not t.ent_type_]
+    words = [
+        t for t in doc if t.is_alpha and not t.is_sent_start and not t.ent_type_ and t.text != "I"
+    ]
     if len(words) < 3:
         return False
-    capitalised = sum(1 for t in words if t.text[0].isupper())
-    return capitalised / len(words) >= 0.6
+    share = sum(1 for t in words if t.text[0].isupper()) / len(words)
+    return share == 1 or (len(words) >= _SHOUTED_MIN_WORDS and share >= 0.6)
+
+
+_SHOUTED_MIN_WORDS = 6
 
 
 def _a_name_when_shouted(doc: Doc, start: int, end: int) -> bool:
