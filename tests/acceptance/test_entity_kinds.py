@@ -458,3 +458,24 @@ def test_a_short_sentence_mostly_a_name_keeps_its_names(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A job title is a role someone holds, no organisation (all four were stored as one).
+        ("Georgia got promoted to VP.", {"Georgia": "person"}),
+        ("She became CEO last year.", {}),
+        ("He was named CTO at Acme.", {"Acme": "org"}),
+        ("Talked to the VP of Sales.", {}),
+    ],
+)
+def test_a_job_title_is_no_entity(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("kinds").retain(sentence, mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("kinds")
+        assert kinds(bank) == expected
+        assert bank.check_integrity().problems == ()

@@ -207,6 +207,7 @@ _CHAT_WORDS = _word_set(
     "bye goodbye welcome cheers congrats congratulations glad awesome nah wanna gonna gotta "
     "ya yay yup woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh"
 )
+_JOB_TITLES = _word_set("ceo cto cfo coo cmo cio ciso cpo vp svp evp avp")
 # Capitalised kinship words used as names ("Call Mom") refer to a person.
 _KINSHIP_NAMES = _word_set(
     "mom mum mommy mummy mother dad daddy father mama papa grandma grandpa granny nana "
@@ -1057,6 +1058,8 @@ def _is_not_a_name(key: str) -> bool:
         key.rstrip(".") in _MONTHS_AND_DAYS  # "Jan.", "Sept."
         or key in _CHAT_WORDS
         or bool(_PERIOD_RE.fullmatch(key))
+        # "promoted to VP", "the new CFO", "the VP of Sales": a role someone holds
+        or (bool(words) and words[0] in _JOB_TITLES and (len(words) == 1 or words[1] == "of"))
     )
 
 
