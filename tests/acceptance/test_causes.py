@@ -158,6 +158,7 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
         ("I was exhausted, so I went to bed early.", "I was exhausted."),
         ("Because she was ill, the meeting was cancelled.", "She was ill."),
         ("I missed the bus because I overslept.", "I overslept."),
+        ("I got the job because I practised a lot.", "I practised a lot."),
     ],
 )
 def test_each_causal_cue_in_a_chat_turn_stores_its_cause(

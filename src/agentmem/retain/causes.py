@@ -139,7 +139,9 @@ _STATE_OF_SOMEONE = re.compile(
 _DEED_OF_SOMEONE = re.compile(
     r"^(?i:i|we|he|she|they|you)\s+"
     r"(?!(?:could|would|should|might|must|shall|can|will|did|does|do|had|have|has|was|were"
-    r"|wanted|want|needed|need|said|asked|told|tried)\b)[a-z]{3,}$",
+    r"|wanted|want|needed|need|said|asked|told|tried)\b)[a-z]{3,}"
+    # how much or when, which adds no content: "because I practised a lot", "we left early"
+    r"(?:\s+(?:a\s+lot|hard|too\s+much|so\s+much|all\s+(?:night|day)|late|early|again))?$",
 )
 _WEATHER = re.compile(
     r"^it\s+(?:(?:was|is|had\s+been|has\s+been|kept|started)\s+)?"
