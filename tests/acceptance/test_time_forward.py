@@ -241,6 +241,13 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I finished it a week or two ago.", FEB_20, "2025-02-03", "2025-02-16"),
     ("We'll be done in a day or two.", FEB_20, "2025-02-21", "2025-02-22"),
     ("I'll be there around the 15th.", FEB_20, "2025-03-15", "2025-03-15"),
+    # Chat's weekdays, years and contractions.
+    ("The party's on Sat.", FEB_20, "2025-02-22", "2025-02-22"),
+    ("Meeting pushed to next Wed.", FEB_20, "2025-02-26", "2025-02-26"),
+    ("My car broke down last Fri.", FEB_20, "2025-02-14", "2025-02-14"),
+    ("Moved here in '19.", FEB_20, "2019-01-01", "2019-12-31"),
+    ("Last year in March we went to Rome.", FEB_20, "2024-03-01", "2024-03-31"),
+    ("My birthday's on the 9th of June.", FEB_20, "2025-06-09", "2025-06-09"),
 ]
 
 

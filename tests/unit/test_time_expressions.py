@@ -1148,3 +1148,18 @@ def test_through_a_coming_day_or_month_runs_from_the_reference(text: str, dated:
     last = find_time_expressions(text, REF)[-1]
     assert last.text == dated
     assert (last.start == REF) is dated.lower().startswith(("through", "thru"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I read it in the Sun.",  # a newspaper
+        "Sat on the couch all day.",  # a verb
+        "We sat down at noon.",
+        "They wed in secret.",
+        "I scored 95% on the test.",
+    ],
+)
+def test_weekday_abbreviations_and_short_years_need_their_context(text: str) -> None:
+    assert find_time_expressions(text, REF) == []
+

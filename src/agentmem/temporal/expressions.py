@@ -89,6 +89,9 @@ What is deliberately *not* matched, to keep false positives out of retain and re
 - A bare four-digit year only after a preposition ("in 2021", "since 2021", "of 2021") and not
   glued to other characters or followed by a plural noun ("INV-2021", "room 2021", "in 2000
   cases" are no dates).
+- A weekday's abbreviation (Mon, Tue, Wed, Thu, Fri, Sat, Sun) only capitalised and never
+  after "the" ("I sat down", "they wed", "in the Sun" are no dates); a year of two digits
+  ("'19") only after a preposition, like a bare year.
 - A bare weekday or holiday only after a preposition, at the end of a clause ("What did Alice
   do Friday?") or before a part of the day ("Friday night"): "Sunday school", "Friday was fun"
   and "a Christmas tree" are no dates.
@@ -450,7 +453,11 @@ def _yearly(
 # Vocabulary
 
 _MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(calendar.month_name) if name}
-_WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
+_FULL_WEEKDAYS = frozenset(name.lower() for name in calendar.day_name)
+_SHORT_WEEKDAYS = ["mon", "tue tues", "wed", "thu thur thurs", "fri", "sat", "sun"]
+_WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)} | {
+    short: number for number, shorts in enumerate(_SHORT_WEEKDAYS) for short in shorts.split()
+}
 #: Numbers written as words, as counts of units ("two weeks ago").
 NUMBER_WORDS = {
     "one": 1,
@@ -569,7 +576,12 @@ _REL = r"(?P<rel>last|previous|this|next|coming)"
 _MORE = r"(?P<more>two|three|2|3)"
 # A weekend with a day off beside it: "the long weekend", "a three-day weekend".
 _LONG = r"(?P<long>long|three[-\s]day|3[-\s]day|holiday|bank\s+holiday)"
-_WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# A weekday's name, or its abbreviation as chat writes it, capitalised ("on Sat", "next Wed";
+# "sat", "wed" are verbs).
+_WEEKDAY = (
+    r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)(?![a-z]))"
+)
 # "Thanksgiving this year", "in May next year": the occurrence in the year named so.
 _NAMED_YEAR = r"(?:,?\s+(?P<yrel>this|next|last)\s+year\b)"
 _HOLIDAY = (
@@ -662,6 +674,18 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
         or _CLAUSE_END_AFTER.match(text, match.end()) is not None
         or _CLOCK_AFTER.match(text, match.end()) is not None
     )
+
+
+_THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
+
+
+def _weekday_in_context(text: str, match: re.Match[str]) -> bool:
+    """A weekday like a named day (``_named_day_in_context``); an abbreviation never after
+    "the" ("read it in the Sun", "the Sat scores")."""
+    abbreviated = match["weekday"].lower() not in _FULL_WEEKDAYS
+    if abbreviated and _just_before(_THE_BEFORE, text, match.start("weekday")):
+        return False
+    return _named_day_in_context(text, match)
 
 
 # "on the 28th", "by the 28th", "booked for the 21st"; "in the 4th" is rather a quarter of a
@@ -1165,6 +1189,11 @@ def _resolve_year(match: re.Match[str], at: _Reading) -> _Interval:
     return _months(int(match["year"]), 1, 12, "year", False)
 
 
+def _resolve_short_year(match: re.Match[str], at: _Reading) -> _Interval | None:
+    year = _year_of(match)
+    return None if year is None else _months(year, 1, 12, "year", False)
+
+
 # --------------------------------------------------------------------------------------------
 # The rule table. Order breaks ties between equally long matches of the same text.
 
@@ -1319,7 +1348,7 @@ _RULES: tuple[_Rule, ...] = (
         "weekday",
         rf"\b(?:{_REL}\s+)?{_WEEKDAY}\b",
         _resolve_weekday,
-        _named_day_in_context,
+        _weekday_in_context,
         anchorable=True,
         by_tense=True,
     ),
@@ -1413,6 +1442,12 @@ _RULES: tuple[_Rule, ...] = (
         by_tense=True,
     ),
     _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
+    # "Last year in March we went to Rome": March of last year.
+    _rule(
+        "year_then_month",
+        rf"\b(?P<yrel>this|next|last)\s+year,?\s+in\s+{_MONTH}",
+        _resolve_month,
+    ),
     _rule(
         "month",
         rf"{_MONTH}{_NAMED_YEAR}?",
@@ -1420,6 +1455,13 @@ _RULES: tuple[_Rule, ...] = (
         _month_in_context,
         anchorable=True,
         by_tense=True,
+    ),
+    # "Moved here in '19", "class of '95": a year of two digits after an apostrophe.
+    _rule(
+        "short_year",
+        r"(?<![\w'’])['’](?P<yy>\d{2})(?![\w'’%])",
+        _resolve_short_year,
+        _year_in_context,
     ),
     _rule(
         "year",

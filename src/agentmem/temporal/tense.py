@@ -202,6 +202,8 @@ def _keep_tags_of(
     docs = list(docs)
     said = [[(t.idx, t.idx + len(t.text), t.tag_, t.lower_) for t in doc] for doc in docs]
     _retag_verbs_read_as_nouns([doc.text for doc in docs], said)
+    for tokens in said:
+        _retag_is_read_as_possessive(tokens)
     return _keep_tags(
         texts, [_with_speaker(*parts) for parts in zip(texts, starts, said, strict=True)]
     )
@@ -238,6 +240,16 @@ def _keep_tags(texts: list[str], tagged: list[list[Token]]) -> list[tuple[Token,
 _OPENERS = frozenset({"DT", "PRP$"})
 _NOUNS_BEFORE = frozenset({"NN", "NNP"})
 _AFTER_A_VERB = frozenset({"IN", "TO", "CD", "RB"})
+
+
+def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
+    """Tag as ``VBZ`` an "'s" the model read as a possessive where no noun can follow it: a
+    preposition or a determiner does ("My birthday's on the 9th", "Dinner's at 8", "Tom's the
+    best"), so it is "is"."""
+    for k in range(len(tokens) - 1):
+        start, end, tag, lower = tokens[k]
+        if tag == "POS" and lower in ("'s", "’s") and tokens[k + 1][2] in ("IN", "DT"):
+            tokens[k] = (start, end, "VBZ", lower)
 
 
 def _retag_verbs_read_as_nouns(texts: list[str], tagged: list[list[Token]]) -> None:
