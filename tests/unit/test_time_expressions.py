@@ -1162,4 +1162,3 @@ def test_through_a_coming_day_or_month_runs_from_the_reference(text: str, dated:
 )
 def test_weekday_abbreviations_and_short_years_need_their_context(text: str) -> None:
     assert find_time_expressions(text, REF) == []
-
