@@ -249,6 +249,8 @@ def test_a_business_keeps_its_possessive_and_a_team_is_an_organisation(
         ("We booked an Airbnb in Lisbon for June.", {"Airbnb": "product", "Lisbon": "place"}),
         ("I rented a Mustang in Denver.", {"Mustang": "product", "Denver": "place"}),
         ("We got a Peloton.", {"Peloton": "product"}),
+        ("I just got a Nintendo Switch.", {"Nintendo Switch": "product"}),
+        ("I bought an Apple Watch.", {"Apple Watch": "product"}),  # already so: a guard
         ("She's a Gemini.", {}),
         ("He's such a Romeo.", {}),
         ("Try a California or salmon roll.", {}),

@@ -962,17 +962,23 @@ def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
 
 
 def is_brand_use(doc: Doc, start: int, end: int) -> bool:
-    """Whether a one-word name after "a" or "an" is a brand standing for one of its products
-    or branches: "drives a Prius", "an Airbnb in Lisbon", "at a Starbucks."
+    """Whether a name after "a" or "an" is a brand standing for one of its products or
+    branches: "drives a Prius", "an Airbnb in Lisbon", "at a Starbucks.", "got a Nintendo
+    Switch".
 
-    Written as names are (a capital, then lower case, unlike "an API" or "a PhD"), no
-    nationality ("an Italian"), the whole of its phrase (not "a California roll", "a
-    Financial Analyst") and no description of someone ("she's a Gemini", "is a Labrador").
+    Written as names are (a capital, then lower case, unlike "an API" or "a PhD"; its other
+    words capitalised or numbers: "a Tesla Model 3"), no nationality ("an Italian", "a New
+    Yorker"), the whole of its phrase (not "a California roll", "a Financial Analyst") and no
+    description of someone ("she's a Gemini", "is a Labrador").
     """
-    if end - start != 1 or start == 0 or doc[start - 1].lower_ not in ("a", "an"):
+    if not 1 <= end - start <= 3 or start == 0 or doc[start - 1].lower_ not in ("a", "an"):
         return False
     text = doc[start].text
     if not (text[:1].isupper() and text[1:].islower()):
+        return False
+    if not all(t.text[:1].isupper() or t.like_num for t in doc[start + 1 : end]):
+        return False
+    if any(t.ent_type_ in NATIONALITY_LABELS for t in doc[start:end]):
         return False
     if doc[start].ent_type_ in NATIONALITY_LABELS:
         return False
