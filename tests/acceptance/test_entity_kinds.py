@@ -481,3 +481,21 @@ def test_a_job_title_is_no_entity(
         bank = mem.bank("kinds")
         assert kinds(bank) == expected
         assert bank.check_integrity().problems == ()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # What something was done on is a service (spaCy: places and organisations); an
+        # island one stays or travels on is a place.
+        ("I watched it on Netflix.", {"Netflix": "product"}),
+        ("I listen to podcasts on Spotify.", {"Spotify": "product"}),
+        ("I found him on LinkedIn.", {"LinkedIn": "product"}),
+        ("We met on Tinder.", {"Tinder": "product"}),
+        ("We stayed on Maui for a week.", {"Maui": "place"}),
+    ],
+)
+def test_a_name_something_is_done_on_is_a_service(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)

@@ -152,6 +152,11 @@ _HOMES = _words("place house flat apartment")
 _POSSESSED_ORG = _words("office offices headquarters hq ceo cto employees staff customers stock")
 
 _PLACE_PREPOSITIONS = _words("in near around across throughout outside inside within")
+# Being somewhere: "we stayed on Maui", "honeymoon on Crete" (an island is "on").
+_STAYING = _words(
+    "stay stayed staying live lived living honeymoon holiday vacation island beach born "
+    "married engaged"
+)
 # A name after one of these is its object, and the verb after the name has another subject:
 # "the guy from Denver said", "a postcard from Rome arrived".
 _OBJECT_PREPOSITIONS = _PLACE_PREPOSITIONS | _words(
@@ -520,6 +525,19 @@ def _a_contest_ends(doc: Doc, j: int) -> bool:
     )
 
 
+def _is_a_service(doc: Doc, start: int, end: int, before: list[str]) -> bool:
+    """Whether a one-word name right after "on" is what something was done on: an app, a
+    site, a channel or an airline ("posted it on Instagram", "we talked on Zoom", "our
+    flight on Delta"). Not after staying or travelling ("we stayed on Maui", "a holiday on
+    Crete": islands), nor a weekday or month (no name here)."""
+    return (
+        end - start == 1
+        and start >= 1
+        and doc[start - 1].lower_ == "on"
+        and not any(w in _MOTION_WORDS or w in _STAYING for w in before)
+    )
+
+
 def _names_a_side(doc: Doc, j: int) -> bool:
     """Whether "the" and a capitalised word, after an optional "to" or "against", start at
     ``j``: the other side of a contest."""
@@ -584,6 +602,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["person"] += CUE_WEIGHT + 0.5  # "dinner with Tariq"
     elif previous == "with":
         votes["person"] += SPACY_WEIGHT * 0.75
+    elif _is_a_service(doc, start, end, before):
+        votes["product"] += CUE_WEIGHT  # "watched it on Netflix", "we met on Tinder"
     elif is_used_thing(doc, start) or (  # "playing Zelda", "bought a new Kindle Paperwhite"
         previous == "to" and before and before[-1] in ("upgrade", "upgraded")
     ):
