@@ -118,6 +118,7 @@ from agentmem.errors import InvalidInputError
 from agentmem.temporal.tense import (
     MOVED_FROM,
     RANGE_JOINS,
+    STARTING,
     Direction,
     clause_direction,
     lasts_until_now,
@@ -724,7 +725,12 @@ def _year_of(match: re.Match[str]) -> int | None:
 
 
 def _count_of(match: re.Match[str]) -> int:
-    words = " ".join(match.group("n").lower().split())
+    return _number(match.group("n"))
+
+
+def _number(written: str) -> int:
+    """How many ``written`` says: digits, a number word, "a couple (of)", "a few", "a"."""
+    words = " ".join(written.lower().split())
     if words.isdigit():
         return int(words)
     if "couple" in words:
@@ -885,8 +891,7 @@ def _counted(match: re.Match[str], at: _Reading, sign: int) -> _Interval:
     more = match["more"]
     if not more:
         return period
-    farther = int(more) if more.isdigit() else NUMBER_WORDS[more.lower()]
-    other = _period(unit, at.ref, sign * farther)
+    other = _period(unit, at.ref, sign * _number(more))
     first, last = (period, other) if period.start <= other.start else (other, period)
     return _Interval(first.start, last.end, "range", True)
 
@@ -957,9 +962,14 @@ def _resolve_relative_unit(match: re.Match[str], at: _Reading) -> _Interval:
     unit, rel = _unit_of(match), match["rel"].lower()
     offset = _REL_OFFSETS[rel]
     if unit == "weekend" and rel == "coming":  # "this coming weekend": this week's till it starts
-        offset = 0 if at.ref.weekday() < 5 else 1
+        offset = _weekend_to_come(at.ref)
     period = _period(unit, at.ref, offset)
     return _lengthened(period) if match["long"] else period
+
+
+def _weekend_to_come(ref: datetime) -> int:
+    """Weeks from ``ref``'s to the weekend to come: this week's until it starts on Saturday."""
+    return 0 if ref.weekday() < 5 else 1
 
 
 def _lengthened(weekend: _Interval) -> _Interval:
@@ -1075,7 +1085,7 @@ def _resolve_weekend(match: re.Match[str], at: _Reading) -> _Interval:
     # The weekend that has most recently started (this one from Saturday on, else last
     # week's), unless the clause points forward: then the coming one.
     if _points_forward(match, at, daily=True):
-        weekend = _period("weekend", at.ref, 0 if at.ref.weekday() < 5 else 1)
+        weekend = _period("weekend", at.ref, _weekend_to_come(at.ref))
     else:
         weekend = _period("weekend", at.ref, 0 if at.ref.weekday() >= 5 else -1)
     return _lengthened(weekend) if match["long"] else weekend
@@ -1843,10 +1853,7 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
             "before": (ref, period.start),
             "by": (ref, period.end),
             "until": (ref, period.end),
-            "till": (ref, period.end),
-            "through": (ref, period.end),
-            "thru": (ref, period.end),
-        }[which]
+        }["until" if which in _UNTIL_WORDS else which]
         if between[0] >= between[1]:
             continue
         interval = _Interval(*between, "range", True)
@@ -1927,7 +1934,7 @@ def _counted_back(words: re.Match[str], inner: _Interval) -> _Interval:
 
 _COUNTED_FROM = re.compile(
     rf"\b(?P<lasting>for\s+)?{_NUMBER}\s+{_UNIT}\s+"
-    r"(?P<way>from|(?:starting|beginning|commencing)(?:\s+(?:on|from|in))?)\s+$",
+    rf"(?P<way>from|(?:{'|'.join(sorted(STARTING))})(?:\s+(?:on|from|in))?)\s+$",
     re.IGNORECASE,
 )
 

@@ -139,7 +139,8 @@ _EVENT_WORDS = (
     "ceremony graduation checkup check-up visit call webinar workshop course audition"
 )
 _EVENTS = frozenset(_EVENT_WORDS.split())
-_STARTING = frozenset({"starting", "beginning", "commencing"})
+#: Participles that say when something starts ("runs for six weeks starting on March 20").
+STARTING = frozenset({"starting", "beginning", "commencing"})
 # "Until June", "by Friday": the end of something that holds now lies ahead.
 _UNTIL = re.compile(r"\b(?:until|till|til|by)\s+(?:the\s+)?$", re.IGNORECASE)
 # ... and so does "through" it, unless a date before "through" makes it the end of a range
@@ -320,8 +321,10 @@ def _until_before(text: str, lo: int, start: int) -> bool:
     if _UNTIL.search(text, lo, start):
         return True
     through = _THROUGH.search(text, lo, start)
-    before = (through["before"] or " ") if through else ""
-    return through is not None and not (before[0].isupper() or before[0].isdigit())
+    if through is None:
+        return False
+    before = through["before"] or ""
+    return not (before[:1].isupper() or before[:1].isdigit())
 
 
 def says_it_is_to_come(text: str, start: int, end: int) -> bool:
@@ -447,7 +450,7 @@ def _starts_on_the_date(chain: list[Token], tokens: list[Token]) -> bool:
         and first[2] in ("VBZ", "VBP")
         and first[3] not in _BE
         and main[2] == "VBG"
-        and main[3] in _STARTING
+        and main[3] in STARTING
         and all(t[3] in ("on", "from", "in") for t in tokens[tokens.index(main) + 1 :])
         and not any(t[3] in _HABIT for t in tokens)
     )
