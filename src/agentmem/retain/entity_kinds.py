@@ -321,6 +321,7 @@ _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "POS", "VBG", "HYPH", "CD", "NNP
 DETERMINERS = _words("a an the my our his her their your its this that one")
 _COPULA = _words("is was 's are were")
 _ADVERBS = _words("now also still just finally already often never always really")
+_BEFORE_THE_RESULT = _ADVERBS | {"again"}  # "won again last night"
 
 
 def kind_evidence(doc: Doc, start: int, end: int) -> dict[str, float]:
@@ -516,7 +517,7 @@ def _a_contest_ends(doc: Doc, j: int) -> bool:
     than a time ("the Warriors won again last night"), a title ("won the championship") or a
     margin ("lost by ten"); not what a family wins or loses ("the Sharmas won the lottery",
     "lost their house")."""
-    while j < len(doc) and doc[j].lower_ in _ADVERBS | {"again"}:
+    while j < len(doc) and doc[j].lower_ in _BEFORE_THE_RESULT:
         j += 1
     if j >= len(doc) or doc[j].is_punct or doc[j].lower_ in _WHEN_DECIDED:
         return True
@@ -999,8 +1000,6 @@ def is_brand_use(doc: Doc, start: int, end: int) -> bool:
     if not all(t.text[:1].isupper() or t.like_num for t in doc[start + 1 : end]):
         return False
     if any(t.ent_type_ in NATIONALITY_LABELS for t in doc[start:end]):
-        return False
-    if doc[start].ent_type_ in NATIONALITY_LABELS:
         return False
     if end < len(doc) and (doc[end].tag_.startswith(("NN", "JJ")) or doc[end].tag_ == "CC"):
         return False
