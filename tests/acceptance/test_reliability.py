@@ -11,6 +11,7 @@ import textwrap
 import threading
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import agentmem
@@ -63,13 +64,42 @@ WRITER = textwrap.dedent(
 )
 
 
+# Retains where Ann lives, a new place a call, forever (each statement supersedes the one
+# before), printing "id n" once retain has returned.
+MOVER = textwrap.dedent(
+    """
+    import sys
+    from datetime import datetime, timedelta, UTC
+    import agentmem
+    from agentmem.testing import HashEmbedder
+
+    mem = agentmem.AgentMemory(sys.argv[1], embedder=HashEmbedder())
+    bank = mem.bank("moves")
+    n = int(sys.argv[2])
+    while True:
+        said = datetime(2025, 1, 1, tzinfo=UTC) + timedelta(hours=n)
+        message = {"role": "user", "name": "Ann", "content": f"I live in Town{n} now."}
+        [memory] = bank.retain([message], mentioned_at=said).memories
+        sys.stdout.write(f"{memory.id} {n}\\n")
+        sys.stdout.flush()
+        n += 1
+    """
+)
+
+
 def _run_and_kill(
-    store: Path, first_batch: int, rng: random.Random, mode: str = "retain"
+    store: Path,
+    first_batch: int,
+    rng: random.Random,
+    mode: str = "retain",
+    *,
+    script: str = WRITER,
+    lines_per_batch: int = 10,
 ) -> tuple[dict[str, str], set[str]]:
     """Start the writer, SIGKILL it at a random moment; return the acknowledged facts and
     those it was forgetting (forgotten, or maybe not: the kill may have come first)."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(store), str(first_batch), mode],
+        [sys.executable, "-c", script, str(store), str(first_batch), mode],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -78,7 +108,7 @@ def _run_and_kill(
     lines: list[str] = []
     for line in proc.stdout:
         lines.append(line)
-        if sum(not x.startswith("forgetting") for x in lines) >= wanted_batches * 10:
+        if sum(not x.startswith("forgetting") for x in lines) >= wanted_batches * lines_per_batch:
             break
     time.sleep(rng.uniform(0, 0.4))  # land inside a later retain (recall, forget)
     proc.send_signal(signal.SIGKILL)
@@ -145,6 +175,36 @@ def test_sigkill_while_recalls_copy_vectors_and_forget_loses_nothing(store_path)
             # The code alone finds it by keyword (its words and vector are the others').
             hits = bank.recall(acknowledged[memory_id], strategies=["keyword"], top_k=50)
             assert memory_id in {h.memory.id for h in hits}
+
+
+def test_sigkill_between_superseding_statements_keeps_the_chain(store_path):
+    """Each statement of where Ann lives supersedes the one before; killed at random and
+    reopened, the stored ones still form one chain, and the next retain continues it."""
+    rng = random.Random(int(os.environ.get("AGENTMEM_CRASH_SEED", "20251")))
+    acknowledged: dict[str, str] = {}
+    for run in range(3):
+        acknowledged |= _run_and_kill(store_path, run * 1000, rng, script=MOVER, lines_per_batch=3)[
+            0
+        ]
+        with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+            report = mem.check_integrity()
+            assert report.ok, report.problems
+            bank = mem.bank("moves")
+            stored = sorted(bank.memories(), key=lambda m: m.mentioned_at)
+            assert set(acknowledged) <= {m.id for m in stored}
+            edges = bank.graph().edges(data=True)
+            supersedes = {(src, dst) for src, dst, data in edges if data["kind"] == "supersedes"}
+            chain = list(zip(stored[1:], stored[:-1], strict=True))
+            assert {(new.id, old.id) for new, old in chain} <= supersedes
+            said = stored[-1].mentioned_at + timedelta(minutes=1)
+            message = {"role": "user", "name": "Ann", "content": f"I live in Last{run} now."}
+            [last] = bank.retain([message], mentioned_at=said).memories
+            assert (last.id, stored[-1].id) in {
+                (src, dst)
+                for src, dst, data in bank.graph().out_edges(last.id, data=True)
+                if data["kind"] == "supersedes"
+            }
+            assert mem.check_integrity().ok
 
 
 def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):

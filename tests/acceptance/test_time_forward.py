@@ -240,6 +240,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I finished it a week or so ago.", FEB_20, "2025-02-10", "2025-02-16"),
     ("I finished it a week or two ago.", FEB_20, "2025-02-03", "2025-02-16"),
     ("We'll be done in a day or two.", FEB_20, "2025-02-21", "2025-02-22"),
+    ("I saw him two or three days ago.", FEB_20, "2025-02-17", "2025-02-18"),
+    ("We'll hear back in 2-3 weeks.", FEB_20, "2025-03-03", "2025-03-16"),
+    ("We moved here 2 to 3 years ago.", FEB_20, "2022-01-01", "2023-12-31"),
     ("I'll be there around the 15th.", FEB_20, "2025-03-15", "2025-03-15"),
     # Chat's weekdays, years and contractions.
     ("The party's on Sat.", FEB_20, "2025-02-22", "2025-02-22"),

@@ -1162,3 +1162,23 @@ def test_through_a_coming_day_or_month_runs_from_the_reference(text: str, dated:
 )
 def test_weekday_abbreviations_and_short_years_need_their_context(text: str) -> None:
     assert find_time_expressions(text, REF) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "dated"),
+    [
+        # Two amounts of one unit: from the nearer through the farther.
+        ("I saw him two or three days ago.", "two or three days ago"),
+        ("We'll hear back in 2-3 weeks.", "in 2-3 weeks"),
+        ("They left 3 or 4 months back.", "3 or 4 months back"),
+        # Numbers that are a score, an age or a count, with no "ago" or "in": none.
+        ("We won 2-3 in the final.", None),
+        ("Kids aged 2-3 years love it.", None),
+        ("I get two or three days off.", None),
+    ],
+)
+def test_two_amounts_of_a_unit_are_read_as_one_range(text: str, dated: str | None) -> None:
+    found = find_time_expressions(text, FEB_20)
+    assert [f.text for f in found] == ([dated] if dated else [])
+    for parsed in found:
+        assert parsed.start < parsed.end

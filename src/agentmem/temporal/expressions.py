@@ -63,10 +63,11 @@ Conventions, where English leaves the choice open:
   "the Friday after next" the Friday of the week after next; "N weekends ago" counts
   weekends as "last weekend" does, "N Fridays ago" counts back from last Friday ("two
   Fridays ago": the one before it). "this coming Friday" / "this coming weekend" are the
-  next to come; "a week or so ago" is a week ago, "a week or two ago" and "in a day or two"
-  run from the nearer unit through the farther. "Sunday the 15th" is the nearest 15th that
-  is a Sunday, ahead or behind as its clause points. A modified date ("in early June", "at
-  the end of May") is read by the tense from where its modifier begins.
+  next to come; "a week or so ago" is a week ago, "a week or two ago", "in a day or two",
+  "two or three days ago" and "in 2-3 weeks" run from the nearer unit through the farther.
+  "Sunday the 15th" is the nearest 15th that is a Sunday, ahead or behind as its clause
+  points. A modified date ("in early June", "at the end of May") is read by the tense from
+  where its modifier begins.
 - "the week before" / "the week after" (and day, night, month, year...) are relative to the
   reference: last week and next week. Followed by a date they count from that date instead,
   as if said on it: "the week before 16 November 2023" is the ISO week before that day's week,
@@ -575,6 +576,8 @@ _UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
 # The second of two amounts: "a week or two ago", "in a day or two".
 _MORE = r"(?P<more>two|three|2|3)"
+# The first of two amounts, before the second's unit: "two or three days ago", "in 2-3 weeks".
+_FEW = r"(?:(?P<few>\d{1,3}|" + "|".join(NUMBER_WORDS) + r")\s*(?:or|to|-|–)\s*)"
 # A weekend with a day off beside it: "the long weekend", "a three-day weekend".
 _LONG = r"(?P<long>long|three[-\s]day|3[-\s]day|holiday|bank\s+holiday)"
 # A weekday's name, or its abbreviation as chat writes it, capitalised ("on Sat", "next Wed";
@@ -884,11 +887,11 @@ def _resolve_units_ago(match: re.Match[str], at: _Reading) -> _Interval:
 
 def _counted(match: re.Match[str], at: _Reading, sign: int) -> _Interval:
     """The calendar unit the amount away from the reference (``sign``: -1 back, 1 ahead); with
-    "or two"/"or three" ("a week or two ago", "in a day or two") from the nearer through the
-    farther."""
+    a second amount ("a week or two ago", "in a day or two", "two or three days ago") from
+    the nearer through the farther."""
     count, unit = _amount(match)
     period = _period(unit, at.ref, sign * count)
-    more = match["more"]
+    more = match["more"] or match["few"]
     if not more:
         return period
     other = _period(unit, at.ref, sign * _number(more))
@@ -1293,14 +1296,14 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "units_ago",
-        rf"\b{_NUMBER}\s+{_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?"
+        rf"\b{_FEW}?{_NUMBER}\s+{_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?"
         r"(?P<dir>ago|back|from\s+now|hence)\b",
         _resolve_units_ago,
     ),
     _rule("weekdays_ago", rf"\b{_NUMBER}\s+{_WEEKDAY}s\s+ago\b", _resolve_weekdays_ago),
     _rule(
         "units_ahead",
-        rf"\bin\s+{_NUMBER}\s+{_UNIT}(?:['’]?\s+time|\s+or\s+{_MORE})?\b",
+        rf"\bin\s+{_FEW}?{_NUMBER}\s+{_UNIT}(?:['’]?\s+time|\s+or\s+{_MORE})?\b",
         _resolve_units_ahead,
     ),
     _rule("rolling", rf"\bthe\s+(?:past|last)\s+(?:{_NUMBER}\s+)?{_UNIT}\b", _resolve_rolling),
