@@ -499,3 +499,36 @@ def test_a_name_something_is_done_on_is_a_service(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # An institution named after where it is names that place too (it named only
+        # itself), when the model reads the name as a place.
+        (
+            "I graduated from the University of Michigan.",
+            {"University of Michigan": "org", "Michigan": "place"},
+        ),
+        (
+            "She studies at Melbourne University.",
+            {"Melbourne University": "org", "Melbourne": "place"},
+        ),
+        ("I work at Bank of America.", {"Bank of America": "org", "America": "place"}),
+        ("We saw the Boston Symphony last night.", {"Boston Symphony": "org", "Boston": "place"}),
+        # What follows "of" in other names is no place: a field, a person, a family joke.
+        ("We visited the Museum of Modern Art.", {"Museum of Modern Art": "place"}),
+        ("He works at the Department of Education.", {"Department of Education": "org"}),
+        ("The Church of Jesus Christ is downtown.", {"Church of Jesus Christ": "org"}),
+        ("I borrowed from the Bank of Mum and Dad.", {"Bank of Mum and Dad": "org"}),
+    ],
+)
+def test_an_institution_named_after_its_place_names_the_place(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("kinds").retain(sentence, mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("kinds")
+        assert kinds(bank) == expected
+        assert bank.check_integrity().problems == ()

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from agentmem import AgentMemory
 
 NOW = datetime(2025, 3, 1, tzinfo=UTC)
@@ -81,7 +79,8 @@ def test_no_floor_when_a_shared_word_is_telling(tmp_path):
         )
 
 
-# Class 3: most candidates name some place; the answer names a university.
+# Class 3: most candidates name some place; the answer names a university, whose name says
+# where it is.
 STUDY = [
     ("Priya", "We drove to Paris for a long weekend in May."),
     ("Jonas", "My cousin just moved to Toronto."),
@@ -96,13 +95,6 @@ STUDY = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 21, failure class 3: the answer-kind lift is weighed by its selectivity now "
-    "(7 of 10 turns name a place), but the university is an organisation, no place, and among "
-    "Priya's turns the keyword arm's name-only match favours shorter turns: the answer stays "
-    "third, a few hundredths of a log-odd behind",
-)
 def test_a_question_for_a_country_is_answered_by_the_turn_about_studying(tmp_path):
     with AgentMemory(tmp_path) as mem:
         bank = mem.bank("b")

@@ -327,6 +327,11 @@ def recognize_entities(
 
     if not shouted:
         located.extend(_from_capitalised_words(doc, covered, speaker_key))
+    located.extend(
+        (position, place)
+        for position, mention in list(located)
+        if (place := _place_named_in(mention, speaker_key)) is not None
+    )
     located.sort(key=lambda pair: pair[0])
     found.extend(mention for _, mention in located)
     mentions = _dedupe(found)
@@ -1107,6 +1112,41 @@ def _clean_name(text: str, *, keep_the: bool = False, keep_possessive: bool = Fa
     ):
         return ""
     return name
+
+
+# Institutions that take the name of where they are: "the University of Melbourne",
+# "Melbourne University", "Bank of America", "the Museum of London".
+_NAMED_AFTER_A_PLACE = frozenset(
+    {
+        "university", "college", "institute", "academy", "school", "hospital", "clinic",
+        "museum", "library", "zoo", "aquarium", "bank", "airport", "cathedral", "orchestra",
+        "symphony", "opera",
+    }
+)  # fmt: skip
+_OF_A_PLACE_RE = re.compile(
+    r"\b(?P<inst>\w+)\s+of\s+(?:the\s+)?(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)\Z"
+)
+_BEFORE_ITS_KIND_RE = re.compile(
+    r"\A(?:the\s+)?(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*?)\s+(?P<inst>\w+)\Z"
+)
+
+
+def _place_named_in(mention: EntityMention, speaker_key: str) -> EntityMention | None:
+    """The place an institution's name says it is in ("Melbourne" of "the University of
+    Melbourne" and of "Melbourne University"), when the name prior reads that name as a
+    place: the institution is then a mention of it too (a question for the city or country
+    of someone's studies finds the turn about the university; a turn about living in
+    Melbourne links to it)."""
+    if mention.kind not in ("org", "place") or mention.tentative:
+        return None
+    found = _OF_A_PLACE_RE.search(mention.name) or _BEFORE_ITS_KIND_RE.search(mention.name)
+    if found is None or found["inst"].casefold() not in _NAMED_AFTER_A_PLACE:
+        return None
+    place = found["place"]
+    prior = name_prior(place)
+    if place.casefold() == speaker_key or prior is None or prior[0] != "place":
+        return None
+    return EntityMention(place, "place", prior[1])
 
 
 def _dedupe(mentions: Iterable[EntityMention]) -> list[EntityMention]:
