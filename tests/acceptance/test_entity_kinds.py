@@ -516,6 +516,10 @@ def test_a_name_something_is_done_on_is_a_service(
         ),
         ("I work at Bank of America.", {"Bank of America": "org", "America": "place"}),
         ("We saw the Boston Symphony last night.", {"Boston Symphony": "org", "Boston": "place"}),
+        (
+            "She studies at the University of Zürich.",
+            {"University of Zürich": "org", "Zürich": "place"},
+        ),
         # What follows "of" in other names is no place: a field, a person, a family joke.
         ("We visited the Museum of Modern Art.", {"Museum of Modern Art": "place"}),
         ("He works at the Department of Education.", {"Department of Education": "org"}),

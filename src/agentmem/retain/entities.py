@@ -1124,10 +1124,10 @@ _NAMED_AFTER_A_PLACE = frozenset(
     }
 )  # fmt: skip
 _OF_A_PLACE_RE = re.compile(
-    r"\b(?P<inst>\w+)\s+of\s+(?:the\s+)?(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)\Z"
+    r"\b(?P<inst>\w+)\s+of\s+(?:the\s+)?(?P<place>\w[\w'’-]*(?:\s+\w[\w'’-]*)*)\Z"
 )
 _BEFORE_ITS_KIND_RE = re.compile(
-    r"\A(?:the\s+)?(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*?)\s+(?P<inst>\w+)\Z"
+    r"\A(?:the\s+)?(?P<place>\w[\w'’-]*(?:\s+\w[\w'’-]*)*?)\s+(?P<inst>\w+)\Z"
 )
 
 
@@ -1143,8 +1143,10 @@ def _place_named_in(mention: EntityMention, speaker_key: str) -> EntityMention |
     if found is None or found["inst"].casefold() not in _NAMED_AFTER_A_PLACE:
         return None
     place = found["place"]
+    if not all(word[:1].isupper() for word in place.split()) or place.casefold() == speaker_key:
+        return None  # "Bank of Mum and Dad": not every word of a name
     prior = name_prior(place)
-    if place.casefold() == speaker_key or prior is None or prior[0] != "place":
+    if prior is None or prior[0] != "place":
         return None
     return EntityMention(place, "place", prior[1])
 
