@@ -522,11 +522,23 @@ def test_a_name_something_is_done_on_is_a_service(
             "She studies at the University of Zürich.",
             {"University of Zürich": "org", "Zürich": "place"},
         ),
-        # What follows "of" in other names is no place: a field, a person, a family joke.
+        # More of the name may stand between the place and the institution's word.
+        (
+            "My dad was at Toronto General Hospital.",
+            {"Toronto General Hospital": "org", "Toronto": "place"},
+        ),
+        (
+            "The New York Public Library is huge.",
+            {"New York Public Library": "org", "New York": "place"},
+        ),
+        # What follows "of" in other names is no place: a field, a person, a family joke; nor
+        # is a word for a kind of place or a direction.
         ("We visited the Museum of Modern Art.", {"Museum of Modern Art": "place"}),
         ("He works at the Department of Education.", {"Department of Education": "org"}),
         ("The Church of Jesus Christ is downtown.", {"Church of Jesus Christ": "org"}),
         ("I borrowed from the Bank of Mum and Dad.", {"Bank of Mum and Dad": "org"}),
+        ("She works at Central Hospital.", {"Central Hospital": "org"}),
+        ("We bank with Bank of the West.", {"Bank of the West": "org"}),
     ],
 )
 def test_an_institution_named_after_its_place_names_the_place(

@@ -1123,6 +1123,13 @@ _NAMED_AFTER_A_PLACE = frozenset(
         "symphony", "opera",
     }
 )  # fmt: skip
+# Words for a kind of place or a direction: the model reads them as places, but alone they
+# name none ("City Sports Clinic", "Central Hospital", "Bank of the West").
+_NO_PLACE_ALONE = _word_set(
+    "city town village county state country region regional metro metropolitan island "
+    "beach harbour harbor river bay lake valley mountain park capital downtown uptown midtown "
+    "central north south east west northern southern eastern western"
+)
 _OF_A_PLACE_RE = re.compile(
     r"\b(?P<inst>\w+)\s+of\s+(?:the\s+)?(?P<place>\w[\w'’-]*(?:\s+\w[\w'’-]*)*)\Z"
 )
@@ -1139,16 +1146,28 @@ def _place_named_in(mention: EntityMention, speaker_key: str) -> EntityMention |
     Melbourne links to it)."""
     if mention.kind not in ("org", "place") or mention.tentative:
         return None
-    found = _OF_A_PLACE_RE.search(mention.name) or _BEFORE_ITS_KIND_RE.search(mention.name)
-    if found is None or found["inst"].casefold() not in _NAMED_AFTER_A_PLACE:
+    if found := _OF_A_PLACE_RE.search(mention.name):
+        words = found["place"].split()
+        openings = [words]
+    elif found := _BEFORE_ITS_KIND_RE.search(mention.name):
+        # More of the name may stand between the place and the institution's word
+        # ("Toronto General Hospital", "New York Public Library"): its longest opening.
+        words = found["place"].split()
+        openings = [words[:n] for n in range(len(words), 0, -1)]
+    else:
         return None
-    place = found["place"]
-    if not all(word[:1].isupper() for word in place.split()) or place.casefold() == speaker_key:
+    if found["inst"].casefold() not in _NAMED_AFTER_A_PLACE or not all(
+        word[:1].isupper() for word in words
+    ):
         return None  # "Bank of Mum and Dad": not every word of a name
-    prior = name_prior(place)
-    if prior is None or prior[0] != "place":
-        return None
-    return EntityMention(place, "place", prior[1])
+    for opening in openings:
+        if all(word.casefold() in _NO_PLACE_ALONE for word in opening):
+            continue
+        place = " ".join(opening)
+        prior = name_prior(place)
+        if place.casefold() != speaker_key and prior is not None and prior[0] == "place":
+            return EntityMention(place, "place", prior[1])
+    return None
 
 
 def _dedupe(mentions: Iterable[EntityMention]) -> list[EntityMention]:
