@@ -545,3 +545,22 @@ def test_an_institution_named_after_its_place_names_the_place(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # What someone is, said with "a": a place and a nationality were stored as entities
+        # of their own ("New Yorker" and "Texan" as places).
+        ("She's a New Yorker.", {}),
+        ("He's a real Texan.", {}),
+        ("I'm a proud Canadian.", {}),
+        ("My dad is a Republican.", {}),
+        # A name modifying what someone is stays a name.
+        ("She's a huge Taylor Swift fan.", {"Taylor Swift": "person"}),
+    ],
+)
+def test_what_someone_is_names_nothing(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

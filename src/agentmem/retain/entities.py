@@ -71,6 +71,7 @@ from agentmem.retain.entity_kinds import (
     SPACY_WEIGHT,
     STRONG_CUE_WEIGHT,
     decide_kind,
+    describes_someone,
     is_climbed,
     is_common_noun_use,
     is_common_word_start,
@@ -613,7 +614,8 @@ def _from_spacy_entity(
     first_word = doc[start].lower_
     # "Aisle seats are better": a word opening a sentence and modifying the noun after it
     # names something only if the bank already knows it by that name.
-    tentative = (
+    # "She's a New Yorker": what someone is, a name only if the bank knows it as one.
+    tentative = describes_someone(doc, start, end) or (
         not _is_cued(votes)
         and first_word not in FIRST_NAMES
         and (
@@ -1034,6 +1036,7 @@ def _capitalised_mention(
     )
     if tentative and _proper_subject(doc, start, end):
         tentative = False  # a name, but of whom or what the verb alone does not say
+    tentative = tentative or describes_someone(doc, start, end)  # "She's a New Yorker"
     if previous is not None and previous.lower_ in _RELATION_WORDS:
         votes["person"] += SHAPE_WEIGHT
     _name_votes(votes, key, words[0].lower_, len(words), titled, speaker_key, None)

@@ -51,6 +51,7 @@ __all__ = [
     "QUOTES",
     "RACE_RE",
     "decide_kind",
+    "describes_someone",
     "is_common_word_start",
     "is_name_suffix",
     "kind_evidence",
@@ -980,6 +981,25 @@ def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
     if previous.tag_ == "POS":
         return True
     return doc[start].text.isupper() and previous.tag_ in ("NN", "NNS") and previous.is_lower
+
+
+_SOMEONE = _words("i you he she we they")
+_BEING = _COPULA | _words("am 'm ’m 're ’re")
+
+
+def describes_someone(doc: Doc, start: int, end: int) -> bool:
+    """Whether a name says what someone is: after "a" or "an" (and adjectives), the
+    complement of "is" whose subject is a person ("She's a New Yorker", "he's a real Texan",
+    "my dad is a Republican", "I'm a proud Canadian"), not a thing ("It's a Toyota")."""
+    k = start - 1
+    while k >= 0 and doc[k].tag_ in ("JJ", "RB"):
+        k -= 1
+    if not (1 <= end - start <= 3 and k >= 2 and doc[k].lower_ in ("a", "an")):
+        return False
+    if end < len(doc) and doc[end].tag_.startswith(("NN", "JJ", "VBG")):
+        return False  # "a huge Taylor Swift fan", "a Google engineer": the name modifies it
+    subject = doc[k - 2].lower_
+    return doc[k - 1].lower_ in _BEING and (subject in _SOMEONE or subject in _PERSON_NOUNS)
 
 
 def is_brand_use(doc: Doc, start: int, end: int) -> bool:
