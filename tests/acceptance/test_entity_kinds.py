@@ -556,11 +556,17 @@ def test_an_institution_named_after_its_place_names_the_place(
         ("He's a real Texan.", {}),
         ("I'm a proud Canadian.", {}),
         ("My dad is a Republican.", {}),
-        # A name modifying what someone is stays a name.
+        # A name modifying what someone is stays a name, also after "a" (these stored none).
         ("She's a huge Taylor Swift fan.", {"Taylor Swift": "person"}),
+        ("He is a Google engineer.", {"Google": "org"}),
+        ("She's a Microsoft employee.", {"Microsoft": "org"}),
+        ("My boss is a Yankees fan.", {"Yankees": "org"}),
+        # Not a name in a common noun, nor a nationality.
+        ("We got a Boston terrier.", {}),
+        ("She is a French teacher.", {}),
     ],
 )
-def test_what_someone_is_names_nothing(
+def test_what_someone_is_names_nothing_but_whom_they_belong_to(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

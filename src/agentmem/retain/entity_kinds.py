@@ -977,7 +977,7 @@ def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
         return False
     previous = doc[start - 1]
     if previous.lower_ in ("a", "an"):
-        return not is_brand_use(doc, start, end)
+        return not (is_brand_use(doc, start, end) or _affiliates_someone(doc, end))
     if previous.tag_ == "POS":
         return True
     return doc[start].text.isupper() and previous.tag_ in ("NN", "NNS") and previous.is_lower
@@ -1000,6 +1000,26 @@ def describes_someone(doc: Doc, start: int, end: int) -> bool:
         return False  # "a huge Taylor Swift fan", "a Google engineer": the name modifies it
     subject = doc[k - 2].lower_
     return doc[k - 1].lower_ in _BEING and (subject in _SOMEONE or subject in _PERSON_NOUNS)
+
+
+# Who someone is to an organisation, a school, a team or an artist: "a Google engineer",
+# "a Harvard graduate", "a Yankees fan".
+_AFFILIATED = _PERSON_NOUNS | _words(
+    "employee employees graduate graduates grad alum alumna alumnus fan fans member members "
+    "customer customers user users supporter supporters staffer owner owners"
+)
+
+
+def _affiliates_someone(doc: Doc, end: int) -> bool:
+    """Whether the name ending at ``end`` is followed by what someone is to it ("a Google
+    engineer", "a Yankees fan"): the name is one, unlike a name in a common noun ("a
+    California roll", "a Boston terrier")."""
+    return (
+        end < len(doc)
+        and doc[end].is_lower  # not a title: "a Financial Analyst"
+        and doc[end].lower_ in _AFFILIATED
+        and doc[end - 1].ent_type_ not in NATIONALITY_LABELS
+    )
 
 
 def is_brand_use(doc: Doc, start: int, end: int) -> bool:
