@@ -1119,13 +1119,10 @@ def _clean_name(text: str, *, keep_the: bool = False, keep_possessive: bool = Fa
 
 # Institutions that take the name of where they are: "the University of Melbourne",
 # "Melbourne University", "Bank of America", "the Museum of London".
-_NAMED_AFTER_A_PLACE = frozenset(
-    {
-        "university", "college", "institute", "academy", "school", "hospital", "clinic",
-        "museum", "library", "zoo", "aquarium", "bank", "airport", "cathedral", "orchestra",
-        "symphony", "opera",
-    }
-)  # fmt: skip
+_NAMED_AFTER_A_PLACE = _word_set(
+    "university college institute academy school hospital clinic museum library zoo aquarium "
+    "bank airport cathedral orchestra symphony opera"
+)
 # Words for a kind of place or a direction: the model reads them as places, but alone they
 # name none ("City Sports Clinic", "Central Hospital", "Bank of the West").
 _NO_PLACE_ALONE = _word_set(
