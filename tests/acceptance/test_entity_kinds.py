@@ -570,3 +570,24 @@ def test_what_someone_is_names_nothing_but_whom_they_belong_to(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A job written in capitals is no name (these were a concept, a product and a person
+        # named "a Registered Nurse").
+        ("I started as a Financial Analyst last week.", {}),
+        ("She got promoted to Product Manager.", {}),
+        ("He works as a Marketing Director in Berlin.", {"Berlin": "place"}),
+        ("Our new Head Chef is amazing.", {}),
+        ("My friend is a Registered Nurse.", {}),
+        # A surname that is a job, and someone named beside a job, stay names.
+        ("I met Kate Baker at the party.", {"Kate Baker": "person"}),
+        ("We hired a new Lead Designer, Priya.", {"Priya": "person"}),
+    ],
+)
+def test_a_job_written_in_capitals_is_no_name(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

@@ -64,6 +64,7 @@ from agentmem.retain.entity_kinds import (
     DETERMINERS,
     FIRST_NAME_WEIGHT,
     GIVEN_NAME_WEIGHT,
+    JOB_NOUNS,
     NATIONALITY_LABELS,
     QUOTES,
     RACE_RE,
@@ -1072,10 +1073,40 @@ def _is_not_a_name(key: str) -> bool:
 
 
 def _is_not_a_name_here(doc: Doc, start: int, end: int, key: str) -> bool:
-    """``_is_not_a_name``, except for a month word used as a first name ("April said")."""
+    """``_is_not_a_name``, except for a month word used as a first name ("April said"); and
+    a job written in capitals is none."""
     if end - start == 1 and _is_month_read_as_name(doc[start]):
         return False
-    return _is_not_a_name(key)
+    return _is_not_a_name(key) or _is_a_job_title(doc, start, end)
+
+
+# What stands before a job someone has or gets: "as a Financial Analyst", "promoted to
+# Product Manager", "our new Head Chef".
+_BEFORE_A_JOB = _word_set("a an the as to my our his her their your")
+
+
+def _is_a_job_title(doc: Doc, start: int, end: int) -> bool:
+    """Whether the capitalised words ``doc[start:end]`` are a job, not a name: the last a job
+    noun, none a first name ("Kate Baker" is someone), after an article, a possessive, "as"
+    or "to" (adjectives and the title's other capitalised words between), and not modifying
+    a noun after it ("the Google Assistant app")."""
+    if doc[start].lower_ in ("a", "an"):  # spaCy's "a Registered Nurse"
+        start += 1
+    words = doc[start:end]
+    if not words or words[-1].lower_ not in JOB_NOUNS:
+        return False
+    if any(t.lower_ in FIRST_NAMES or not t.text[:1].isupper() for t in words):
+        return False
+    if end < len(doc) and doc[end].tag_ in ("NN", "NNS") and doc[end].is_lower:
+        return False
+    k = start - 1
+    while k >= 0 and (
+        doc[k].tag_ == "JJ" or (doc[k].text[:1].isupper() and not doc[k].is_sent_start)
+    ):
+        if doc[k].lower_ in FIRST_NAMES:
+            return False
+        k -= 1
+    return k >= 0 and doc[k].lower_ in _BEFORE_A_JOB
 
 
 def _strip_control(text: str) -> str:

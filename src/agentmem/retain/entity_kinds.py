@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CODE_RE",
     "DETERMINERS",
+    "JOB_NOUNS",
     "NATIONALITY_LABELS",
     "QUOTES",
     "RACE_RE",
@@ -109,7 +110,7 @@ _KIN_AND_COMPANY_NOUNS = _words(
     "granny neighbor neighbour roommate flatmate classmate kid kids children parents family "
     "wedding birthday girl boy guy man woman lady gentleman person client student"
 )
-_JOB_NOUNS = _words(
+JOB_NOUNS = _words(
     "colleague coworker co-worker teammate boss manager mentor mentee teacher tutor doctor "
     "dentist therapist physiotherapist physio coach landlord landlady intern assistant "
     "biologist engineer developer designer director ceo cto cfo founder cofounder co-founder "
@@ -120,7 +121,7 @@ _JOB_NOUNS = _words(
     "pharmacist librarian photographer editor producer lead volunteer recruiter banker "
     "economist chemist physicist historian"
 )
-_PERSON_NOUNS = _KIN_AND_COMPANY_NOUNS | _JOB_NOUNS
+_PERSON_NOUNS = _KIN_AND_COMPANY_NOUNS | JOB_NOUNS
 _ORG_NOUNS = _words(
     "company firm startup start-up vendor supplier provider agency manufacturer retailer "
     "employer charity nonprofit band club label publisher newspaper magazine brand business "
@@ -592,7 +593,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     ):
         votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
     elif previous == "at" and (
-        (before and before[-1] in _JOB_NOUNS) or any(w in _STUDY_WORDS for w in before)
+        (before and before[-1] in JOB_NOUNS) or any(w in _STUDY_WORDS for w in before)
     ):
         votes["org"] += CUE_WEIGHT  # "the new CTO at Klarna", "studying medicine at Makerere"
     elif previous == "at" and before and before[-1] in _SHARED_MEALS:
