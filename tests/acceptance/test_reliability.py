@@ -183,28 +183,27 @@ def test_sigkill_between_superseding_statements_keeps_the_chain(store_path):
     rng = random.Random(int(os.environ.get("AGENTMEM_CRASH_SEED", "20251")))
     acknowledged: dict[str, str] = {}
     for run in range(3):
-        acknowledged |= _run_and_kill(store_path, run * 1000, rng, script=MOVER, lines_per_batch=3)[
-            0
-        ]
+        written, _ = _run_and_kill(store_path, run * 1000, rng, script=MOVER, lines_per_batch=3)
+        acknowledged |= written
         with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
             report = mem.check_integrity()
             assert report.ok, report.problems
             bank = mem.bank("moves")
             stored = sorted(bank.memories(), key=lambda m: m.mentioned_at)
             assert set(acknowledged) <= {m.id for m in stored}
-            edges = bank.graph().edges(data=True)
-            supersedes = {(src, dst) for src, dst, data in edges if data["kind"] == "supersedes"}
             chain = list(zip(stored[1:], stored[:-1], strict=True))
-            assert {(new.id, old.id) for new, old in chain} <= supersedes
+            assert {(new.id, old.id) for new, old in chain} <= _supersedes(bank)
             said = stored[-1].mentioned_at + timedelta(minutes=1)
             message = {"role": "user", "name": "Ann", "content": f"I live in Last{run} now."}
             [last] = bank.retain([message], mentioned_at=said).memories
-            assert (last.id, stored[-1].id) in {
-                (src, dst)
-                for src, dst, data in bank.graph().out_edges(last.id, data=True)
-                if data["kind"] == "supersedes"
-            }
+            assert (last.id, stored[-1].id) in _supersedes(bank)
             assert mem.check_integrity().ok
+
+
+def _supersedes(bank: agentmem.MemoryBank) -> set[tuple[str, str]]:
+    """The bank's ``supersedes`` links, (newer, older), as its graph shows them."""
+    edges = bank.graph().edges(data=True)
+    return {(src, dst) for src, dst, data in edges if data["kind"] == "supersedes"}
 
 
 def test_threads_mixing_retain_recall_and_forget_lose_nothing(store_path):

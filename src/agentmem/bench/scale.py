@@ -168,9 +168,9 @@ def _bulk_retain(
     models_every: int | None = None,
 ) -> dict[str, Any]:
     """One ``retain`` per session; with ``models_every``, the models alone are also timed on
-    the texts of every such session (the first, then one in ``models_every``) after it is
-    retained (outside the retain's time), so the
-    rate retain is compared with is the machine's during the build, not before it."""
+    the texts of the first session and one in ``models_every`` after it, once it is retained
+    (outside the retain's time): the rate retain is compared with is then the machine's
+    during the build, not before it."""
     bank = mem.bank(BANK)
     keyword = mem._engine.keyword
     folds: list[float] = []
@@ -529,7 +529,8 @@ def run_size(
         models = model_only_throughput(mem, sessions[: max(1, 2000 // 20)])
         existing = mem.bank(BANK).stats()["memories"] if BANK in mem.banks() else 0
         if existing == 0:
-            # The ratios compare the bulk retain with the models measured just before it.
+            # The ratios compare the bulk retain with the models timed during it, and beside
+            # with those timed just before it.
             bulk = {
                 **_bulk_retain(mem, sessions, progress, label, models_every=MODELS_IN_TURN_EVERY),
                 "raw_embedder_per_s": raw,

@@ -613,9 +613,9 @@ def _from_spacy_entity(
     if shop:
         votes["org"] += SHAPE_WEIGHT  # no person's name ends in "'s"
     first_word = doc[start].lower_
-    # "Aisle seats are better": a word opening a sentence and modifying the noun after it
-    # names something only if the bank already knows it by that name.
-    # "She's a New Yorker": what someone is, a name only if the bank knows it as one.
+    # A name only if the bank already knows it by that name: what someone is ("She's a New
+    # Yorker"), or a word opening a sentence and modifying the noun after it ("Aisle seats
+    # are better").
     tentative = describes_someone(doc, start, end) or (
         not _is_cued(votes)
         and first_word not in FIRST_NAMES
