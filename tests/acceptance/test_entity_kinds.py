@@ -591,3 +591,46 @@ def test_a_job_written_in_capitals_is_no_name(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A named animal is an individual, as a person is (an org, a place and a place).
+        ("We adopted a puppy named Biscuit last weekend.", {"Biscuit": "person"}),
+        ("We named the goldfish Bubbles.", {"Bubbles": "person"}),
+        ("She has a horse called Thunder.", {"Thunder": "person"}),
+        ("Our cat Luna knocked over the vase.", {"Luna": "person"}),
+        # ...and the owner of one is a person.
+        ("Okonkwo's hamster escaped again.", {"Okonkwo": "person"}),
+    ],
+)
+def test_a_named_pet_is_a_person_like_individual(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # Degrees and exams are concepts (a product, a product, an org, an org), and the
+        # period ending the sentence is not part of "PhD" (it was stored as "PhD.").
+        (
+            "Priya moved to Toronto for her PhD.",
+            {"Priya": "person", "Toronto": "place", "PhD": "concept"},
+        ),
+        ("She finally finished her MBA.", {"MBA": "concept"}),
+        ("Lena is studying for the MCAT.", {"Lena": "person", "MCAT": "concept"}),
+        ("He passed the GRE last year.", {"GRE": "concept"}),
+        ("I got my B.A. in history from Yale.", {"B.A.": "concept", "Yale": "org"}),
+        # Not an airline written like a degree, nor an abbreviation's own period.
+        ("I flew BA to London.", {"BA": "org", "London": "place"}),
+        ("I work at Acme Inc.", {"Acme Inc.": "org"}),
+        ("We moved to Washington, D.C.", {"Washington": "place", "D.C.": "place"}),
+    ],
+)
+def test_degrees_and_exams_are_concepts_named_without_the_sentences_period(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

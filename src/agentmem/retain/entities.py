@@ -77,6 +77,7 @@ from agentmem.retain.entity_kinds import (
     is_common_noun_use,
     is_common_word_start,
     is_name_suffix,
+    is_qualification,
     is_used_thing,
     kind_evidence,
     opens_a_quote,
@@ -632,6 +633,8 @@ def _from_spacy_entity(
     _prior_vote(votes, name, kind)
     no_person = _no_article_for_a_person(doc, start, end, votes)
     found, confidence = decide_kind(votes, "concept" if no_person and kind == "person" else kind)
+    if is_qualification(name):
+        found = "concept"
     yield start, EntityMention(name, found, confidence, tentative=tentative)
 
 
@@ -1047,6 +1050,8 @@ def _capitalised_mention(
     _prior_vote(votes, name, None)
     _no_article_for_a_person(doc, start, end, votes)
     kind, confidence = decide_kind(votes)
+    if is_qualification(name):
+        kind = "concept"
     if titled and kind == "person" and previous is not None:
         name = _clean_name(doc[start - 1 : end].text) or name
     yield start, EntityMention(name, kind, confidence, tentative=tentative)
@@ -1127,10 +1132,11 @@ def _clean_name(text: str, *, keep_the: bool = False, keep_possessive: bool = Fa
     name = name[start:end]
     if not keep_possessive:
         name = _POSSESSIVE_RE.sub("", name).rstrip(" '’")
-    # A trailing period belongs to abbreviations ("Inc.", "Alice C.", "U.S."), not to words.
+    # A trailing period belongs to abbreviations ("Inc.", "Alice C.", "U.S."), not to words,
+    # nor to an acronym or a word with capitals inside ("PhD.", "NYC.", "iPhone.").
     if name.endswith("."):
-        last = name.split()[-1] if name.split() else ""
-        if len(last.rstrip(".")) > 4 and "." not in last.rstrip("."):
+        last = (name.split() or [""])[-1].rstrip(".")
+        if "." not in last and (len(last) > 4 or any(c.isupper() for c in last[1:])):
             name = name.rstrip(".")
     if not keep_the and name[:4].casefold() == "the " and len(name) > 4:
         name = name[4:].lstrip()

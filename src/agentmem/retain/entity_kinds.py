@@ -55,6 +55,7 @@ __all__ = [
     "describes_someone",
     "is_common_word_start",
     "is_name_suffix",
+    "is_qualification",
     "kind_evidence",
     "opens_a_quote",
     "reads_as_person",
@@ -98,6 +99,13 @@ _EVENT_SUFFIXES = _words(
     "fair tournament derby"
 )
 RACE_RE = re.compile(r"^\d+k$", re.IGNORECASE)
+# Degrees and exams are things one holds or sits, not products or organisations ("her PhD",
+# "studying for the MCAT"); those that are also other names only with their periods ("B.A."
+# and not British Airways' BA).
+_QUALIFICATIONS = _words(
+    "phd dphil mphil mba msc bsc mfa bfa llb llm edd ged gre gmat lsat mcat ielts toefl gcse "
+    "gcses b.a. m.a. b.s. m.s. b.sc. m.sc. ph.d. m.d. j.d."
+)
 CODE_RE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)+$")
 
 # Nouns that say what kind of thing a nearby name is.
@@ -139,16 +147,21 @@ _PLACE_NOUNS = _words(
     "lake mountain valley cities towns countries"
 )
 _EVENT_NOUNS = _words("festival conference marathon race tournament concert match")
+# A named animal is an individual as a person is ("our cat Luna", "a puppy named Biscuit").
+_PET_NOUNS = _words(
+    "pet pets dog dogs puppy puppies pup cat cats kitten kittens kitty goldfish parrot budgie "
+    "hamster rabbit bunny horse pony tortoise turtle gecko ferret"
+)
 _NOUN_KINDS: dict[str, str] = {
     **{w: "event" for w in _EVENT_NOUNS},
     **{w: "place" for w in _PLACE_NOUNS},
     **{w: "product" for w in _PRODUCT_NOUNS},
     **{w: "org" for w in _ORG_NOUNS},
-    **{w: "person" for w in _PERSON_NOUNS},
+    **{w: "person" for w in _PERSON_NOUNS | _PET_NOUNS},
 }
 # After a possessive ("Kofi's wife", "Globex's office"): only nouns that settle the kind.
 # A pet's owner is a person too ("April's dog").
-_POSSESSED_PERSON = (_PERSON_NOUNS - _words("lead")) | _words("dog dogs cat cats puppy kitten")
+_POSSESSED_PERSON = (_PERSON_NOUNS - _words("lead")) | _PET_NOUNS
 # "staying at Jordan's place": a home is a person's (not "Paris's house prices").
 _HOMES = _words("place house flat apartment")
 _POSSESSED_ORG = _words("office offices headquarters hq ceo cto employees staff customers stock")
@@ -334,6 +347,14 @@ def kind_evidence(doc: Doc, start: int, end: int) -> dict[str, float]:
     _category_votes(doc, start, end, votes)
     _syntax_votes(doc, start, end, votes)
     return votes
+
+
+def is_qualification(name: str) -> bool:
+    """Whether ``name`` is a degree or an exam ("PhD", "B.A.", "MCAT"): a concept, whatever
+    the words around it suggest ("her PhD" reads as an owned thing). It says the kind, not
+    that the word is a name: "doing a PhD" stays a common noun's use."""
+    key = name.casefold()
+    return key in _QUALIFICATIONS or key.rstrip(".") in _QUALIFICATIONS
 
 
 def decide_kind(votes: Mapping[str, float], default: str = "concept") -> tuple[str, float]:
