@@ -85,11 +85,12 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The course runs from May 3 to May 5.", FEB_20, "2025-05-03", "2025-05-05"),
     ("The shop is closed between March 3 and March 5.", FEB_20, "2025-03-03", "2025-03-05"),
     ("The course ran from May 3 to May 5.", FEB_20, "2024-05-03", "2024-05-05"),
-    # A day with a time of day: a date, ahead unless the clause says it is past.
-    ("The call is Tuesday at 3pm.", FEB_20, "2025-02-25", "2025-02-25"),
+    # A day with a time of day: that hour, ahead unless the clause says it is past; the
+    # day alone when the time says neither morning nor evening ("at 8").
+    ("The call is Tuesday at 3pm.", FEB_20, "2025-02-25T15:00:00Z", "2025-02-25T16:00:00Z"),
     ("Dinner Friday at 8?", FEB_20, "2025-02-21", "2025-02-21"),
-    ("It got moved to Tuesday at 3pm.", FEB_20, "2025-02-25", "2025-02-25"),
-    ("I saw him Tuesday at 3pm.", FEB_20, "2025-02-18", "2025-02-18"),
+    ("It got moved to Tuesday at 3pm.", FEB_20, "2025-02-25T15:00:00Z", "2025-02-25T16:00:00Z"),
+    ("I saw him Tuesday at 3pm.", FEB_20, "2025-02-18T15:00:00Z", "2025-02-18T16:00:00Z"),
     # The day something is booked for is ahead, whatever the tense of the booking.
     ("Mum's surgery is scheduled for the 21st.", FEB_20, "2025-02-21", "2025-02-21"),
     ("We reserved the hall for Saturday.", FEB_20, "2025-02-22", "2025-02-22"),

@@ -25,10 +25,13 @@ JUNE_REF = datetime(2025, 6, 15, 9, 0, tzinfo=UTC)
 
 
 def utc(value: str) -> datetime:
-    """'2024-06-05' or '2024-06-05T14' (hour) as an aware UTC datetime."""
+    """'2024-06-05', '2024-06-05T14' (hour) or '2024-06-05T14:30' as an aware UTC datetime."""
     if "T" in value:
-        day, hour = value.split("T")
-        return datetime.fromisoformat(day).replace(hour=int(hour), tzinfo=UTC)
+        day, clock = value.split("T")
+        hour, _, minute = clock.partition(":")
+        return datetime.fromisoformat(day).replace(
+            hour=int(hour), minute=int(minute or 0), tzinfo=UTC
+        )
     return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
@@ -452,6 +455,34 @@ BY_TENSE = [
 
 @pytest.mark.parametrize(("text", "start", "end"), BY_TENSE)
 def test_a_name_without_a_year_follows_its_clause(text: str, start: str, end: str) -> None:
+    [found] = find_time_expressions(text, FEB_20)
+    assert (found.start, found.end) == (utc(start), utc(end))
+
+
+# A time of day beside a day narrows it to that hour (said Thursday 2025-02-20 10:00).
+CLOCK_TIMES = [
+    ("My flight leaves at 6am tomorrow.", "2025-02-21T06", "2025-02-21T07"),
+    ("My flight leaves tomorrow at 6am.", "2025-02-21T06", "2025-02-21T07"),
+    ("The call is at 3pm on Friday.", "2025-02-21T15", "2025-02-21T16"),
+    ("On Monday at noon I have a demo.", "2025-02-24T12", "2025-02-24T13"),
+    ("The meeting is tomorrow, at 10 a.m.", "2025-02-21T10", "2025-02-21T11"),
+    ("The train is at 18:45 tomorrow.", "2025-02-21T18:45", "2025-02-21T19:45"),
+    # A part of the day says morning or evening for a bare hour, and may run past midnight.
+    ("We met at 7:30 last night.", "2025-02-19T19:30", "2025-02-19T20:30"),
+    ("The party starts at 8 tonight.", "2025-02-20T20", "2025-02-20T21"),
+    ("We arrived at 9 this morning.", "2025-02-20T09", "2025-02-20T10"),
+    ("I got home at 1am last night.", "2025-02-20T01", "2025-02-20T02"),
+    # A bare hour on a whole day says neither: the day stays; nor is a count a time.
+    ("Dinner Friday at 8?", "2025-02-21", "2025-02-22"),
+    ("The store opens at 9 on Monday.", "2025-02-24", "2025-02-25"),
+    ("I was at 2 meetings on Friday.", "2025-02-14", "2025-02-15"),
+    ("We came in at 25 on Friday.", "2025-02-14", "2025-02-15"),
+    ("The party starts at 8pm this morning.", "2025-02-20T06", "2025-02-20T12"),
+]
+
+
+@pytest.mark.parametrize(("text", "start", "end"), CLOCK_TIMES)
+def test_a_time_of_day_beside_a_day_dates_its_hour(text: str, start: str, end: str) -> None:
     [found] = find_time_expressions(text, FEB_20)
     assert (found.start, found.end) == (utc(start), utc(end))
 

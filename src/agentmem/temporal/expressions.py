@@ -44,7 +44,9 @@ Conventions, where English leaves the choice open:
   days" is rolling instead: from midnight N days back up to the reference; so is "for N days"
   in a present perfect ("I've been running for three months"), which holds up to the time
   of speaking (elsewhere "for" + an amount says how long, not when). A fortnight is 2 weeks.
-- Parts of the day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06.
+- Parts of the day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06. A time of
+  day beside a day is that hour ("tomorrow at 6am", "at 3pm on Friday"); a bare hour needs
+  a part of the day to say morning or evening ("tonight at 8"), else the day stays.
 - "early/mid/late" split a year into Jan-Apr, May-Aug, Sep-Dec, a month into days 1-10, 11-20,
   21-end, a decade into years 0-3, 4-6, 7-9. "beginning/start/end of" are narrower: the first
   or last month of a year (or quarter, season), the first or last 7 days of a month, Mon-Tue or
@@ -1575,6 +1577,7 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
             )
     found = _real(found, unreal)
     found += _with_part_of_day(text, found)
+    found += _with_clock_time(text, found)
     found += _with_modifier(text, found)
     found += _ranges(text, found, at)
     found += _between_it_and_now(text, found, at.ref)
@@ -1640,6 +1643,60 @@ def _with_part_of_day(text: str, found: list[_Candidate]) -> list[_Candidate]:
         )
         composed.append(_Candidate(candidate.start, part.end(), interval, True, -1))
     return composed
+
+
+# A time of day beside a day: "tomorrow at 6am", "at 3pm on Friday", "tonight at 8".
+_CLOCK = (
+    r"(?:(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?(?:\s*(?P<half>am|pm|a\.m\.|p\.m\.))?(?![\w:])"
+    r"|(?P<noon>noon|midday)\b)"
+)
+_CLOCK_AFTER_DAY = re.compile(rf"\s*,?\s+at\s+{_CLOCK}", re.IGNORECASE)
+_CLOCK_BEFORE_DAY = re.compile(rf"\bat\s+{_CLOCK}\s+(?:on\s+)?$", re.IGNORECASE)
+
+
+def _with_clock_time(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Compose a day (or a part of it) and a time of day said beside it into that hour: "the
+    call is at 3pm on Friday" is 15:00-16:00 that Friday, "at 7:30 last night" 19:30-20:30."""
+    composed = []
+    for candidate in found:
+        if candidate.interval.granularity not in ("day", "part_of_day"):
+            continue
+        after = _CLOCK_AFTER_DAY.match(text, candidate.end)
+        clock = after or _just_before(_CLOCK_BEFORE_DAY, text, candidate.start)
+        start = None if clock is None else _clock_on(clock, candidate.interval)
+        if start is None:
+            continue
+        interval = _Interval(start, start + _HOUR, "hour", candidate.interval.relative)
+        span = (candidate.start, clock.end()) if after else (clock.start(), candidate.end)
+        composed.append(_Candidate(*span, interval, True, -1))
+    return composed
+
+
+def _clock_on(clock: re.Match[str], day: _Interval) -> datetime | None:
+    """When the time of day ``clock`` falls in ``day`` (a day or a part of one); None when
+    it is not a time, or says neither morning nor evening on a whole day ("Friday at 8")."""
+    if clock["noon"]:
+        hours, minutes, half = 12, 0, None
+    else:
+        hours, minutes = int(clock["h"]), int(clock["m"] or 0)
+        half = clock["half"] and clock["half"].lower().replace(".", "")
+    if minutes > 59 or hours > (12 if half else 23) or (half and hours == 0):
+        return None
+    midnight = _midnight(day.start.date())
+    if half:
+        choices = [hours % 12 + (12 if half == "pm" else 0)]
+    elif clock["noon"] or hours > 12 or hours == 0:
+        choices = [hours]
+    elif day.granularity == "part_of_day":
+        choices = [hours, hours + 12]  # "tonight at 8": the one in the part of the day
+    else:
+        return None
+    for hour in choices:
+        for moment in (midnight + hour * _HOUR, midnight + (hour + 24) * _HOUR):
+            moment += timedelta(minutes=minutes)
+            if day.start <= moment < day.end:
+                return moment
+    return None
 
 
 _MODIFIER_BEFORE = re.compile(
