@@ -634,3 +634,21 @@ def test_degrees_and_exams_are_concepts_named_without_the_sentences_period(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A brand after "a" and an adjective or two, or written with a capital inside, is
+        # one of its products (an org, an org, an org before).
+        ("Apple announced a new MacBook.", {"Apple": "org", "MacBook": "product"}),
+        ("Last week I got a new Ferrari!", {"Ferrari": "product"}),
+        ("I need a new iPad.", {"iPad": "product"}),
+        # Not what someone is.
+        ("She's a proud Canadian.", {}),
+    ],
+)
+def test_a_brand_after_a_and_adjectives_is_a_product(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

@@ -1045,19 +1045,29 @@ def _affiliates_someone(doc: Doc, end: int) -> bool:
 
 
 def is_brand_use(doc: Doc, start: int, end: int) -> bool:
-    """Whether a name after "a" or "an" is a brand standing for one of its products or
-    branches: "drives a Prius", "an Airbnb in Lisbon", "at a Starbucks.", "got a Nintendo
-    Switch".
+    """Whether a name after "a" or "an" (and up to two adjectives) is a brand standing for one
+    of its products or branches: "drives a Prius", "an Airbnb in Lisbon", "at a Starbucks.",
+    "got a Nintendo Switch", "announced a new MacBook".
 
-    Written as names are (a capital, then lower case, unlike "an API" or "a PhD"; its other
-    words capitalised or numbers: "a Tesla Model 3"), no nationality ("an Italian", "a New
-    Yorker"), the whole of its phrase (not "a California roll", "a Financial Analyst") and no
-    description of someone ("she's a Gemini", "is a Labrador").
+    Written as names are (a capital, then lower case, with capitals inside at most as in
+    "MacBook" or "iPad", unlike "an API", "a PhD"; its other words capitalised or numbers: "a
+    Tesla Model 3"), no nationality ("an Italian", "a New Yorker"), the whole of its phrase (not "a
+    California roll", "a Financial Analyst") and no description of someone ("she's a
+    Gemini", "is a Labrador").
     """
-    if not 1 <= end - start <= 3 or start == 0 or doc[start - 1].lower_ not in ("a", "an"):
+    article = start - 1
+    while article >= 0 and start - article <= 2 and doc[article].tag_ == "JJ":
+        if not doc[article].is_lower:
+            return False  # "a German Shepherd": the name is part of a longer one
+        article -= 1  # "a new MacBook", "a used Prius"
+    if not 1 <= end - start <= 3 or article < 0 or doc[article].lower_ not in ("a", "an"):
         return False
     text = doc[start].text
-    if not (text[:1].isupper() and text[1:].islower()):
+    lower = sum(c.islower() for c in text)
+    written_as_a_name = (text[:1].isupper() and (text[1:].islower() or lower >= 2)) or (
+        text[:1].islower() and text[1:2].isupper() and lower >= 2  # "an iPad", "an eBike"
+    )
+    if not written_as_a_name or is_qualification(text):
         return False
     if not all(t.text[:1].isupper() or t.like_num for t in doc[start + 1 : end]):
         return False
@@ -1065,7 +1075,7 @@ def is_brand_use(doc: Doc, start: int, end: int) -> bool:
         return False
     if end < len(doc) and (doc[end].tag_.startswith(("NN", "JJ")) or doc[end].tag_ == "CC"):
         return False
-    before = doc[start - 2] if start >= 2 else None
+    before = doc[article - 1] if article >= 1 else None
     return before is None or not (_is_copula(before) or before.lower_ in ("such", "what"))
 
 
