@@ -409,3 +409,34 @@ def test_any_sliding_window_of_an_untimed_chat_stores_each_turn_once(
         stored = [t.split(": ", 1)[1] for t in _texts(bank)]
         assert stored == [m["content"] for m in chat]
         assert mem.check_integrity().ok
+
+
+def test_a_message_said_many_times_is_a_repeat_only_at_its_own_time(store_path):
+    """A short message said again and again ("ok") is an exact repeat only with the time it
+    was said: the check reads the times asked, not every time the bank holds it, and pairs
+    each message with its own time (a call of "ok" at one time and "sure" at another repeats
+    neither when the bank holds them the other way round)."""
+    times = [datetime(2025, 1, 1, 9, tzinfo=UTC).replace(day=d) for d in range(1, 29)]
+
+    def said(text: str, when: datetime) -> dict:
+        return {"role": "user", "name": "Ana", "content": text, "timestamp": when.isoformat()}
+
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        stored = bank.retain([said("ok", t) for t in times]).memories
+        assert len(stored) == len(times)
+        bank.retain([said("sure", times[4])])
+        again = bank.retain([said("OK", times[6])])
+        assert again.unchanged and again.already_stored == (stored[6].id,)
+        assert bank.retain([said("ok", datetime(2025, 2, 1, tzinfo=UTC))]).created
+        crossed = bank.retain(
+            [said("ok", datetime(2025, 3, 1, tzinfo=UTC)), said("sure", times[6])]
+        )
+        assert len(crossed.created) == 2 and not crossed.already_stored
+        everywhere = bank.find_retained([{"role": "user", "name": "Ana", "content": "ok"}])
+        assert len(everywhere[0]) == len(times) + 2
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        assert bank.retain([said("ok", times[0])]).unchanged
+        report = mem.check_integrity()
+        assert report.ok, report.problems
