@@ -9,7 +9,7 @@ and import, an upgrade of an older store, and two threads retaining at once.
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pytest
@@ -440,3 +440,26 @@ def test_a_message_said_many_times_is_a_repeat_only_at_its_own_time(store_path):
         assert bank.retain([said("ok", times[0])]).unchanged
         report = mem.check_integrity()
         assert report.ok, report.problems
+
+
+def test_a_long_call_of_timed_messages_said_again_is_a_no_op(store_path):
+    """Two thousand messages, each with its own time and half of them the same words: said
+    again, every one is found at its own time (one bound time per message in the query)."""
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    messages = [
+        {
+            "role": "user",
+            "name": "Ana",
+            "content": "ok" if i % 2 else f"Note {i} about the Quixotrix invoice.",
+            "timestamp": (start + timedelta(minutes=i)).isoformat(),
+        }
+        for i in range(2000)
+    ]
+    with agentmem.AgentMemory(store_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        first = bank.retain(messages)
+        again = bank.retain(messages)
+        assert again.unchanged
+        assert set(again.already_stored) == {m.id for m in first.memories}
+        assert len(bank.memories(limit=5000)) == len(first.memories)
+        assert mem.check_integrity().ok

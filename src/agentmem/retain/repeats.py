@@ -188,10 +188,13 @@ def held_messages(
         params |= {n: to_db_time(when) for n, when in zip(names, times, strict=True)}
     rows = conn.execute(sql + " ORDER BY m.seq", params).fetchall()
     by_hash: dict[str, list[Memory]] = defaultdict(list)
+    by_time: dict[tuple[str, datetime], list[Memory]] = defaultdict(list)
     for row in rows:
-        by_hash[row[-1]].append(memory_from_row(row[:-1]))
+        memory = memory_from_row(row[:-1])
+        by_hash[row[-1]].append(memory)
+        by_time[row[-1], memory.mentioned_at].append(memory)
     return [
-        [m for m in by_hash.get(h, ()) if when is None or m.mentioned_at == _stored(when)]
+        list(by_hash.get(h, ())) if when is None else list(by_time.get((h, _stored(when)), ()))
         for h, when in keys
     ]
 
