@@ -85,6 +85,15 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The course runs from May 3 to May 5.", FEB_20, "2025-05-03", "2025-05-05"),
     ("The shop is closed between March 3 and March 5.", FEB_20, "2025-03-03", "2025-03-05"),
     ("The course ran from May 3 to May 5.", FEB_20, "2024-05-03", "2024-05-05"),
+    # What suits whom is said of a time to come (these were last year's).
+    ("Mid-March works best for the offsite.", FEB_20, "2025-03-11", "2025-03-20"),
+    ("The offsite works best in mid-March.", FEB_20, "2025-03-11", "2025-03-20"),
+    ("Early April suits me.", FEB_20, "2025-04-01", "2025-04-10"),
+    ("Early April works fine for me.", FEB_20, "2025-04-01", "2025-04-10"),
+    ("Late May is when we launch.", FEB_20, "2025-05-21", "2025-05-31"),
+    # ... not what worked, nor how a thing works at a time of year.
+    ("Last March worked best for us.", FEB_20, "2024-03-01", "2024-03-31"),
+    ("In June the garden works well.", FEB_20, "2024-06-01", "2024-06-30"),
     # A day with a time of day: that hour, ahead unless the clause says it is past; the
     # day alone when the time says neither morning nor evening ("at 8").
     ("The call is Tuesday at 3pm.", FEB_20, "2025-02-25T15:00:00Z", "2025-02-25T16:00:00Z"),

@@ -64,10 +64,18 @@ _WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 _BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
 _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
 # Words that put a clause in the future whatever its verb ("Invoice due March 3").
+_WHOM = r"(?:me|us|you|everyone|everybody|both\s+of\s+us)"
+_SUITS = (
+    rf"works\s+(?:best|better|(?:(?:well|fine)\s+)?(?=for\s+{_WHOM}))|suits?\s+{_WHOM}"
+    rf"|(?:is|['’]s)\s+(?:best|better|good|fine|perfect|ideal)\s+for\s+{_WHOM}"
+)
 _PLAN_CUE = re.compile(
     r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
     r"|can['’]?t\s+wait|cannot\s+wait|looking\s+forward|hop(?:e|es|ing)\s+to|about\s+to"
-    r"|excited\s+(?:for|about)|booked|will|shall|off\s+to)\b|\w['’]ll\b",
+    r"|excited\s+(?:for|about)|booked|will|shall|off\s+to"
+    # What suits whom is said of a time to come: "mid-March works best for the offsite",
+    # "early April suits me", "May is good for us", "late May is when we launch".
+    rf"|{_SUITS}|(?:is|['’]s)\s+when\s+(?:we|i|they|you|he|she)\s+[a-z]+)\b|\w['’]ll\b",
     re.IGNORECASE,
 )
 
