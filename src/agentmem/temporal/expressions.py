@@ -665,11 +665,13 @@ def _bare_needs_preposition(text: str, match: re.Match[str]) -> bool:
     return bool(groups.get("rel") or groups.get("year")) or _after_preposition(text, match)
 
 
-# A time of day after a day: "Tuesday at 3pm", "Friday at 8", "Sunday at noon".
-_CLOCK_AFTER = re.compile(
-    r"\s+at\s+(?:\d{1,2}(?:[:.]\d{2})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?(?!\w)|noon\b|midnight\b)",
-    re.IGNORECASE,
+# A time of day: "3pm", "8", "7:30", "10 a.m.", "noon", "midnight".
+_CLOCK = (
+    r"(?:(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?(?:\s*(?P<half>am|pm|a\.m\.|p\.m\.))?(?!\w)"
+    r"|(?P<noon>noon)\b|(?P<midnight>midnight)\b)"
 )
+# A time of day after a day: "Tuesday at 3pm", "Friday at 8", "Sunday at noon".
+_CLOCK_AFTER = re.compile(rf"\s+at\s+{_CLOCK}", re.IGNORECASE)
 
 
 def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
@@ -1646,10 +1648,6 @@ def _with_part_of_day(text: str, found: list[_Candidate]) -> list[_Candidate]:
 
 
 # A time of day beside a day: "tomorrow at 6am", "at 3pm on Friday", "tonight at 8".
-_CLOCK = (
-    r"(?:(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?(?:\s*(?P<half>am|pm|a\.m\.|p\.m\.))?(?![\w:])"
-    r"|(?P<noon>noon|midday)\b)"
-)
 _CLOCK_AFTER_DAY = re.compile(rf"\s*,?\s+at\s+{_CLOCK}", re.IGNORECASE)
 _CLOCK_BEFORE_DAY = re.compile(rf"\bat\s+{_CLOCK}\s+(?:on\s+)?$", re.IGNORECASE)
 
@@ -1674,7 +1672,10 @@ def _with_clock_time(text: str, found: list[_Candidate]) -> list[_Candidate]:
 
 def _clock_on(clock: re.Match[str], day: _Interval) -> datetime | None:
     """When the time of day ``clock`` falls in ``day`` (a day or a part of one); None when
-    it is not a time, or says neither morning nor evening on a whole day ("Friday at 8")."""
+    it is not a time, or says neither morning nor evening on a whole day ("Friday at 8"), or
+    is midnight (which day's is not said)."""
+    if clock["midnight"]:
+        return None
     if clock["noon"]:
         hours, minutes, half = 12, 0, None
     else:
