@@ -179,10 +179,10 @@ def held_messages(
     sql = MEMORY_SELECT.replace("FROM memories AS m", ", m.content_hash FROM memories AS m")
     sql += f"WHERE m.bank_id = $bank AND m.content_hash IN ({sql_strings(hashes)})"
     params: dict[str, Any] = {"bank": bank_id}
-    times = sorted({when for _, when in keys if when is not None})
-    if len(times) == len({when for _, when in keys}):
+    if all(when is not None for _, when in keys):
         # Only the times asked are read: a message said thousands of times ("ok", "thanks")
         # is not loaded whole at each repeat check (at 100k memories that was ~100 ms).
+        times = sorted({when for _, when in keys})
         names = [f"t{i}" for i in range(len(times))]
         sql += f" AND m.mentioned_at IN ({', '.join('$' + n for n in names)})"
         params |= {n: to_db_time(when) for n, when in zip(names, times, strict=True)}
