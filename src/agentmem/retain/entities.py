@@ -326,6 +326,23 @@ def recognize_entities(
         while end < len(doc) and end not in covered and is_name_suffix(doc[end]):
             covered.add(end)
             end += 1
+        # "Google Assistant" read as ORG "Google": a proper noun the model left out right
+        # after an entity is the rest of its name, as one just before it is; after a
+        # company's name, the name of something it makes. Not after a nationality: "a German
+        # Shepherd" is a description.
+        named_end = end
+        while (
+            end < len(doc)
+            and end not in covered
+            and not doc[end].ent_type_
+            and _is_proper_noun(doc[end])
+            and not doc[end].is_sent_start
+            and ent.label_ not in NATIONALITY_LABELS
+        ):
+            covered.add(end)
+            end += 1
+        if kind == "org" and end > named_end:
+            kind = "product"
         located.extend(_from_spacy_entity(doc, start, end, kind, speaker_key))
 
     if not shouted:
@@ -540,7 +557,7 @@ def _from_spacy_entity(
     while start < end and (
         doc[start].is_punct
         or doc[start].is_space
-        or (kind != "product" and doc[start].lower_ == "the")
+        or (kind != "product" and doc[start].lower_ in ("the", "a", "an"))  # "a German"
     ):
         start += 1
     shop_end = _shop_name_end(doc, start, end) if kind == "org" else None

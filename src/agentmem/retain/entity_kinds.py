@@ -275,6 +275,9 @@ _MAKE = _words("make makes made making")
 # Whose object is a person more often than not, but a company sometimes ("called Globex").
 _CONTACT_VERBS = _words("call called calling phoned rang emailed messaged asked")
 _ORG_VERBS = _words("acquired acquires billed invoiced charged employs merged sent issued")
+# A person sends photos as often as a company sends an invoice: "sent" says a company only
+# with what companies send ("Hooli sent an invoice", not "Yasmin sent photos").
+_SEND_VERBS = _words("sent sends")
 _PRODUCT_VERBS_AFTER = _words("launches ships crashed crashes supports")
 _PRODUCT_VERBS_BEFORE = _words(
     "launch launched launching ship shipped release released use uses using used install "
@@ -308,6 +311,14 @@ _CLIMB_VERBS = _words(
     "trek treks trekked trekking ascend ascends ascended ascending"
 )
 _TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
+# What is taken, written or bought where someone is: "sent photos from Zanzibar", "a postcard
+# from Florence", "souvenirs from Marrakech" come from a place.
+_KEEPSAKES = _words(
+    "photo photos picture pictures pic pics selfie selfies snap snaps video videos postcard "
+    "postcards souvenir souvenirs greetings"
+)
+# What one holds to get into an event: "tickets for Coachella", "a pass for Glastonbury".
+_ADMISSIONS = _words("ticket tickets pass passes wristband wristbands")
 # A contest between two sides: "the Lakers lost to the Celtics", "the Warriors beat the Kings".
 _CONTEST_VERBS = _words(
     "beat beats beating defeat defeats defeated lost lose loses losing play plays played "
@@ -605,6 +616,10 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["place"] += CUE_WEIGHT
     elif is_climbed(doc, start, end):
         votes["place"] += SHAPE_WEIGHT  # "hiked Ben Nevis": as telling as "Mount" in a name
+    elif previous == "from" and before and before[-1] in _KEEPSAKES:
+        votes["place"] += CUE_WEIGHT  # "sent me a postcard from Florence"
+    elif previous == "for" and before and before[-1] in _ADMISSIONS:
+        votes["event"] += CUE_WEIGHT  # "bought tickets for Coachella"
     elif previous == "from" and (
         (before and before[-1] in _TRADE_NOUNS) or any(w in _TRADE_VERBS for w in before)
     ):
@@ -628,9 +643,9 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["person"] += SPACY_WEIGHT * 0.75
     elif _is_a_service(doc, start, end, before):
         votes["product"] += CUE_WEIGHT  # "watched it on Netflix", "we met on Tinder"
-    elif is_used_thing(doc, start) or (  # "playing Zelda", "bought a new Kindle Paperwhite"
+    elif (is_used_thing(doc, start) and not modifies_a_noun(doc, end)) or (
         previous == "to" and before and before[-1] in ("upgrade", "upgraded")
-    ):
+    ):  # "playing Zelda", "bought a new Kindle Paperwhite"; the roll of "a California roll"
         votes["product"] += CUE_WEIGHT
     elif previous in _ORG_PREPOSITION_VERBS:  # "join Veridia Pharma"
         votes["org"] += CUE_WEIGHT
@@ -686,7 +701,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     verb = doc[k].lower_ if k < n else ""
     if verb in _PERSON_VERBS:
         votes["person"] += CUE_WEIGHT + 0.5
-    elif verb in _ORG_VERBS:
+    elif verb in _ORG_VERBS and (verb not in _SEND_VERBS or _sends_a_bill(doc, k + 1)):
         votes["org"] += CUE_WEIGHT
     elif verb in _PRODUCT_VERBS_AFTER:
         votes["product"] += CUE_WEIGHT
@@ -999,7 +1014,11 @@ def is_common_noun_use(doc: Doc, start: int, end: int) -> bool:
         return False
     previous = doc[start - 1]
     if previous.lower_ in ("a", "an"):
-        return not (is_brand_use(doc, start, end) or _affiliates_someone(doc, end))
+        return not (
+            is_brand_use(doc, start, end)
+            or _affiliates_someone(doc, end)
+            or _makes_what_follows(doc, start, end)
+        )
     if previous.tag_ == "POS":
         return True
     return doc[start].text.isupper() and previous.tag_ in ("NN", "NNS") and previous.is_lower
@@ -1030,6 +1049,24 @@ _AFFILIATED = _PERSON_NOUNS | _words(
     "employee employees graduate graduates grad alum alumna alumnus fan fans member members "
     "customer customers user users supporter supporters staffer owner owners"
 )
+
+
+def _sends_a_bill(doc: Doc, j: int) -> bool:
+    """Whether what is sent, from ``j`` on, is one of the things companies send ("sent an
+    invoice", "sent us the refund")."""
+    for token in doc[j : j + 4]:
+        if token.lower_ in _TRADE_NOUNS:
+            return True
+        if token.tag_.startswith("NN"):
+            return False
+    return False
+
+
+def _makes_what_follows(doc: Doc, start: int, end: int) -> bool:
+    """Whether a one-word name the model labels a company or product modifies the noun after
+    it: its maker's name ("a Nike hoodie", "a Sony camera"), a name, unlike a place's in a
+    dish's ("a California roll")."""
+    return doc[start].ent_type_ in ("ORG", "PRODUCT") and modifies_a_noun(doc, end)
 
 
 def _affiliates_someone(doc: Doc, end: int) -> bool:
@@ -1073,7 +1110,12 @@ def is_brand_use(doc: Doc, start: int, end: int) -> bool:
         return False
     if any(t.ent_type_ in NATIONALITY_LABELS for t in doc[start:end]):
         return False
-    if end < len(doc) and (doc[end].tag_.startswith(("NN", "JJ")) or doc[end].tag_ == "CC"):
+    following = doc[end] if end < len(doc) else None
+    if (
+        following is not None
+        and following.ent_type_ not in ("DATE", "TIME")  # "a new iPad last week"
+        and (following.tag_.startswith(("NN", "JJ")) or following.tag_ == "CC")
+    ):
         return False
     before = doc[article - 1] if article >= 1 else None
     return before is None or not (_is_copula(before) or before.lower_ in ("such", "what"))
@@ -1084,7 +1126,17 @@ def is_common_word_start(doc: Doc, start: int, end: int) -> bool:
 
     "Aisle seats are better": such a word is an ordinary word more often than a name.
     """
-    if end - start != 1:
-        return False
+    return end - start == 1 and modifies_a_noun(doc, end)
+
+
+def modifies_a_noun(doc: Doc, end: int) -> bool:
+    """Whether the name ending at ``end`` modifies the common noun after it ("a California
+    roll", "a Nike hoodie", "Aisle seats"): the noun is the thing, the name only says whose
+    or where from. A word of time is no such noun ("played Zelda today")."""
     following: Token | None = doc[end] if end < len(doc) else None
-    return following is not None and following.tag_ in ("NN", "NNS") and following.text.islower()
+    return (
+        following is not None
+        and following.tag_ in ("NN", "NNS")
+        and following.text.islower()
+        and following.ent_type_ not in ("DATE", "TIME")
+    )
