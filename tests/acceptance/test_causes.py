@@ -343,3 +343,35 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
     assert "My flight was cancelled." in texts
     assert not any("Dune" in t for t in texts[1:])
     assert bank.check_integrity().ok and other.check_integrity().ok
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("The concert got postponed due to heavy rain.", "Heavy rain."),
+        ("Because of the strike, we drove to Leeds.", "The strike."),
+        # As a noun phrase before "caused" is (guard: stored before too).
+        ("Heavy rain caused the concert to be postponed.", "Heavy rain."),
+    ],
+)
+def test_a_cause_named_by_a_noun_phrase_is_stored_and_linked(
+    store_path: Path, text: str, cause: str
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("named").retain(text, mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("named")
+        texts = {m.id: m.text for m in bank.memories()}
+        assert sorted(texts.values()) == sorted([text, cause])
+        assert {(texts[u], texts[v]) for u, v in caused_by(bank)} == {(text, cause)}
+        assert bank.check_integrity().problems == ()
+
+
+def test_what_is_due_to_someone_or_due_to_happen_has_no_cause(
+    mem: agentmem.AgentMemory,
+) -> None:
+    bank = mem.bank("owed")
+    bank.retain("The rent is due to the landlord on Friday.", mentioned_at=T0)
+    bank.retain("Her baby is due to arrive in May.", mentioned_at=T0)
+    assert len(bank.memories()) == 2
+    assert caused_by(bank) == set()

@@ -39,6 +39,13 @@ CAUSES = [
         "Sales dropped after the price hike",
     ),
     ("The river flooded the valley, leading to weeks of repairs.", "The river flooded the valley"),
+    # A cause named by a noun phrase, as before "caused" (no cause before).
+    ("The flight was cancelled due to the storm over Iceland.", "the storm over Iceland"),
+    ("Because of the rain, we stayed in.", "the rain"),
+    ("I'm exhausted as a result of the night shift.", "the night shift"),
+    ("Prices rose as a consequence of the drought.", "the drought"),
+    ("The road was icy. As a result of the storm, the bus was late.", "the storm"),
+    ("The game was called off owing to rain, so we went home.", "rain"),
 ]
 NO_CAUSE = [
     "I have lived in Oslo since 2019.",
@@ -58,12 +65,11 @@ NO_CAUSE = [
     "The plan worked, so far it is fine.",
     "I saved money so that we could travel.",
     "I love painting because it relaxes me.",  # the clause says nothing on its own
-    "The flight was cancelled due to the storm over Iceland.",  # names, does not state, a cause
-    "Because of the rain, we stayed in.",
-    # "as a result of" names a cause as "due to" does; the clause before it is the effect.
-    "I'm exhausted as a result of the night shift.",
-    "Prices rose as a consequence of the drought.",
-    "The road was icy. As a result of the storm, the bus was late.",
+    # "due to" after "is" also says what is owed or planned; a cause with no content.
+    "The rent is due to the landlord on Friday.",
+    "She is due to arrive in May.",
+    "I stayed home because of you.",
+    "We cancelled because of that.",
     "The launch is on May 6.",
     "She smiled, causing nothing.",  # the cause says too little on its own
     "I met Ana, who caused a stir at the party.",  # "who": a person, not the clause

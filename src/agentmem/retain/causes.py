@@ -4,9 +4,12 @@ was delayed" states a cause and its effect at once.
 :func:`cause_clauses` finds them by cue phrase, offline and conservatively:
 
 - "because" + clause before or after the effect ("The launch slipped because the vendor's API
-  was down", "Because the supplier missed its deadline, ..."); "because of" and "due to" name
-  a cause without stating it as a fact, and are left to ``retain/relations.py``, which links
-  such a fact to an earlier memory that states the cause;
+  was down", "Because the supplier missed its deadline, ...");
+- "because of", "due to", "owing to", "as a result of" + what caused it, before or after the
+  effect ("The concert was postponed due to heavy rain", "Because of the strike, we drove"):
+  a noun phrase is a cause as it is before "caused" or "led to"; not "due to" right after
+  "is" or "was", which also says what is owed or planned ("The rent is due to the landlord",
+  "She is due to arrive");
 - "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
   a kid"), not with a clause that dates something ("since we last spoke", "since I first met
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
@@ -15,11 +18,12 @@ was delayed" states a cause and its effect at once.
   cancelled"), never "so that" or "so much";
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
   next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
-  cause); "as a result of" names a cause like "due to";
+  cause);
 - "X led to / caused / resulted in Y": X is the cause; so is the clause before ", causing",
   ", leading to", ", resulting in", ", forcing" or ", which led to / caused / forced / meant".
 
-A cause clause says something by itself: two content words, or one that is what someone was
+A cause clause says something by itself (a named cause, as a noun phrase before "caused":
+one content word): two content words, or one that is what someone was
 or did ("I was exhausted", "we overslept"; after "since" only what someone was: "since we
 talked" tells when) or what the weather did ("it was raining"); not "it was cheap", whose
 "it" stands for something said elsewhere.
@@ -96,6 +100,21 @@ _RESULT = re.compile(
     r"|which is why|that'?s why|that is why|this is why)\b,?\s*(?P<effect>[^.;!?]{4,})",
     re.IGNORECASE,
 )
+# "Because of the strike, we drove" / "The concert was postponed due to heavy rain": a
+# cause named, not stated. "because of that/this" opens an effect (EFFECT_OPENERS).
+_NAMED_CUE = (
+    r"(?:because\s+of|due\s+to|owing\s+to|(?:as\s+a\s+(?:result|consequence)|in\s+consequence)"
+    r"\s+of)"
+)
+_NAMED_OPENING = re.compile(
+    rf"^(?P<cue>{_NAMED_CUE})\s+(?P<cause>[^,;]{{3,120}}),\s*(?P<effect>.+)$", re.IGNORECASE
+)
+_NAMED_TRAILING = re.compile(
+    rf"^(?P<effect>.{{6,}}?),?\s+(?P<cue>{_NAMED_CUE})\s+(?P<cause>[^.;!?]{{3,160}})",
+    re.IGNORECASE,
+)
+# "is due to arrive", "the rent was due to the landlord": what is owed or planned.
+_OWED = re.compile(r"\b(?:is|was|are|were|be|been|'s|’s|'re|’re)\s*$", re.IGNORECASE)
 _VERB = re.compile(
     r"^(?P<cause>[^,;]{6,120}?)\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+"
     r"(?P<effect>[^.;!?]{4,})",
@@ -198,6 +217,9 @@ def _cause_in(sentence: str) -> str | None:
         cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
         if _is_cause(match.group("cue"), cause, match.group("effect")):
             return _clean(cause)
+    named = _named_cause(sentence)
+    if named:
+        return named
     for pattern in (_RESULT, _SO, _SO_NOUN, _VERB, _CONSEQUENCE):
         match = pattern.match(sentence)
         cause = _after_speaker(match.group("cause")) if match else ""
@@ -206,6 +228,20 @@ def _cause_in(sentence: str) -> str | None:
         if match and enough and _words(match.group("effect")) >= 2:
             return _clean(cause)
     return None
+
+
+def _named_cause(sentence: str) -> str | None:
+    """The cause a sentence names after "because of", "due to" and the like."""
+    match = _NAMED_OPENING.match(sentence) or _NAMED_TRAILING.match(sentence)
+    if match is None:
+        return None
+    cue = match.group("cue").casefold()
+    if cue.startswith("due") and _OWED.search(sentence[: match.start("cue")]):
+        return None
+    cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
+    if not _content_words(cause) or _words(match.group("effect")) < 2:
+        return None
+    return _clean(cause)
 
 
 def _cause_before(before: str, sentence: str) -> str | None:
