@@ -707,9 +707,37 @@ def test_a_nationality_and_the_word_after_it_name_no_one(
         ("Globex sent an invoice for the upgrade.", {"Globex": "org"}),
         # A ticket is for an event (a person before).
         ("I bought tickets for Coachella.", {"Coachella": "event"}),
+        # Where one person starts or leaves is an employer (a place before); a holiday's
+        # first day is not (guard).
+        ("Next Friday is my last day at Acme.", {"Acme": "org"}),
+        ("Our first day at Disneyland was magic.", {"Disneyland": "place"}),
     ],
 )
-def test_what_is_sent_from_a_place_and_tickets_for_an_event(
+def test_what_is_sent_from_a_place_tickets_for_an_event_and_a_last_day_at_work(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # Someone at somewhere, read by the model as one title ("Lily at Lake Como": a
+        # person before).
+        (
+            "Tom proposed to Lily at Lake Como.",
+            {"Tom": "person", "Lily": "person", "Lake Como": "place"},
+        ),
+        # A hospital named after a saint names no place ("St" was stored as one).
+        (
+            "Isabella works as a nurse at St Mary's Hospital.",
+            {"Isabella": "person", "St Mary's Hospital": "org"},
+        ),
+        # What a work is printed or shown as (an org before).
+        ("Jordan lent me his copy of Dune.", {"Jordan": "person", "Dune": "product"}),
+    ],
+)
+def test_someone_at_a_place_a_saints_hospital_and_a_copy_of_a_book(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

@@ -539,13 +539,20 @@ def _opens_a_clause_about(doc: Doc, i: int) -> bool:
 
 def _joins_companion_and_venue(ent: Span) -> bool:
     """Whether spaCy read "with Tariq at Nobu" as one entity ("Tariq at Nobu"): after
-    "with", a lower-case "at" between capitalised words parts the one a meal or a drink is
-    shared with from where it was ("drinks with Ana at Hawksmoor")."""
+    "with", or after a first name, a lower-case "at" between capitalised words parts the one
+    a meal or a drink is shared with, or someone, from where it was ("drinks with Ana at
+    Hawksmoor", "proposed to Lily at Lake Como")."""
     doc = ent.doc
-    if ent.start == 0 or doc[ent.start - 1].lower_ != "with":
+    if ent.start == 0:
         return False
+    after_with = doc[ent.start - 1].lower_ == "with"
     return any(
-        t.text == "at" and ent.start < t.i < ent.end - 1 and doc[t.i + 1].text[:1].isupper()
+        t.text == "at"
+        and ent.start < t.i < ent.end - 1
+        and doc[t.i + 1].text[:1].isupper()
+        # "proposed to Lily at Lake Como": a first name before "at" is someone somewhere
+        # ("Breakfast at Tiffany's" stays one title).
+        and (after_with or doc[t.i - 1].lower_ in FIRST_NAMES)
         for t in ent
     )
 
@@ -1214,6 +1221,8 @@ def _place_named_in(mention: EntityMention, speaker_key: str) -> EntityMention |
         word[:1].isupper() for word in words
     ):
         return None  # "Bank of Mum and Dad": not every word of a name
+    if any(_POSSESSIVE_RE.search(word) for word in words):
+        return None  # "St Mary's Hospital" is named after someone: "St" is no place
     for opening in openings:
         if all(word.casefold() in _NO_PLACE_ALONE for word in opening):
             continue

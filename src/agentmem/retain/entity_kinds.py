@@ -317,6 +317,12 @@ _KEEPSAKES = _words(
     "photo photos picture pictures pic pics selfie selfies snap snaps video videos postcard "
     "postcards souvenir souvenirs greetings"
 )
+_WORK_SPANS = _words("day days week weeks month shift")
+# What a book, a show or a game has or is printed as: "a copy of Dune", "season two of Severance".
+_PARTS_OF_A_WORK = _words(
+    "copy copies edition editions episode episodes season seasons chapter chapters volume "
+    "volumes sequel sequels prequel remake reboot adaptation trailer soundtrack audiobook"
+)
 # What one holds to get into an event: "tickets for Coachella", "a pass for Glastonbury".
 _ADMISSIONS = _words("ticket tickets pass passes wristband wristbands")
 # A contest between two sides: "the Lakers lost to the Celtics", "the Warriors beat the Kings".
@@ -618,6 +624,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["place"] += SHAPE_WEIGHT  # "hiked Ben Nevis": as telling as "Mount" in a name
     elif previous == "from" and before and before[-1] in _KEEPSAKES:
         votes["place"] += CUE_WEIGHT  # "sent me a postcard from Florence"
+    elif previous == "of" and before and before[-1] in _PARTS_OF_A_WORK:
+        votes["product"] += CUE_WEIGHT  # "his copy of Dune", "the last season of Severance"
     elif previous == "for" and before and before[-1] in _ADMISSIONS:
         votes["event"] += CUE_WEIGHT  # "bought tickets for Coachella"
     elif previous == "from" and (
@@ -629,7 +637,9 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     ):
         votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
     elif previous == "at" and (
-        (before and before[-1] in JOB_NOUNS) or any(w in _STUDY_WORDS for w in before)
+        (before and before[-1] in JOB_NOUNS)
+        or any(w in _STUDY_WORDS for w in before)
+        or _is_a_first_or_last_day(before)
     ):
         votes["org"] += CUE_WEIGHT  # "the new CTO at Klarna", "studying medicine at Makerere"
     elif previous == "at" and before and before[-1] in _SHARED_MEALS:
@@ -1049,6 +1059,17 @@ _AFFILIATED = _PERSON_NOUNS | _words(
     "employee employees graduate graduates grad alum alumna alumnus fan fans member members "
     "customer customers user users supporter supporters staffer owner owners"
 )
+
+
+def _is_a_first_or_last_day(before: list[str]) -> bool:
+    """ "my last day at Acme", "her first week at Deloitte": where one person starts or
+    leaves is an employer or a school ("our first day at Disneyland" is a holiday's)."""
+    return (
+        len(before) >= 3
+        and before[-3] in ("my", "his", "her", "your")
+        and before[-2] in ("first", "last")
+        and before[-1] in _WORK_SPANS
+    )
 
 
 def _sends_a_bill(doc: Doc, j: int) -> bool:
