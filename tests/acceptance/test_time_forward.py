@@ -207,6 +207,9 @@ CASES: list[tuple[str, str, str, str]] = [
     # A fortnight is two weeks.
     ("I'm moving to Berlin in a fortnight.", FEB_20, "2025-03-03", "2025-03-09"),
     ("I saw her a fortnight ago.", FEB_20, "2025-02-03", "2025-02-09"),
+    # An amount away is as far ahead as "in" it (no time stored before).
+    ("Our trip to Peru is three months away.", FEB_20, "2025-05-01", "2025-05-31"),
+    ("The wedding is only two weeks away!", FEB_20, "2025-03-03", "2025-03-09"),
     # Composed: an amount back from a time told from now, a name in a named year, a weekday
     # counted within its month or past the nearest one.
     ("A year ago yesterday we adopted Biscuit.", FEB_20, "2024-02-19", "2024-02-19"),
@@ -486,6 +489,8 @@ NOT_DATES = [
     "I've got the car for a week.",
     "She has gone to Spain for a month.",
     "I've been to Paris for a week.",
+    # Hours away are a distance.
+    "Leeds is two hours away.",
 ]
 
 

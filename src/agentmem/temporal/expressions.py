@@ -39,9 +39,10 @@ Conventions, where English leaves the choice open:
   day, unless its clause points forward as above ("we'll meet on Friday", "I can't wait for
   the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
   of the reference's week, "next Friday" the Friday of the following week.
-- "N days/weeks/months/years ago" (and "in N ..." / "N ... from now") is the whole calendar
-  unit (day, ISO week, month, year) holding the reference shifted by N units. "the past/last N
-  days" is rolling instead: from midnight N days back up to the reference; so is "for N days"
+- "N days/weeks/months/years ago" (and "in N ...", "N ... from now", "N ... away") is the
+  whole calendar unit (day, ISO week, month, year) holding the reference shifted by N units.
+  "the past/last N days" is rolling instead: from midnight N days back up to the reference; so
+  is "for N days"
   in a present perfect ("I've been running for three months"), which holds up to the time
   of speaking (elsewhere "for" + an amount says how long, not when). A fortnight is 2 weeks.
 - Parts of the day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06. A time of
@@ -575,6 +576,7 @@ _NUMBER = (
     + r")"
 )
 _UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
+_CALENDAR_UNIT = r"(?P<unit>day|weekend|week|fortnight|month|year|decade)s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
 # The second of two amounts: "a week or two ago", "in a day or two".
 _MORE = r"(?P<more>two|three|2|3)"
@@ -887,6 +889,11 @@ def _resolve_units_ago(match: re.Match[str], at: _Reading) -> _Interval:
     """ "two weeks ago", "a month back", "three days from now"; "a week or so ago" is a week
     ago, "a week or two ago" from the start of two weeks ago to the end of one."""
     return _counted(match, at, 1 if match["dir"].lower() not in ("ago", "back") else -1)
+
+
+def _resolve_units_away(match: re.Match[str], at: _Reading) -> _Interval:
+    """ "three months away", "a week or so away": as far ahead as "in three months"."""
+    return _counted(match, at, 1)
 
 
 def _counted(match: re.Match[str], at: _Reading, sign: int) -> _Interval:
@@ -1303,6 +1310,12 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b{_FEW}?{_NUMBER}\s+{_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?"
         r"(?P<dir>ago|back|from\s+now|hence)\b",
         _resolve_units_ago,
+    ),
+    _rule(
+        # "Christmas is two weeks away"; hours away are a distance ("Leeds is two hours away").
+        "units_away",
+        rf"\b{_FEW}?{_NUMBER}\s+{_CALENDAR_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?away\b",
+        _resolve_units_away,
     ),
     _rule("weekdays_ago", rf"\b{_NUMBER}\s+{_WEEKDAY}s\s+ago\b", _resolve_weekdays_ago),
     _rule(
