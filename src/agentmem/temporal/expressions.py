@@ -42,9 +42,9 @@ Conventions, where English leaves the choice open:
 - "N days/weeks/months/years ago" (and "in N ...", "N ... from now", "N ... away") is the
   whole calendar unit (day, ISO week, month, year) holding the reference shifted by N units.
   "the past/last N days" is rolling instead: from midnight N days back up to the reference; so
-  is "for N days"
-  in a present perfect ("I've been running for three months"), which holds up to the time
-  of speaking (elsewhere "for" + an amount says how long, not when). A fortnight is 2 weeks.
+  is "for N days" in a present perfect ("I've been running for three months"), which holds
+  up to the time of speaking (elsewhere "for" + an amount says how long, not when). A
+  fortnight is 2 weeks.
 - Parts of the day: morning 06-12, afternoon 12-18, evening 18-24, night 18-06. A time of
   day beside a day is that hour ("tomorrow at 6am", "at 3pm on Friday"); a bare hour needs
   a part of the day to say morning or evening ("tonight at 8"), else the day stays.
