@@ -601,6 +601,8 @@ def test_a_job_written_in_capitals_is_no_name(
         ("We named the goldfish Bubbles.", {"Bubbles": "person"}),
         ("She has a horse called Thunder.", {"Thunder": "person"}),
         ("Our cat Luna knocked over the vase.", {"Luna": "person"}),
+        # A kind of pet names one too (an org before).
+        ("We adopted a rescue greyhound called Pepper.", {"Pepper": "person"}),
         # ...and the owner of one is a person.
         ("Okonkwo's hamster escaped again.", {"Okonkwo": "person"}),
     ],

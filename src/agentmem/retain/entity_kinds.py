@@ -150,7 +150,11 @@ _EVENT_NOUNS = _words("festival conference marathon race tournament concert matc
 # A named animal is an individual as a person is ("our cat Luna", "a puppy named Biscuit").
 _PET_NOUNS = _words(
     "pet pets dog dogs puppy puppies pup cat cats kitten kittens kitty goldfish parrot budgie "
-    "hamster rabbit bunny horse pony tortoise turtle gecko ferret"
+    "hamster rabbit bunny horse pony tortoise turtle gecko ferret "
+    # kinds of pet, which name one as well ("a rescue greyhound called Pepper")
+    "rescue mutt greyhound labrador retriever poodle beagle terrier spaniel collie husky "
+    "dachshund pug bulldog corgi chihuahua rottweiler doberman schnauzer whippet sheepdog "
+    "tabby parakeet canary cockatiel lizard iguana snake mare stallion foal"
 )
 _NOUN_KINDS: dict[str, str] = {
     **{w: "event" for w in _EVENT_NOUNS},
