@@ -207,6 +207,9 @@ CASES: list[tuple[str, str, str, str]] = [
     # A fortnight is two weeks.
     ("I'm moving to Berlin in a fortnight.", FEB_20, "2025-03-03", "2025-03-09"),
     ("I saw her a fortnight ago.", FEB_20, "2025-02-03", "2025-02-09"),
+    # Where someone is, or whether they are free, at a month is their plan (last year's).
+    ("I'm busy in March, sorry.", FEB_20, "2025-03-01", "2025-03-31"),
+    ("We are in Lisbon in April.", FEB_20, "2025-04-01", "2025-04-30"),
     # An amount away is as far ahead as "in" it (no time stored before).
     ("Our trip to Peru is three months away.", FEB_20, "2025-05-01", "2025-05-31"),
     ("The wedding is only two weeks away!", FEB_20, "2025-03-03", "2025-03-09"),

@@ -408,6 +408,13 @@ BY_TENSE = [
     ("Invoice due March 3", "2025-03-03", "2025-03-04"),  # no verb: the plan word decides
     ("My birthday is on May 12.", "2025-05-12", "2025-05-13"),
     ("The parks are lovely in the spring.", "2024-03-01", "2024-06-01"),  # generic
+    # Where someone is, or whether they are free, at a date is their plan (last year's
+    # before); how they feel then is generic.
+    ("I am busy in March.", "2025-03-01", "2025-04-01"),
+    ("We're really free in April.", "2025-04-01", "2025-05-01"),
+    ("I'm in Paris in March.", "2025-03-01", "2025-04-01"),
+    ("She is 30 in July.", "2025-07-01", "2025-08-01"),
+    ("I am happy in the summer.", "2024-06-01", "2024-09-01"),
     ("I love the painting I did in May.", "2024-05-01", "2024-06-01"),
     ("On March 3, we will launch.", "2025-03-03", "2025-03-04"),
     ("I've been to Kyoto in April.", "2024-04-01", "2024-05-01"),

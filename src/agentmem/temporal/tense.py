@@ -15,7 +15,9 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
 - forward too: the day something is moved to ("we moved the demo to Friday", "the launch
   was pushed back until June"), whatever the tense of the move;
 - forward as well: a simple present whose date tells when its event happens ("the wedding
-  is in August", "she turns 30 on May 5"), unless the clause tells of a habit;
+  is in August", "she turns 30 on May 5"), unless the clause tells of a habit, and where
+  someone is or whether they are free at a date ("I'm busy in March", "we're in Lisbon in
+  April");
 - present: the simple present of *be* or *have* ("my birthday is on May 12", "I have a
   meeting on the 28th", "the parks are lovely in spring"): timeless, so the resolver takes
   the next occurrence of a day and keeps the latest of a month or season, which such
@@ -493,6 +495,22 @@ def _holds_an_event(tokens: list[Token], verb: Token) -> bool:
     )
 
 
+_PEOPLE = frozenset({"i", "we", "you", "he", "she", "they"})
+_WHERE_OR_FREE = frozenset({"IN", "DT", "RB", "NNP", "NNPS", "CD"})
+# Whether someone can be reached or met: "busy", "free", "away", "off", "around".
+_AVAILABILITY_WORDS = (
+    "busy free away off available unavailable around home back out abroad gone booked "
+    "swamped slammed travelling traveling"
+)
+_AVAILABILITY = frozenset(_AVAILABILITY_WORDS.split())
+
+
+def _is_someones_state(tokens: list[Token], verb: Token) -> bool:
+    """Whether ``verb`` ("is", "'m") has a personal pronoun for its subject, right before it."""
+    at = tokens.index(verb)
+    return at > 0 and tokens[at - 1][2] == "PRP" and tokens[at - 1][3] in _PEOPLE
+
+
 def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     """Whether the date that follows ``tokens`` tells when the simple-present ``verb`` happens:
     "the wedding is in August", "she turns 30 on May 5", "the course starts in September".
@@ -515,6 +533,12 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
         # The date is what "is" says ("is in August", "is on the 3rd"), not a quality's time;
         # or when an event "I have" takes place.
         if verb[3] in _BE:
+            if _is_someones_state(tokens, verb):
+                # "I'm busy in March", "we're in Lisbon on the 3rd", "she's 30 in July":
+                # where someone is or whether they are free at a date is planned; how they
+                # feel then ("I'm happy in the summer") and a thing's quality at a time of
+                # year ("the parks are lovely in spring") are generic.
+                return all(t[2] in _WHERE_OR_FREE or t[3] in _AVAILABILITY for t in after)
             return all(t[2] in ("IN", "DT", "RB") for t in after)
         return _holds_an_event(tokens, verb)
     # An event verb and its time, at most its object and a place between ("turns 30 on",
