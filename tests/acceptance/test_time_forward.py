@@ -210,6 +210,11 @@ CASES: list[tuple[str, str, str, str]] = [
     # Where someone is, or whether they are free, at a month is their plan (last year's).
     ("I'm busy in March, sorry.", FEB_20, "2025-03-01", "2025-03-31"),
     ("We are in Lisbon in April.", FEB_20, "2025-04-01", "2025-04-30"),
+    # "is" right after an event and before its date (last year's before); what today is
+    # stays today (guard).
+    ("The conference is the first week of March.", FEB_20, "2025-03-01", "2025-03-07"),
+    ("Our trip is the last week of May.", FEB_20, "2025-05-25", "2025-05-31"),
+    ("Today is the 20th.", FEB_20, "2025-02-20", "2025-02-20"),
     # An amount away is as far ahead as "in" it (no time stored before).
     ("Our trip to Peru is three months away.", FEB_20, "2025-05-01", "2025-05-31"),
     ("The wedding is only two weeks away!", FEB_20, "2025-03-03", "2025-03-09"),

@@ -511,6 +511,13 @@ def _is_someones_state(tokens: list[Token], verb: Token) -> bool:
     return at > 0 and tokens[at - 1][2] == "PRP" and tokens[at - 1][3] in _PEOPLE
 
 
+def _follows_an_event(tokens: list[Token], verb: Token) -> bool:
+    """Whether the noun right before ``verb`` is a thing that takes place ("the conference
+    is", "our wedding's")."""
+    at = tokens.index(verb)
+    return at > 0 and tokens[at - 1][2] in ("NN", "NNS") and tokens[at - 1][3] in _EVENTS
+
+
 def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     """Whether the date that follows ``tokens`` tells when the simple-present ``verb`` happens:
     "the wedding is in August", "she turns 30 on May 5", "the course starts in September".
@@ -521,10 +528,13 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     dating = _DATING
     if (start := _range_start(after)) is not None:
         after, dating = start, _RANGE_OPENERS  # "runs from March 3 to": "runs from"
-    # The date follows an event verb at once ("starts the first week of April") or after
+    # The date follows an event verb at once ("starts the first week of April"), "is" after
+    # an event ("the conference is the first week of March"; not "today is the 3rd"), or
     # one of the words that put a date on it.
     if verb[2] not in ("VBZ", "VBP") or (
-        after[-1][3] not in dating if after else verb[3] in _BE_OR_HAVE
+        after[-1][3] not in dating
+        if after
+        else verb[3] in _BE_OR_HAVE and not (verb[3] in _BE and _follows_an_event(tokens, verb))
     ):
         return False
     if any(t[3] in _HABIT for t in tokens):
