@@ -215,6 +215,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The conference is the first week of March.", FEB_20, "2025-03-01", "2025-03-07"),
     ("Our trip is the last week of May.", FEB_20, "2025-05-25", "2025-05-31"),
     ("Today is the 20th.", FEB_20, "2025-02-20", "2025-02-20"),
+    # A weekday before a preposition of its clause, a month after "come" (no time before).
+    ("We met up Tuesday for drinks.", FEB_20, "2025-02-18", "2025-02-18"),
+    ("Come March, I'll be a dad.", FEB_20, "2025-03-01", "2025-03-31"),
     # An amount away is as far ahead as "in" it (no time stored before).
     ("Our trip to Peru is three months away.", FEB_20, "2025-05-01", "2025-05-31"),
     ("The wedding is only two weeks away!", FEB_20, "2025-03-03", "2025-03-09"),

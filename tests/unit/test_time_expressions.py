@@ -285,6 +285,8 @@ NOT_TIME_EXPRESSIONS = [
     "3/4 of the team agreed",
     "I don't want to fall",
     "a Christmas tree",
+    "I teach Sunday school in the village",
+    "Happy Friday to you!",
     "",
     "   ",
 ]
@@ -376,6 +378,9 @@ def test_find_needs_context_for_ambiguous_words() -> None:
     assert [f.text for f in find_time_expressions("Room 2021 was booked in 2021.", REF)] == ["2021"]
     assert find_time_expressions("Room 2021 was booked in 2021.", REF)[0].span == (24, 28)
     assert [f.text for f in find_time_expressions("What did Alice do Friday?", REF)] == ["Friday"]
+    # Before a preposition of its clause, and after "come" (neither was a date).
+    assert [f.text for f in find_time_expressions("We met Tuesday for drinks.", REF)] == ["Tuesday"]
+    assert [f.text for f in find_time_expressions("Come March, I'll be a dad.", REF)] == ["March"]
 
 
 def test_a_bare_weekday_or_weekend_in_a_future_clause_is_the_coming_one() -> None:

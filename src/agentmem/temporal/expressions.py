@@ -96,8 +96,9 @@ What is deliberately *not* matched, to keep false positives out of retain and re
 - A weekday's abbreviation (Mon, Tue, Wed, Thu, Fri, Sat, Sun) only capitalised and never
   after "the" ("I sat down", "they wed", "in the Sun" are no dates); a year of two digits
   ("'19") only after a preposition, like a bare year.
-- A bare weekday or holiday only after a preposition, at the end of a clause ("What did Alice
-  do Friday?") or before a part of the day ("Friday night"): "Sunday school", "Friday was fun"
+- A bare weekday or holiday only after a preposition (or "come"), at the end of a clause
+  ("What did Alice do Friday?"), before a part of the day ("Friday night") or before a
+  preposition of its clause ("met Tuesday for drinks"): "Sunday school", "Friday was fun"
   and "a Christmas tree" are no dates.
 - Bare seasons, "the weekend" and "the third quarter" only after a preposition; a season
   followed by "of" only with a year: "a spring in her step", "the fall of Rome" are no dates.
@@ -613,7 +614,7 @@ def _just_before(pattern: re.Pattern[str], text: str, at: int) -> re.Match[str] 
 
 _PREPOSITION_BEFORE = re.compile(
     r"(?:\b(?:in|during|on|of|since|throughout|around|until|till|by|before|after|through|thru"
-    r"|from|between|over|at|early|mid|late)\s+(?:the\s+)?|\bmid-\s*)$",
+    r"|from|between|over|at|early|mid|late|come)\s+(?:the\s+)?|\bmid-\s*)$",
     re.IGNORECASE,
 )
 # "on", "at", "over" and "around" are left out: "over 2000", "around 1500" are amounts.
@@ -676,13 +677,22 @@ _CLOCK = (
 _CLOCK_AFTER = re.compile(rf"\s+at\s+{_CLOCK}", re.IGNORECASE)
 
 
+# What follows a day said as when something happened: "met Tuesday for drinks", "off Monday
+# and Tuesday", "Easter with the family" (not a noun: "Sunday school", "Friday was fun").
+_ADVERBIAL_AFTER = re.compile(
+    r"\s+(?:for|with|at|in|and|or|until|till|through|after|before)\b", re.IGNORECASE
+)
+
+
 def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
-    """A weekday or holiday alone is a date after a preposition, at the end of a clause or
-    before a time of day ("the call is Tuesday at 3pm")."""
+    """A weekday or holiday alone is a date after a preposition, at the end of a clause,
+    before a time of day ("the call is Tuesday at 3pm") or before a preposition of its
+    clause ("we met Tuesday for drinks")."""
     return (
         _bare_needs_preposition(text, match)
         or _CLAUSE_END_AFTER.match(text, match.end()) is not None
         or _CLOCK_AFTER.match(text, match.end()) is not None
+        or _ADVERBIAL_AFTER.match(text, match.end()) is not None
     )
 
 
