@@ -737,9 +737,14 @@ def test_what_is_sent_from_a_place_tickets_for_an_event_and_a_last_day_at_work(
         ),
         # What a work is printed or shown as (an org before).
         ("Jordan lent me his copy of Dune.", {"Jordan": "person", "Dune": "product"}),
+        # A building or sight one visits is a place ("St Paul" an org and "Cathedral" a
+        # concept, a person, before).
+        ("They got married at St Paul's Cathedral.", {"St Paul's Cathedral": "place"}),
+        ("We watched the game at Wembley Stadium.", {"Wembley Stadium": "place"}),
+        ("I took this photo at Whispering Falls.", {"Whispering Falls": "place"}),
     ],
 )
-def test_someone_at_a_place_a_saints_hospital_and_a_copy_of_a_book(
+def test_someone_at_a_place_a_saints_hospital_a_copy_of_a_book_and_sights(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

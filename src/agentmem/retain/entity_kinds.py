@@ -90,7 +90,11 @@ _ORG_HEADS = _words("university bank institute college ministry department schoo
 _PLACE_SUFFIXES = _words(
     "street st road rd avenue ave lane boulevard square park river lake mountains mountain "
     "hill hills valley beach bay island islands coast peninsula county province district "
-    "region airport station harbour harbor bridge trail"
+    "region airport station harbour harbor bridge trail "
+    # buildings and sights one visits ("St Paul's Cathedral", "Westminster Abbey"); not the
+    # ones that are also family names (Church, Temple, Castle, Tower)
+    "cathedral abbey basilica chapel mosque synagogue shrine palace museum stadium arena zoo "
+    "plaza pier falls canyon glacier reservoir gardens"
 )
 _PLACE_HEADS = _words("lake mount mt mont monte river isle cape port fort")
 _PRODUCT_SUFFIXES = _words("api app sdk")
