@@ -713,6 +713,11 @@ def test_a_nationality_and_the_word_after_it_name_no_one(
         # first day is not (guard).
         ("Next Friday is my last day at Acme.", {"Acme": "org"}),
         ("Our first day at Disneyland was magic.", {"Disneyland": "place"}),
+        # A part of an organisation is at the organisation (a person before).
+        (
+            "Dr. Mensah runs the cardiology unit at Korle Bu.",
+            {"Dr. Mensah": "person", "Korle Bu": "org"},
+        ),
     ],
 )
 def test_what_is_sent_from_a_place_tickets_for_an_event_and_a_last_day_at_work(

@@ -326,6 +326,8 @@ _KEEPSAKES = _words(
     "postcards souvenir souvenirs greetings"
 )
 _WORK_SPANS = _words("day days week weeks month shift")
+# A part of an organisation: "the cardiology unit at Korle Bu", "the sales team at Globex".
+_SUBUNITS = _words("team teams department unit ward division branch")
 # What a book, a show or a game has or is printed as: "a copy of Dune", "season two of Severance".
 _PARTS_OF_A_WORK = _words(
     "copy copies edition editions episode episodes season seasons chapter chapters volume "
@@ -645,7 +647,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     ):
         votes["org"] += MOTION_WEIGHT  # "works at Globex", "a pilot for Silk Air"
     elif previous == "at" and (
-        (before and before[-1] in JOB_NOUNS)
+        (before and (before[-1] in JOB_NOUNS or before[-1] in _SUBUNITS))
         or any(w in _STUDY_WORDS for w in before)
         or _is_a_first_or_last_day(before)
     ):
