@@ -215,6 +215,10 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The conference is the first week of March.", FEB_20, "2025-03-01", "2025-03-07"),
     ("Our trip is the last week of May.", FEB_20, "2025-05-25", "2025-05-31"),
     ("Today is the 20th.", FEB_20, "2025-02-20", "2025-02-20"),
+    # What is approved, requested or confirmed for a month is ahead, as what is booked for
+    # it (no time before).
+    ("My manager Keiko approved my leave for April.", FEB_20, "2025-04-01", "2025-04-30"),
+    ("I requested time off for May.", FEB_20, "2025-05-01", "2025-05-31"),
     # A weekday before a preposition of its clause, a month after "come" (no time before).
     ("We met up Tuesday for drinks.", FEB_20, "2025-02-18", "2025-02-18"),
     ("Come March, I'll be a dad.", FEB_20, "2025-03-01", "2025-03-31"),

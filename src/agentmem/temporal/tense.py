@@ -90,10 +90,12 @@ _MOVE = (
 )
 _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
 # So is the day something is booked or set for: "I booked a table for the 3rd", "we reserved
-# the hall for Saturday", "they had scheduled the call for Monday", "we set the date for June".
+# the hall for Saturday", "they had scheduled the call for Monday", "we set the date for June",
+# "Keiko approved my leave for April", "I requested time off for May".
 _BOOKED_FOR = re.compile(
     r"\b(?:book(?:s|ed|ing)?|reserv(?:e|es|ed|ing)|schedul(?:e|es|ed|ing)|arrang(?:e|es|ed|ing)"
-    r"|set(?:s|ting)?|plan(?:s|ned|ning)?|slated)\b"
+    r"|set(?:s|ting)?|plan(?:s|ned|ning)?|slated|approv(?:e|es|ed|ing)|request(?:s|ed|ing)?"
+    r"|confirm(?:s|ed|ing)?)\b"
     r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
     re.I,
 )
