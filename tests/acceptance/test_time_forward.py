@@ -219,6 +219,10 @@ CASES: list[tuple[str, str, str, str]] = [
     # it (no time before).
     ("My manager Keiko approved my leave for April.", FEB_20, "2025-04-01", "2025-04-30"),
     ("I requested time off for May.", FEB_20, "2025-05-01", "2025-05-31"),
+    # Counted from the day a holiday is named for; the first weekend after it (Saturday 3
+    # May and Friday 27 December before).
+    ("Dad's 70th is the weekend after Easter.", FEB_20, "2025-04-26", "2025-04-27"),
+    ("We flew home the day after Christmas.", FEB_20, "2024-12-26", "2024-12-26"),
     # A weekday before a preposition of its clause, a month after "come" (no time before).
     ("We met up Tuesday for drinks.", FEB_20, "2025-02-18", "2025-02-18"),
     ("Come March, I'll be a dad.", FEB_20, "2025-03-01", "2025-03-31"),

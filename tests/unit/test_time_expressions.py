@@ -66,7 +66,20 @@ CASES_AT_REF = [
     # Counted from a date instead of the reference (2023-11-16 is a Thursday).
     ("the week before 16 November 2023", "2023-11-06", "2023-11-13"),
     ("the week after 16 November 2023", "2023-11-20", "2023-11-27"),
-    ("the day after Christmas 2024", "2024-12-27", "2024-12-28"),
+    # A holiday of several days counts from the day it is named for (Christmas Day, Easter
+    # Sunday): the days after Boxing Day and Easter Monday before.
+    ("the day after Christmas 2024", "2024-12-26", "2024-12-27"),
+    ("the day before Christmas 2024", "2024-12-24", "2024-12-25"),
+    ("the Monday after Easter 2024", "2024-04-01", "2024-04-02"),
+    ("two days after Easter 2024", "2024-04-02", "2024-04-03"),
+    # The weekend after a weekday is the first one after it, that week's (a week later
+    # before); after a Saturday, the next.
+    ("the weekend after Christmas 2024", "2024-12-28", "2024-12-30"),
+    ("the weekend after Thanksgiving 2024", "2024-11-30", "2024-12-02"),
+    ("the weekend after May 7, 2024", "2024-05-11", "2024-05-13"),
+    ("two weekends after May 7, 2024", "2024-05-18", "2024-05-20"),
+    ("the weekend after May 11, 2024", "2024-05-18", "2024-05-20"),
+    ("the weekend before Easter 2024", "2024-03-23", "2024-03-25"),
     ("two days before May 5, 2023", "2023-05-03", "2023-05-04"),
     ("two weeks before August 11, 2023", "2023-07-24", "2023-07-31"),
     ("the Sunday before October 25, 2022", "2022-10-23", "2022-10-24"),
@@ -368,7 +381,7 @@ def test_find_counts_a_period_from_the_date_that_follows_it() -> None:
     )
     assert not found.relative
     [relative] = find_time_expressions("It rained the day after Christmas.", REF)
-    assert (relative.start, relative.relative) == (utc("2024-12-27"), True)
+    assert (relative.start, relative.relative) == (utc("2024-12-26"), True)
 
 
 def test_find_needs_context_for_ambiguous_words() -> None:

@@ -2044,8 +2044,12 @@ def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval:
     week before that Thursday's week, the same week "last week" said that Thursday names.
     """
     after = words["dir"].lower() == "after"
+    if (day := _principal_day(anchor)) is not None:
+        anchor = _days(day, day, "day", anchor.relative)
     moment = anchor.end - _TICK if after else anchor.start
     step = 1 if after else -1
+    # The first weekend after a weekday is that week's own ("the weekend after Tuesday").
+    weekend_step = 0 if after and moment.weekday() < _SATURDAY else step
     if words["weekday"]:
         weekday = _WEEKDAYS[words["weekday"].lower()]
         today = moment.date()
@@ -2054,11 +2058,34 @@ def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval:
         interval = _days(day, day, "day", True)
     elif words["period"]:
         unit = words["period"].lower()
-        interval = _period("day" if unit == "night" else unit, moment, step)
+        shift = weekend_step if unit == "weekend" else step
+        interval = _period("day" if unit == "night" else unit, moment, shift)
     else:
         count, unit = _amount(words)
-        interval = _period(unit, moment, step * count)
+        shift = weekend_step + step * (count - 1) if unit == "weekend" else step * count
+        interval = _period(unit, moment, shift)
     return replace(interval, relative=anchor.relative)
+
+
+_SATURDAY = 5
+# The day a holiday of a few days is named for: what is "the day after" it counts from.
+_NAMED_FOR = ((12, 25), (1, 1))
+
+
+def _principal_day(anchor: _Interval) -> date | None:
+    """The day a holiday of several days is named for (Christmas Day, Easter Sunday, New
+    Year's Day), which "the day after Christmas" counts from; None for anything else."""
+    span = (anchor.end - anchor.start).days
+    if anchor.granularity != "holiday" or not 1 < span <= _LONGEST_NAMED_HOLIDAY:
+        return None
+    for offset in range(span):
+        day = anchor.start.date() + offset * _DAY
+        if (day.month, day.day) in _NAMED_FOR or day == _easter(day.year):
+            return day
+    return None
+
+
+_LONGEST_NAMED_HOLIDAY = 4  # Easter, Good Friday to Easter Monday (not "the holidays")
 
 
 # --------------------------------------------------------------------------------------------
