@@ -223,6 +223,8 @@ CASES: list[tuple[str, str, str, str]] = [
     # May and Friday 27 December before).
     ("Dad's 70th is the weekend after Easter.", FEB_20, "2025-04-26", "2025-04-27"),
     ("We flew home the day after Christmas.", FEB_20, "2024-12-26", "2024-12-26"),
+    # A timetable's present with a particle before its day (last Friday before).
+    ("My blood test results come back Friday.", FEB_20, "2025-02-21", "2025-02-21"),
     # A weekday before a preposition of its clause, a month after "come" (no time before).
     ("We met up Tuesday for drinks.", FEB_20, "2025-02-18", "2025-02-18"),
     ("Come March, I'll be a dad.", FEB_20, "2025-03-01", "2025-03-31"),

@@ -513,6 +513,10 @@ def _is_someones_state(tokens: list[Token], verb: Token) -> bool:
     return at > 0 and tokens[at - 1][2] == "PRP" and tokens[at - 1][3] in _PEOPLE
 
 
+# What completes a verb of moving or arriving before its date ("come back", "move out").
+_PARTICLES = frozenset({"back", "out", "up", "off", "in", "over", "down", "away", "home"})
+
+
 def _follows_an_event(tokens: list[Token], verb: Token) -> bool:
     """Whether the noun right before ``verb`` is a thing that takes place ("the conference
     is", "our wedding's")."""
@@ -527,6 +531,8 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     describes a noun ("I love the photos from June"), a quality sits between ("the parks are
     lovely in spring"), or the clause tells of a habit ("we usually go hiking in May")."""
     after = tokens[tokens.index(verb) + 1 :]
+    if after and all(t[2] == "RP" or t[3] in _PARTICLES for t in after):
+        after = []  # "the results come back Friday": a verb's particle, then its date
     dating = _DATING
     if (start := _range_start(after)) is not None:
         after, dating = start, _RANGE_OPENERS  # "runs from March 3 to": "runs from"
