@@ -713,6 +713,8 @@ def test_a_nationality_and_the_word_after_it_name_no_one(
         # first day is not (guard).
         ("Next Friday is my last day at Acme.", {"Acme": "org"}),
         ("Our first day at Disneyland was magic.", {"Disneyland": "place"}),
+        # An event watched stays an event (a product before); a film watched is a work.
+        ("We're watching the Super Bowl tonight.", {"Super Bowl": "event"}),
         # The side one plays for is a team (a person, a place before); kin is no side.
         ("He played for Ajax for years.", {"Ajax": "org"}),
         ("Messi played for Barcelona.", {"Messi": "person", "Barcelona": "org"}),

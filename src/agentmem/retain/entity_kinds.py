@@ -665,9 +665,12 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["person"] += SPACY_WEIGHT * 0.75
     elif _is_a_service(doc, start, end, before):
         votes["product"] += CUE_WEIGHT  # "watched it on Netflix", "we met on Tinder"
-    elif (is_used_thing(doc, start) and not modifies_a_noun(doc, end)) or (
-        previous == "to" and before and before[-1] in ("upgrade", "upgraded")
-    ):  # "playing Zelda", "bought a new Kindle Paperwhite"; the roll of "a California roll"
+    elif (
+        is_used_thing(doc, start)
+        and not modifies_a_noun(doc, end)
+        and doc[start].ent_type_ != "EVENT"  # "watching the Super Bowl": an event watched
+    ) or (previous == "to" and before and before[-1] in ("upgrade", "upgraded")):
+        # "playing Zelda", "bought a new Kindle Paperwhite"; the roll of "a California roll"
         votes["product"] += CUE_WEIGHT
     elif previous in _ORG_PREPOSITION_VERBS:  # "join Veridia Pharma"
         votes["org"] += CUE_WEIGHT
