@@ -325,6 +325,7 @@ _KEEPSAKES = _words(
     "photo photos picture pictures pic pics selfie selfies snap snaps video videos postcard "
     "postcards souvenir souvenirs greetings"
 )
+# The first or last of which one has at an employer: "my last day at Acme".
 _WORK_SPANS = _words("day days week weeks month shift")
 # A part of an organisation: "the cardiology unit at Korle Bu", "the sales team at Globex".
 _SUBUNITS = _words("team teams department unit ward division branch")

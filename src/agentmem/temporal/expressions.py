@@ -2035,6 +2035,25 @@ def _counted_from(words: re.Match[str], inner: _Interval) -> _Interval:
     return replace(inner, start=start, end=end)
 
 
+_SATURDAY = 5
+# The day a holiday of a few days is named for: what is "the day after" it counts from.
+_NAMED_FOR = ((12, 25), (1, 1))
+_LONGEST_NAMED_HOLIDAY = 4  # Easter, Good Friday to Easter Monday (not "the holidays")
+
+
+def _principal_day(anchor: _Interval) -> date | None:
+    """The day a holiday of several days is named for (Christmas Day, Easter Sunday, New
+    Year's Day), which "the day after Christmas" counts from; None for anything else."""
+    span = (anchor.end - anchor.start).days
+    if anchor.granularity != "holiday" or not 1 < span <= _LONGEST_NAMED_HOLIDAY:
+        return None
+    for offset in range(span):
+        day = anchor.start.date() + offset * _DAY
+        if (day.month, day.day) in _NAMED_FOR or day == _easter(day.year):
+            return day
+    return None
+
+
 def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval:
     """A period counted from a date: "the week before 16 November 2023", "two days after May
     5", "the Sunday before October 25, 2022", "the day after Christmas".
@@ -2065,27 +2084,6 @@ def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval:
         shift = weekend_step + step * (count - 1) if unit == "weekend" else step * count
         interval = _period(unit, moment, shift)
     return replace(interval, relative=anchor.relative)
-
-
-_SATURDAY = 5
-# The day a holiday of a few days is named for: what is "the day after" it counts from.
-_NAMED_FOR = ((12, 25), (1, 1))
-
-
-def _principal_day(anchor: _Interval) -> date | None:
-    """The day a holiday of several days is named for (Christmas Day, Easter Sunday, New
-    Year's Day), which "the day after Christmas" counts from; None for anything else."""
-    span = (anchor.end - anchor.start).days
-    if anchor.granularity != "holiday" or not 1 < span <= _LONGEST_NAMED_HOLIDAY:
-        return None
-    for offset in range(span):
-        day = anchor.start.date() + offset * _DAY
-        if (day.month, day.day) in _NAMED_FOR or day == _easter(day.year):
-            return day
-    return None
-
-
-_LONGEST_NAMED_HOLIDAY = 4  # Easter, Good Friday to Easter Monday (not "the holidays")
 
 
 # --------------------------------------------------------------------------------------------
