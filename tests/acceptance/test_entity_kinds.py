@@ -759,3 +759,31 @@ def test_someone_at_a_place_a_saints_hospital_a_copy_of_a_book_and_sights(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # The names listed after a verb of using are all things used (a concept, a person
+        # and a place before for the second).
+        ("I installed Slack and Zoom yesterday.", {"Slack": "product", "Zoom": "product"}),
+        ("We use Jira and Notion.", {"Jira": "product", "Notion": "product"}),
+        ("I've been playing Zelda and Hades.", {"Zelda": "product", "Hades": "product"}),
+        # People listed after a verb of meeting stay people (guard).
+        ("We hosted Tom and Maria last night.", {"Tom": "person", "Maria": "person"}),
+    ],
+)
+def test_names_listed_after_a_verb_of_using_are_things_used(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+def test_two_people_the_model_reads_as_one_title_are_two(mem: agentmem.AgentMemory) -> None:
+    bank = mem.bank("guests")
+    bank.retain("I invited Harry and Florence.", mentioned_at=T0)
+    found = kinds(bank)
+    assert "Harry and Florence" not in found  # one person before
+    assert found["Harry"] == "person"
+    assert "Florence" in found  # a person or the city: the sentence does not say
+    assert bank.check_integrity().problems == ()

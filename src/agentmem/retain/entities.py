@@ -292,7 +292,7 @@ def recognize_entities(
         if not covered.intersection(range(ent.start, ent.end))
     ]
     for ent, kind in named:
-        if _joins_companion_and_venue(ent):
+        if _joins_companion_and_venue(ent) or _joins_two_people(ent):
             continue  # the capitalised-word pass reads both names
         if kind is None:
             # Dates and amounts are not entities, but their words must not come back as
@@ -555,6 +555,27 @@ def _joins_companion_and_venue(ent: Span) -> bool:
         and (after_with or doc[t.i - 1].lower_ in FIRST_NAMES)
         for t in ent
     )
+
+
+def _joins_two_people(ent: Span) -> bool:
+    """Whether spaCy read "invited Harry and Florence" as one title or person: an "and"
+    between names, one of them a known first name, parts two people, unless what holds
+    them is used as a work is ("watched Romeo and Juliet"); a company's name keeps its
+    "and" ("Marks and Spencer")."""
+    doc = ent.doc
+    if ent.label_ not in ("WORK_OF_ART", "PERSON") or is_used_thing(doc, ent.start):
+        return False
+    return any(
+        t.lower_ == "and"
+        and ent.start < t.i < ent.end - 1
+        and doc[t.i + 1].text[:1].isupper()
+        and (_a_first_name(doc[t.i - 1].lower_) or _a_first_name(doc[t.i + 1].lower_))
+        for t in ent
+    )
+
+
+def _a_first_name(word: str) -> bool:
+    return word in FIRST_NAMES or word in given_names()
 
 
 def _from_spacy_entity(

@@ -306,6 +306,8 @@ _USE_PHRASES = {
     **dict.fromkeys(_words("switch switches switched switching"), _words("to from")),
     **dict.fromkeys(_words("log logs logged logging"), _words("into onto")),
 }
+# What joins the names of a list: "installed Slack and Zoom", "playing Zelda, Hades".
+_LIST_WORDS = _words("and or , &")
 # What may stand between such a verb and the name it takes ("up for", "from Spotify to").
 _PARTICLES = _words("to from for up with into onto in on the")
 _ADJECTIVES = frozenset({"JJ", "JJR", "JJS"})
@@ -500,15 +502,20 @@ def is_used_thing(doc: Doc, start: int) -> bool:
         return False
     if doc[lead - 1].lower_ in _USE_VERBS:
         return True
+    listed = True  # only names and "and"/"or" so far: "installed Slack and Zoom"
     for i in range(lead - 1, max(-1, lead - 7), -1):
         token = doc[i]
+        if listed and token.lower_ in _USE_VERBS and i < lead - 1:
+            return True
         taken = _USE_PHRASES.get(token.lower_)
         if taken is not None:
             return doc[lead - 1].lower_ in taken
-        # Between the verb and the name: its particles and prepositions, and the name it
-        # left ("from Spotify to").
-        if token.lower_ not in _PARTICLES and not token.text[:1].isupper():
+        # Between the verb and the name: its particles and prepositions, the name it left
+        # ("from Spotify to"), and the names listed before it ("Slack and").
+        coordinated = token.lower_ in _LIST_WORDS and i > 0 and doc[i - 1].text[:1].isupper()
+        if token.lower_ not in _PARTICLES and not token.text[:1].isupper() and not coordinated:
             return False
+        listed = listed and (coordinated or token.text[:1].isupper())
     return False
 
 
@@ -714,7 +721,12 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["person"] += CUE_WEIGHT  # "Florence and Harry got engaged"
     if lead >= 2 and previous == "and" and doc[lead - 2].lower_ in ("me", "i"):
         votes["person"] += STRONG_CUE_WEIGHT
-    elif start >= 2 and previous == "and" and _is_persons_name(doc[start - 2]):
+    elif (
+        start >= 2
+        and previous == "and"
+        and _is_persons_name(doc[start - 2])
+        and not is_used_thing(doc, start)  # "use Jira and Notion": things used, not people
+    ):
         votes["person"] += CUE_WEIGHT  # "Harry and Florence": joined like with like
     if animate:
         votes["person"] += CUE_WEIGHT + 0.5
