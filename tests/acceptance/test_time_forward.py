@@ -225,6 +225,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("We flew home the day after Christmas.", FEB_20, "2024-12-26", "2024-12-26"),
     # A timetable's present with a particle before its day (last Friday before).
     ("My blood test results come back Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    # ...but "in" is no particle: "is in March" stays a date's "in" (guards).
+    ("My sister's baby shower is in March.", FEB_20, "2025-03-01", "2025-03-31"),
+    ("My exam results are out in August.", FEB_20, "2025-08-01", "2025-08-31"),
     # A weekday before a preposition of its clause, a month after "come" (no time before).
     ("We met up Tuesday for drinks.", FEB_20, "2025-02-18", "2025-02-18"),
     ("Come March, I'll be a dad.", FEB_20, "2025-03-01", "2025-03-31"),

@@ -514,7 +514,7 @@ def _is_someones_state(tokens: list[Token], verb: Token) -> bool:
 
 
 # What completes a verb of moving or arriving before its date ("come back", "move out").
-_PARTICLES = frozenset({"back", "out", "up", "off", "in", "over", "down", "away", "home"})
+_PARTICLES = frozenset({"back", "out", "up", "off", "over", "down", "away", "home"})
 
 
 def _follows_an_event(tokens: list[Token], verb: Token) -> bool:
@@ -531,7 +531,7 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     describes a noun ("I love the photos from June"), a quality sits between ("the parks are
     lovely in spring"), or the clause tells of a habit ("we usually go hiking in May")."""
     after = tokens[tokens.index(verb) + 1 :]
-    if after and all(t[2] == "RP" or t[3] in _PARTICLES for t in after):
+    if after and all((t[2] == "RP" or t[3] in _PARTICLES) and t[3] not in _DATING for t in after):
         after = []  # "the results come back Friday": a verb's particle, then its date
     dating = _DATING
     if (start := _range_start(after)) is not None:
