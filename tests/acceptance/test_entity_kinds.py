@@ -666,6 +666,7 @@ def test_a_brand_after_a_and_adjectives_is_a_product(
         # A name before the noun it modifies is not the thing used: its maker is a company
         # (a product before), a dish's place is no name of its own (a product before).
         ("She bought a Nike hoodie.", {"Nike": "org"}),
+        ("Fatima bought a Dyson vacuum on sale.", {"Fatima": "person", "Dyson": "org"}),
         ("I ordered a California roll for lunch.", {}),
         # A proper noun the model leaves out after a company's name: one of its products
         # (Google an org and Assistant a concept, before).

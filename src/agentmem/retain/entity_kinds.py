@@ -680,6 +680,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     ) or (previous == "to" and before and before[-1] in ("upgrade", "upgraded")):
         # "playing Zelda", "bought a new Kindle Paperwhite"; the roll of "a California roll"
         votes["product"] += CUE_WEIGHT
+    elif _makes_what_is_used(doc, start, end):
+        votes["org"] += CUE_WEIGHT  # "bought a Dyson vacuum": the vacuum's maker
     elif previous in _ORG_PREPOSITION_VERBS:  # "join Veridia Pharma"
         votes["org"] += CUE_WEIGHT
     elif _is_person_object(doc, start):
@@ -1117,10 +1119,28 @@ def _sends_a_bill(doc: Doc, j: int) -> bool:
 
 
 def _makes_what_follows(doc: Doc, start: int, end: int) -> bool:
-    """Whether a one-word name the model labels a company or product modifies the noun after
-    it: its maker's name ("a Nike hoodie", "a Sony camera"), a name, unlike a place's in a
-    dish's ("a California roll")."""
-    return doc[start].ent_type_ in ("ORG", "PRODUCT") and modifies_a_noun(doc, end)
+    """Whether a one-word name the model labels a company or product, or any name but a
+    place's before a thing bought or used, modifies the noun after it: its maker's name ("a
+    Nike hoodie", "bought a Dyson vacuum"), a name, unlike a place's in a dish's ("a
+    California roll")."""
+    return (
+        doc[start].ent_type_ in ("ORG", "PRODUCT") and modifies_a_noun(doc, end)
+    ) or _makes_what_is_used(doc, start, end)
+
+
+# The model's labels of places and peoples: a name of one before a noun says where from.
+_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC", "NORP", "LANGUAGE"})
+
+
+def _makes_what_is_used(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name before the noun a verb of using takes is that thing's maker ("bought
+    a Dyson vacuum", "need a Canon lens"): not a place's or a people's ("ordered a
+    California roll", "a Greek salad")."""
+    return (
+        modifies_a_noun(doc, end)
+        and is_used_thing(doc, start)
+        and doc[start].ent_type_ not in _PLACE_LABELS
+    )
 
 
 def _affiliates_someone(doc: Doc, end: int) -> bool:
@@ -1158,8 +1178,8 @@ def is_brand_use(doc: Doc, start: int, end: int) -> bool:
     written_as_a_name = (text[:1].isupper() and (text[1:].islower() or lower >= 2)) or (
         text[:1].islower() and text[1:2].isupper() and lower >= 2  # "an iPad", "an eBike"
     )
-    if not written_as_a_name or is_qualification(text):
-        return False
+    if not written_as_a_name or is_qualification(text) or text.lower() in _PET_NOUNS:
+        return False  # "a new Labrador" is a dog, no brand's product
     if not all(t.text[:1].isupper() or t.like_num for t in doc[start + 1 : end]):
         return False
     if any(t.ent_type_ in NATIONALITY_LABELS for t in doc[start:end]):
