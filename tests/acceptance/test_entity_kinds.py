@@ -749,6 +749,13 @@ def test_what_is_sent_from_a_place_tickets_for_an_event_and_a_last_day_at_work(
         ),
         # What a work is printed or shown as (an org before).
         ("Jordan lent me his copy of Dune.", {"Jordan": "person", "Dune": "product"}),
+        # What one buys or books through is a seller (a place before: "tickets" travel);
+        # a word of reach is no place ("World" was stored as one).
+        ("I bought the tickets through Ticketmaster.", {"Ticketmaster": "org"}),
+        (
+            "Karim's new role at the World Bank starts Monday.",
+            {"Karim": "person", "World Bank": "org"},
+        ),
         # A building or sight one visits is a place ("St Paul" an org and "Cathedral" a
         # concept, a person, before).
         ("They got married at St Paul's Cathedral.", {"St Paul's Cathedral": "place"}),

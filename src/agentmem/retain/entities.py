@@ -1210,7 +1210,9 @@ _NAMED_AFTER_A_PLACE = _word_set(
 _NO_PLACE_ALONE = _word_set(
     "city town village county state country region regional metro metropolitan island "
     "beach harbour harbor river bay lake valley mountain park capital downtown uptown midtown "
-    "central north south east west northern southern eastern western"
+    "central north south east west northern southern eastern western "
+    # words of reach, not places: "the World Bank", "National Theatre", "Royal Hospital"
+    "world national international global royal federal"
 )
 _OF_A_PLACE_RE = re.compile(
     r"\b(?P<inst>\w+)\s+of\s+(?:the\s+)?(?P<place>\w[\w'’-]*(?:\s+\w[\w'’-]*)*)\Z"

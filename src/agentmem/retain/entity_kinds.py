@@ -321,6 +321,10 @@ _CLIMB_VERBS = _words(
     "trek treks trekked trekking ascend ascends ascended ascending"
 )
 _TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
+# What is bought, booked or paid through a seller or a service.
+_DEAL_VERBS = _TRADE_VERBS | _words(
+    "book booked booking pay paid paying rent rented renting sell sold selling"
+)
 # What is taken, written or bought where someone is: "sent photos from Zanzibar", "a postcard
 # from Florence", "souvenirs from Marrakech" come from a place.
 _KEEPSAKES = _words(
@@ -632,6 +636,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         return
     if previous in _PLACE_PREPOSITIONS:
         votes["place"] += CUE_WEIGHT
+    elif previous in ("through", "via") and any(w in _DEAL_VERBS for w in before):
+        votes["org"] += CUE_WEIGHT  # "bought the tickets through Ticketmaster": a seller
     elif (previous in ("to", "through", "via") and moving) or (
         previous == "from" and (moving or (before and before[-1] in _COPULA))
     ):
