@@ -223,6 +223,10 @@ CASES: list[tuple[str, str, str, str]] = [
     # May and Friday 27 December before).
     ("Dad's 70th is the weekend after Easter.", FEB_20, "2025-04-26", "2025-04-27"),
     ("We flew home the day after Christmas.", FEB_20, "2024-12-26", "2024-12-26"),
+    # What one wants now is for the coming holiday (last Christmas before); what one
+    # wanted or got, the last (guard).
+    ("My daughter wants an Xbox for Christmas.", FEB_20, "2025-12-24", "2025-12-26"),
+    ("I got a bike for Christmas.", FEB_20, "2024-12-24", "2024-12-26"),
     # A timetable's present with a particle before its day (last Friday before).
     ("My blood test results come back Friday.", FEB_20, "2025-02-21", "2025-02-21"),
     # ...but "in" is no particle: "is in March" stays a date's "in" (guards).

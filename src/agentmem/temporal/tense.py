@@ -99,6 +99,13 @@ _BOOKED_FOR = re.compile(
     r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
     re.I,
 )
+# And the day what one wants or needs now is for: "my daughter wants an Xbox for Christmas",
+# "I need the report for Monday" (not "I wanted a bike for Christmas": past).
+_WANTED_FOR = re.compile(
+    r"\b(?:want|wants|wanna|wish|wishes|need|needs|hoping|asking)\b"
+    r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
+    re.I,
+)
 #: "moved from Monday to Thursday": the old day and the new, not a period.
 MOVED_FROM = re.compile(_MOVE + r"[^.;!?]{0,30}?\bfrom\s+$", re.I)
 
@@ -358,11 +365,12 @@ def recurs(text: str, start: int, end: int) -> bool:
 
 def moved_to(text: str, start: int) -> bool:
     """Whether the date at ``text[start:]`` is the day something is moved or booked to ("we
-    moved the demo to Friday", "I booked a table for the 3rd"): ahead whatever the tense, so
-    no tags are read."""
+    moved the demo to Friday", "I booked a table for the 3rd"), or what one wants now is for
+    ("she wants an Xbox for Christmas"): ahead whatever the tense, so no tags are read."""
     part_start = _bounds(text, start, start, _PART_END)[0]
     return any(
-        pattern.search(text, part_start, start) is not None for pattern in (_MOVED_TO, _BOOKED_FOR)
+        pattern.search(text, part_start, start) is not None
+        for pattern in (_MOVED_TO, _BOOKED_FOR, _WANTED_FOR)
     )
 
 
