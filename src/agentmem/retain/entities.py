@@ -332,12 +332,12 @@ def recognize_entities(
         # Shepherd" is a description.
         named_end = end
         while (
-            end < len(doc)
+            ent.label_ not in NATIONALITY_LABELS
+            and end < len(doc)
             and end not in covered
             and not doc[end].ent_type_
             and _is_proper_noun(doc[end])
             and not doc[end].is_sent_start
-            and ent.label_ not in NATIONALITY_LABELS
         ):
             covered.add(end)
             end += 1
@@ -530,11 +530,7 @@ def _opens_a_clause_about(doc: Doc, i: int) -> bool:
     without "I" ("Hope Gerda feels better", "Guess Tomasz won't come"): the tagger reads
     both as one name."""
     following = doc[i + 1].lower_
-    return (
-        _opens_a_sentence(doc, i)
-        and doc[i].lower_ in _CLAUSE_VERBS
-        and (following in FIRST_NAMES or following in given_names())
-    )
+    return _opens_a_sentence(doc, i) and doc[i].lower_ in _CLAUSE_VERBS and _a_first_name(following)
 
 
 def _joins_companion_and_venue(ent: Span) -> bool:

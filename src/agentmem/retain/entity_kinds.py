@@ -648,8 +648,13 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["place"] += SHAPE_WEIGHT  # "hiked Ben Nevis": as telling as "Mount" in a name
     elif previous == "from" and before and before[-1] in _KEEPSAKES:
         votes["place"] += CUE_WEIGHT  # "sent me a postcard from Florence"
-    elif previous == "for" and before and before[-1] in _PLAY and not _is_kin(doc, start):
-        votes["org"] += CUE_WEIGHT  # "played for Ajax": a side one plays for is a team
+    elif (
+        previous == "for"
+        and before
+        and before[-1] in _PLAY
+        and doc[start].lower_ not in _PERSON_NOUNS
+    ):
+        votes["org"] += CUE_WEIGHT  # "played for Ajax": a team ("played for Grandma": kin)
     elif previous == "of" and before and before[-1] in _PARTS_OF_A_WORK:
         votes["product"] += CUE_WEIGHT  # "his copy of Dune", "the last season of Severance"
     elif previous == "for" and before and before[-1] in _ADMISSIONS:
@@ -1106,11 +1111,6 @@ def _is_a_first_or_last_day(before: list[str]) -> bool:
         and before[-2] in ("first", "last")
         and before[-1] in _WORK_SPANS
     )
-
-
-def _is_kin(doc: Doc, i: int) -> bool:
-    """Whether the word at ``i`` says who someone is to the speaker ("Grandma", "Dad")."""
-    return doc[i].lower_ in _PERSON_NOUNS
 
 
 def _sends_a_bill(doc: Doc, j: int) -> bool:

@@ -576,8 +576,9 @@ _NUMBER = (
     + "|".join(NUMBER_WORDS)
     + r")"
 )
-_UNIT = r"(?P<unit>hour|day|weekend|week|fortnight|month|year|decade)s?"
-_CALENDAR_UNIT = r"(?P<unit>day|weekend|week|fortnight|month|year|decade)s?"
+_CALENDAR_UNITS = "day|weekend|week|fortnight|month|year|decade"
+_UNIT = rf"(?P<unit>hour|{_CALENDAR_UNITS})s?"
+_CALENDAR_UNIT = rf"(?P<unit>{_CALENDAR_UNITS})s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
 # The second of two amounts: "a week or two ago", "in a day or two".
 _MORE = r"(?P<more>two|three|2|3)"
@@ -2035,9 +2036,8 @@ def _counted_from(words: re.Match[str], inner: _Interval) -> _Interval:
     return replace(inner, start=start, end=end)
 
 
-_SATURDAY = 5
 # The day a holiday of a few days is named for: what is "the day after" it counts from.
-_NAMED_FOR = ((12, 25), (1, 1))
+_NAMED_FOR = ("christmas day", "easter sunday", "new years day")
 _LONGEST_NAMED_HOLIDAY = 4  # Easter, Good Friday to Easter Monday (not "the holidays")
 
 
@@ -2049,7 +2049,7 @@ def _principal_day(anchor: _Interval) -> date | None:
         return None
     for offset in range(span):
         day = anchor.start.date() + offset * _DAY
-        if (day.month, day.day) in _NAMED_FOR or day == _easter(day.year):
+        if any(_HOLIDAYS[name](day.year) == (day, day) for name in _NAMED_FOR):
             return day
     return None
 
@@ -2068,7 +2068,7 @@ def _resolve_anchored(words: re.Match[str], anchor: _Interval) -> _Interval:
     moment = anchor.end - _TICK if after else anchor.start
     step = 1 if after else -1
     # The first weekend after a weekday is that week's own ("the weekend after Tuesday").
-    weekend_step = 0 if after and moment.weekday() < _SATURDAY else step
+    weekend_step = 0 if after and moment.weekday() < _WEEKDAYS["saturday"] else step
     if words["weekday"]:
         weekday = _WEEKDAYS[words["weekday"].lower()]
         today = moment.date()

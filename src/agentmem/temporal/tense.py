@@ -65,12 +65,12 @@ _SAME_IN_THE_PAST = frozenset(_SAME_IN_THE_PAST_WORDS.split())
 _WILL = frozenset({"will", "'ll", "’ll", "shall", "wo"})  # "wo" of "won't"
 _BE = frozenset({"is", "are", "am", "'s", "’s", "'re", "’re", "'m", "’m", "be", "been"})
 _BE_OR_HAVE = _BE | {"have", "has", "'ve", "’ve"}
-# Words that put a clause in the future whatever its verb ("Invoice due March 3").
 _WHOM = r"(?:me|us|you|everyone|everybody|both\s+of\s+us)"
 _SUITS = (
     rf"works\s+(?:best|better|(?:(?:well|fine)\s+)?(?=for\s+{_WHOM}))|suits?\s+{_WHOM}"
     rf"|(?:is|['’]s)\s+(?:best|better|good|fine|perfect|ideal)\s+for\s+{_WHOM}"
 )
+# Words that put a clause in the future whatever its verb ("Invoice due March 3").
 _PLAN_CUE = re.compile(
     r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
     r"|can['’]?t\s+wait|cannot\s+wait|looking\s+forward|hop(?:e|es|ing)\s+to|about\s+to"
@@ -89,22 +89,21 @@ _MOVE = (
     r"|put\s+off|brought\s+forward|bring(?:s|ing)?\s+forward)\b"
 )
 _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
+# "... for (the) " just before the date, a few words after the verb that sets it for then.
+_FOR_THE_DATE = r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$"
 # So is the day something is booked or set for: "I booked a table for the 3rd", "we reserved
 # the hall for Saturday", "they had scheduled the call for Monday", "we set the date for June",
 # "Keiko approved my leave for April", "I requested time off for May".
 _BOOKED_FOR = re.compile(
     r"\b(?:book(?:s|ed|ing)?|reserv(?:e|es|ed|ing)|schedul(?:e|es|ed|ing)|arrang(?:e|es|ed|ing)"
     r"|set(?:s|ting)?|plan(?:s|ned|ning)?|slated|approv(?:e|es|ed|ing)|request(?:s|ed|ing)?"
-    r"|confirm(?:s|ed|ing)?)\b"
-    r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
+    r"|confirm(?:s|ed|ing)?)\b" + _FOR_THE_DATE,
     re.I,
 )
 # And the day what one wants or needs now is for: "my daughter wants an Xbox for Christmas",
 # "I need the report for Monday" (not "I wanted a bike for Christmas": past).
 _WANTED_FOR = re.compile(
-    r"\b(?:want|wants|wanna|wish|wishes|need|needs|hoping|asking)\b"
-    r"[^.;!?]{0,40}?\bfor\s+(?:the\s+)?$",
-    re.I,
+    r"\b(?:want|wants|wanna|wish|wishes|need|needs|hoping|asking)\b" + _FOR_THE_DATE, re.I
 )
 #: "moved from Monday to Thursday": the old day and the new, not a period.
 MOVED_FROM = re.compile(_MOVE + r"[^.;!?]{0,30}?\bfrom\s+$", re.I)
@@ -513,23 +512,19 @@ _AVAILABILITY_WORDS = (
     "swamped slammed travelling traveling"
 )
 _AVAILABILITY = frozenset(_AVAILABILITY_WORDS.split())
-
-
-def _is_someones_state(tokens: list[Token], verb: Token) -> bool:
-    """Whether ``verb`` ("is", "'m") has a personal pronoun for its subject, right before it."""
-    at = tokens.index(verb)
-    return at > 0 and tokens[at - 1][2] == "PRP" and tokens[at - 1][3] in _PEOPLE
-
-
 # What completes a verb of moving or arriving before its date ("come back", "move out").
 _PARTICLES = frozenset({"back", "out", "up", "off", "over", "down", "away", "home"})
 
 
-def _follows_an_event(tokens: list[Token], verb: Token) -> bool:
-    """Whether the noun right before ``verb`` is a thing that takes place ("the conference
+def _is_a_person(subject: Token | None) -> bool:
+    """Whether the word right before a verb ("is", "'m") is a personal pronoun."""
+    return subject is not None and subject[2] == "PRP" and subject[3] in _PEOPLE
+
+
+def _is_an_event(subject: Token | None) -> bool:
+    """Whether the noun right before a verb is a thing that takes place ("the conference
     is", "our wedding's")."""
-    at = tokens.index(verb)
-    return at > 0 and tokens[at - 1][2] in ("NN", "NNS") and tokens[at - 1][3] in _EVENTS
+    return subject is not None and subject[2] in ("NN", "NNS") and subject[3] in _EVENTS
 
 
 def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
@@ -538,7 +533,9 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     Such a present speaks of a scheduled event, so of the coming date. Not when the date
     describes a noun ("I love the photos from June"), a quality sits between ("the parks are
     lovely in spring"), or the clause tells of a habit ("we usually go hiking in May")."""
-    after = tokens[tokens.index(verb) + 1 :]
+    at = tokens.index(verb)
+    subject = tokens[at - 1] if at > 0 else None  # the word right before the verb
+    after = tokens[at + 1 :]
     if after and all((t[2] == "RP" or t[3] in _PARTICLES) and t[3] not in _DATING for t in after):
         after = []  # "the results come back Friday": a verb's particle, then its date
     dating = _DATING
@@ -550,7 +547,7 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
     if verb[2] not in ("VBZ", "VBP") or (
         after[-1][3] not in dating
         if after
-        else verb[3] in _BE_OR_HAVE and not (verb[3] in _BE and _follows_an_event(tokens, verb))
+        else verb[3] in _BE_OR_HAVE and not (verb[3] in _BE and _is_an_event(subject))
     ):
         return False
     if any(t[3] in _HABIT for t in tokens):
@@ -559,7 +556,7 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
         # The date is what "is" says ("is in August", "is on the 3rd"), not a quality's time;
         # or when an event "I have" takes place.
         if verb[3] in _BE:
-            if _is_someones_state(tokens, verb):
+            if _is_a_person(subject):
                 # "I'm busy in March", "we're in Lisbon on the 3rd", "she's 30 in July":
                 # where someone is or whether they are free at a date is planned; how they
                 # feel then ("I'm happy in the summer") and a thing's quality at a time of
