@@ -795,3 +795,16 @@ def test_two_people_the_model_reads_as_one_title_are_two(mem: agentmem.AgentMemo
     assert found["Harry"] == "person"
     assert "Florence" in found  # a person or the city: the sentence does not say
     assert bank.check_integrity().problems == ()
+
+
+def test_a_range_of_days_the_model_files_as_a_name_is_a_date(
+    mem: agentmem.AgentMemory,
+) -> None:
+    # The small model reads "9–11 March 2026" as an organisation; it is the event's dates.
+    bank = mem.bank("dates")
+    bank.retain("The workshop is 9–11 March 2026.", mentioned_at=T0)
+    assert kinds(bank) == {}
+    [memory] = bank.memories()
+    assert memory.occurred_start is not None
+    assert memory.occurred_start.date().isoformat() == "2026-03-09"
+    assert bank.check_integrity().problems == ()

@@ -85,6 +85,17 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The course runs from May 3 to May 5.", FEB_20, "2025-05-03", "2025-05-05"),
     ("The shop is closed between March 3 and March 5.", FEB_20, "2025-03-03", "2025-03-05"),
     ("The course ran from May 3 to May 5.", FEB_20, "2024-05-03", "2024-05-05"),
+    # Days of one month written once: the whole stay, not its last day.
+    ("Booked the hotel in Rome for 12-15 May.", FEB_20, "2025-05-12", "2025-05-15"),
+    ("The conference runs May 12-15.", FEB_20, "2025-05-12", "2025-05-15"),
+    ("We'll be away from 12 to 15 May.", FEB_20, "2025-05-12", "2025-05-15"),
+    ("The exhibition runs from the 3rd to the 9th of June.", FEB_20, "2025-06-03", "2025-06-09"),
+    ("I was in Paris 3-5 January.", FEB_20, "2025-01-03", "2025-01-05"),
+    ("We stayed there between 3 and 7 June.", FEB_20, "2024-06-03", "2024-06-07"),
+    ("We were in Crete 28 April - 2 May.", FEB_20, "2024-04-28", "2024-05-02"),
+    ("The workshop is 9–11 March 2026.", FEB_20, "2026-03-09", "2026-03-11"),
+    # A count after a date is no day ("May 12 to 15 people").
+    ("On May 12 to 15 people came.", FEB_20, "2024-05-12", "2024-05-12"),
     # What suits whom is said of a time to come (these were last year's).
     ("Mid-March works best for the offsite.", FEB_20, "2025-03-11", "2025-03-20"),
     ("The offsite works best in mid-March.", FEB_20, "2025-03-11", "2025-03-20"),

@@ -894,6 +894,42 @@ def test_a_day_spelled_out_is_that_day(
     assert (found.start.date(), (found.end - timedelta(microseconds=1)).date()) == (when, when)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    first=st.dates(min_value=date(1900, 1, 1), max_value=date(2099, 12, 31)),
+    length=st.integers(min_value=-3, max_value=30),
+    form=st.sampled_from(
+        [
+            "{a}-{b} {month} {year}",
+            "{a}–{b} {month} {year}",
+            "from {a} to {b} {month} {year}",
+            "between {a} and {b} {month} {year}",
+            "the {a}th to the {b}th of {month} {year}",
+            "{month} {a}-{b}, {year}",
+            "{month} {a} through {b} {year}",
+        ]
+    ),
+    reference=references,
+)
+def test_a_range_of_days_in_one_month_runs_from_the_first_to_the_last(
+    first: date, length: int, form: str, reference: datetime
+) -> None:
+    last_day = first.day + length
+    text = form.format(a=first.day, b=last_day, month=MONTHS[first.month - 1], year=first.year)
+    found = find_time_expressions(f"We were away {text}.", reference)
+    try:
+        last = first.replace(day=last_day)
+    except ValueError:  # no such day: no range of days is read
+        assert all(f.granularity != "range" for f in found), text
+        return
+    if length <= 0:  # "15-12 May" runs backwards: no range
+        assert all(f.granularity != "range" for f in found), text
+        return
+    [parsed] = found
+    assert parsed.text.endswith(str(first.year)), text
+    assert (parsed.start.date(), (parsed.end - timedelta(microseconds=1)).date()) == (first, last)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.text(max_size=120), reference=references)
 def test_arbitrary_text_never_raises(text: str, reference: datetime) -> None:

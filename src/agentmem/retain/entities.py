@@ -287,7 +287,7 @@ def recognize_entities(
             covered.update(range(start, end))
             located.append((start, EntityMention(name, "product", STRONG_CUE_WEIGHT)))
     named = [
-        (ent, LABEL_KINDS.get(ent.label_))
+        (ent, None if _is_a_date(ent) else LABEL_KINDS.get(ent.label_))
         for ent in doc.ents
         if not covered.intersection(range(ent.start, ent.end))
     ]
@@ -800,6 +800,18 @@ def _is_name_in_date(token: Token) -> bool:
     if CODE_RE.match(token.text) or RACE_RE.match(token.text):
         return True
     return token.tag_ == "NNP" and lower not in _MONTHS_AND_DAYS and lower not in _CALENDAR_WORDS
+
+
+_DAY_NUMBERS = re.compile(r"\d[\d/.–—-]*(?:st|nd|rd|th)?", re.IGNORECASE)
+
+
+def _is_a_date(ent: Span) -> bool:
+    """A date spaCy files as a name ("9–11 March 2026" as ORG): numbers and calendar words
+    only, with at least one of each."""
+    words = [t for t in ent if not t.is_punct]
+    numbers = sum(bool(_DAY_NUMBERS.fullmatch(t.text)) for t in words)
+    calendar = sum(t.lower_.rstrip(".") in _MONTHS_AND_DAYS for t in words)
+    return numbers > 0 and calendar > 0 and numbers + calendar == len(words)
 
 
 def _is_month_read_as_name(token: Token) -> bool:

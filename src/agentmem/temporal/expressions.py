@@ -450,7 +450,7 @@ def _yearly(
     if match.groupdict().get("yrel"):
         first, last = occurrence(at.ref.year + _REL_OFFSETS[match["yrel"].lower()])
         return _days(first, last, granularity, True)
-    daily = granularity in ("day", "holiday")
+    daily = granularity in ("day", "holiday", "range")
     span = _annual(occurrence, at.ref.date(), _which_for(match, at, rel, daily=daily))
     return None if span is None else _days(*span, granularity, True)
 
@@ -567,6 +567,13 @@ _DAY_WORD = (
     + r")|twentieth|thirtieth)(?![\w-])"
 )
 _ANY_DAY = rf"(?:{_DAY_OF_MONTH}|{_DAY_WORD})"
+# The first day of a range of days ("12-15 May", "the 3rd to the 5th of June", "between 12
+# and 15 May"); "and" joins two days only after "between" ("on 12 and 15 May" are two days).
+_FIRST_DAY = r"(?P<first>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+_FIRST_DAY_TO = (
+    rf"(?:(?P<between>\bbetween\s+)|(?<![\w/.-]))(?:the\s+)?{_FIRST_DAY}\s*"
+    r"(?(between)and|(?:[-–—]|to|until|till|through|thru))\s*(?:the\s+)?"
+)
 # The year of a date: any four digits ("31 December 9999" is no December 31 of this year; a
 # year datetime cannot hold makes the date unreal, see _dates_unreal). Bare years are narrower.
 _YEAR = r"(?:(?P<year>\d{4})|['’](?P<yy>\d{2}))(?!\w)"
@@ -599,6 +606,12 @@ _HOLIDAY = (
     r"|new\s+year['’]?s\s+eve|new\s+year['’]?s\s+day|new\s+year['’]?s|new\s+year"
     r"|thanksgiving(?:\s+day)?|good\s+friday|easter\s+sunday|easter\s+monday|easter"
     r"|halloween|valentine['’]?s\s+day|independence\s+day)"
+)
+# No noun after a day's number ("the 5th floor", "May 12 to 15 people"): only the small
+# words that may follow a date.
+_NO_NOUN_AFTER = (
+    r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
+    r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])"
 )
 _ISO_GUARD_BEFORE = r"(?<![\w/.:-])"
 _ISO_GUARD_AFTER = r"(?![\w/:-]|\.\d)"
@@ -1205,6 +1218,18 @@ def _resolve_month_day(match: re.Match[str], at: _Reading) -> _Interval | None:
     return _yearly(occurrence, _year_of(match), match, at, "day")
 
 
+def _resolve_day_range(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """Days of one month from the first named to the last: "12-15 May", "May 12 to 15"."""
+    month, first, last = _month_of(match), int(match["first"]), _day_of(match)
+    if not first < last:
+        return None
+
+    def occurrence(year: int) -> tuple[date, date]:
+        return date(year, month, first), date(year, month, last)
+
+    return _yearly(occurrence, _year_of(match), match, at, "range")
+
+
 def _resolve_month_year(match: re.Match[str], at: _Reading) -> _Interval:
     year = _year_of(match)
     assert year is not None  # the pattern requires one
@@ -1463,6 +1488,22 @@ _RULES: tuple[_Rule, ...] = (
         by_tense=True,
     ),
     _rule(
+        "day_range",
+        rf"{_FIRST_DAY_TO}{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
+        _resolve_day_range,
+        anchorable=True,
+        by_tense=True,
+    ),
+    _rule(
+        "month_day_range",
+        # "May 12-15"; not a count after a date ("on May 12 to 15 people").
+        rf"{_MONTH}\s+{_FIRST_DAY_TO}{_DAY_OF_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?"
+        + _NO_NOUN_AFTER,
+        _resolve_day_range,
+        anchorable=True,
+        by_tense=True,
+    ),
+    _rule(
         "day_month",
         rf"\b(?:(?:the\s+)?{_DAY_OF_MONTH}\s+(?:of\s+)?|(?:the\s+)?{_DAY_WORD}\s+of\s+)"
         rf"{_MONTH}(?:,?\s+{_YEAR}|{_NAMED_YEAR})?",
@@ -1475,11 +1516,10 @@ _RULES: tuple[_Rule, ...] = (
         "ordinal_day",
         # "on the 28th"; not "the 5th floor", "the 19th century" (a noun follows).
         rf"\bthe\s+(?:(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b|{_DAY_WORD})"
-        r"(?:\s+of\s+(?:the|this)\s+month\b)?"
-        r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
-        r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])",
+        r"(?:\s+of\s+(?:the|this)\s+month\b)?" + _NO_NOUN_AFTER,
         _resolve_ordinal_day,
         _ordinal_day_in_context,
+        anchorable=True,
         by_tense=True,
     ),
     _rule("relative_month", rf"\b{_REL}\s+{_MONTH}", _resolve_month),
@@ -1813,6 +1853,7 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
     return None
 
 
+_DASHES = frozenset("-–—")
 _RANGE_OPEN_BEFORE = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 _RANGE_JOIN = re.compile(
     r"\s*(?:[-–—]|\b(?:" + "|".join(w for w in RANGE_JOINS if w.isalpha()) + r")\b)\s*",
@@ -1821,8 +1862,9 @@ _RANGE_JOIN = re.compile(
 
 
 def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate]:
-    """Compose two expressions: "between March and May", "from June to August 2024"; after a
-    move ("the meeting was moved from Monday to Thursday") the new day alone."""
+    """Compose two expressions: "between March and May", "from June to August 2024", "28 April
+    - 2 May" (a dash needs no "from"); after a move ("the meeting was moved from Monday to
+    Thursday") the new day alone."""
     by_start: dict[int, list[_Candidate]] = {}
     for candidate in found:
         by_start.setdefault(candidate.start, []).append(candidate)
@@ -1830,13 +1872,14 @@ def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate
     for first in found:
         opener = _just_before(_RANGE_OPEN_BEFORE, text, first.start)
         join = _RANGE_JOIN.match(text, first.end)
-        if opener is None or join is None:
+        if join is None or (opener is None and join[0].strip() not in _DASHES):
             continue
+        start = first.start if opener is None else opener.start()
         moved = _just_before(MOVED_FROM, text, first.start) is not None
         for last in by_start.get(join.end(), []):
             interval = last.interval if moved else _join(first, last, at)
             if interval is not None:
-                composed.append(_Candidate(opener.start(), last.end, interval, True, -1))
+                composed.append(_Candidate(start, last.end, interval, True, -1))
     return composed
 
 
