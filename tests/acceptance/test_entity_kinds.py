@@ -808,3 +808,30 @@ def test_a_range_of_days_the_model_files_as_a_name_is_a_date(
     assert memory.occurred_start is not None
     assert memory.occurred_start.date().isoformat() == "2026-03-09"
     assert bank.check_integrity().problems == ()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # One flies to a place; what one flies is an airline (a place before).
+        ("We flew Emirates to Dubai.", {"Emirates": "org", "Dubai": "place"}),
+        # A customer's account or a company's deal is with a company (a person, a product).
+        ("I bank with Monzo.", {"Monzo": "org"}),
+        ("The Acme board approved the merger with Globex.", {"Acme": "org", "Globex": "org"}),
+        # What one reads is in a publication (a place before); one is still in a city.
+        ("I read an article in The Economist about it.", {"The Economist": "org"}),
+        ("I was in Paris with Tom.", {"Paris": "place", "Tom": "person"}),
+        # A breed before a pet noun is no name (Labrador a place before).
+        ("We just got a new Labrador puppy.", {}),
+        ("We adopted a German Shepherd puppy.", {}),
+        # A building named after its saint is one name ("St Peter" a place before).
+        ("We visited St Peter's Basilica on Tuesday.", {"St Peter's Basilica": "place"}),
+        # Only a person runs a race (a concept before: the name is no first name we know).
+        ("Olu ran the Lagos marathon in 2019.", {"Olu": "person", "Lagos": "place"}),
+        ("Zola ran the Boston Marathon.", {"Zola": "person", "Boston Marathon": "event"}),
+    ],
+)
+def test_an_airline_a_bank_a_paper_a_breed_a_basilica_and_a_runner(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

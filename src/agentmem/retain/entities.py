@@ -73,6 +73,7 @@ from agentmem.retain.entity_kinds import (
     STRONG_CUE_WEIGHT,
     decide_kind,
     describes_someone,
+    is_a_breed,
     is_climbed,
     is_common_noun_use,
     is_common_word_start,
@@ -307,8 +308,9 @@ def recognize_entities(
         elif not any(CODE_RE.match(t.text) for t in ent):
             covered.update(range(ent.start, ent.end))
     shouted = _capitals_are_uninformative(doc)
+    joined: set[int] = set()  # entities taken into the one before ("St Peter's" + "Basilica")
     for ent, kind in named:
-        if kind is None or ent.start not in covered:
+        if kind is None or ent.start not in covered or ent.start in joined:
             # A code inside an entity ("Invoice INV-20931" as ORG) is a name of its own;
             # the capitalised-word pass below reads the words of such an entity.
             continue
@@ -325,6 +327,11 @@ def recognize_entities(
         end = ent.end
         while end < len(doc) and end not in covered and is_name_suffix(doc[end]):
             covered.add(end)
+            end += 1
+        # "St Peter's Basilica" read as "St Peter's" + "Basilica": a building or body named
+        # after its owner or saint is one name with the word that says what it is.
+        if doc[end - 1].tag_ == "POS" and end < len(doc) and is_name_suffix(doc[end]):
+            joined.add(end)
             end += 1
         # "Google Assistant" read as ORG "Google": a proper noun the model left out right
         # after an entity is the rest of its name, as one just before it is; after a
@@ -1135,7 +1142,7 @@ def _is_not_a_name_here(doc: Doc, start: int, end: int, key: str) -> bool:
     a job written in capitals is none."""
     if end - start == 1 and _is_month_read_as_name(doc[start]):
         return False
-    return _is_not_a_name(key) or _is_a_job_title(doc, start, end)
+    return _is_not_a_name(key) or _is_a_job_title(doc, start, end) or is_a_breed(doc, start, end)
 
 
 # What stands before a job someone has or gets: "as a Financial Analyst", "promoted to

@@ -234,6 +234,8 @@ _PERSON_STATES = _words(
     "retired grounded dumped"
 )
 _PERSON_GAINS = _words("job promotion raise haircut tattoo degree diploma")
+_RUN_VERBS = _words("run runs ran running finish finishes finished finishing")
+_RACES = _words("marathon marathons race races half triathlon ultra ultramarathon relay")
 _AUXILIARIES = _words(
     "am 'm is 's was are 're were be been being has have had 'd will 'll would can ca could "
     "should might must may shall do does did not n't never"
@@ -321,6 +323,13 @@ _CLIMB_VERBS = _words(
     "trek treks trekked trekking ascend ascends ascended ascending"
 )
 _TRADE_VERBS = _words("order ordered ordering buy bought buying purchase purchased purchasing")
+# What one reads in a paper or a magazine ("an article in The Economist").
+_WRITINGS = _words("article articles piece story stories column interview op-ed editorial ad")
+_FLY = _words("fly flies flew flying flown")
+# What one is with a company for: a customer's account, a company's deal.
+_CLIENT_WORDS = _words(
+    "bank banks banked banking insured insure insures merger partnership acquisition contract"
+)
 # What is bought, booked or paid through a seller or a service.
 _DEAL_VERBS = _TRADE_VERBS | _words(
     "book booked booking pay paid paying rent rented renting sell sold selling"
@@ -494,6 +503,21 @@ def _is_owned_thing(doc: Doc, start: int, end: int) -> bool:
     )
 
 
+def is_a_breed(doc: Doc, start: int, end: int) -> bool:
+    """Whether the name ``doc[start:end]`` is an animal's breed, no name: right before a pet
+    noun, after an article, a possessive or adjectives ("a new Labrador puppy", "our Bengal
+    cat", "a Maine Coon kitten")."""
+    if end >= len(doc) or not doc[end].is_lower or doc[end].lower_ not in _PET_NOUNS:
+        return False
+    k = start - 1
+    while k >= 0 and (
+        (doc[k].tag_ in _ADJECTIVES and doc[k].is_lower)
+        or (doc[k].tag_ in ("JJ", "NNP") and doc[k].is_title and not doc[k].is_sent_start)
+    ):
+        k -= 1  # "a new", "a German Shepherd puppy"
+    return k >= 0 and (doc[k].lower_ in ("a", "an", "the") or doc[k].lower_ in _POSSESSIVES)
+
+
 def is_used_thing(doc: Doc, start: int) -> bool:
     """Whether the name at ``start`` is what a verb of using takes, which no person is: right
     after the verb ("playing Zelda", "installed Slack"), or after the verb's own particle or
@@ -634,8 +658,14 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     if is_a_team(doc, start, end):
         votes["org"] += SHAPE_WEIGHT  # as telling as "FC" in a name
         return
-    if previous in _PLACE_PREPOSITIONS:
+    if previous == "in" and before and before[-1] in _WRITINGS:
+        votes["org"] += CUE_WEIGHT  # "an article in The Economist": a publisher
+    elif previous in _PLACE_PREPOSITIONS:
         votes["place"] += CUE_WEIGHT
+    elif lead == start and previous in _FLY:
+        votes["org"] += CUE_WEIGHT  # "we flew Emirates to Dubai": one flies to a place
+    elif previous == "with" and before and before[-1] in _CLIENT_WORDS:
+        votes["org"] += CUE_WEIGHT  # "I bank with Monzo", "a merger with Globex"
     elif previous in ("through", "via") and any(w in _DEAL_VERBS for w in before):
         votes["org"] += CUE_WEIGHT  # "bought the tickets through Ticketmaster": a seller
     elif (previous in ("to", "through", "via") and moving) or (
@@ -834,14 +864,17 @@ def _is_animate_subject(doc: Doc, end: int) -> bool:
         return True  # "Jordan is coming over", "Shanelle is coming with us"
     if word in _MAKE and following == "it" and _means_attending(doc, k + 2):
         return True  # "Dakota can't make it tonight", but not "Stripe made it easy"
-    if word in _GET_VERBS:
-        if following in _PERSON_STATES:
-            return True
-        j = k + 1
-        while j < n and doc[j].tag_ in ("DT", "PRP$", "JJ"):
-            j += 1
-        return j < n and doc[j].lower_ in _PERSON_GAINS
-    return False
+    if word in _GET_VERBS and following in _PERSON_STATES:
+        return True
+    # "Marta got the job", "Olu ran the Lagos marathon": what only a person gets or runs.
+    gains = _PERSON_GAINS if word in _GET_VERBS else _RACES if word in _RUN_VERBS else None
+    if gains is None:
+        return False
+    j = k + 1
+    while j < n and doc[j].tag_ in ("DT", "PRP$", "JJ", "CD", "NNP", "NNPS"):
+        j += 1
+    # The thing may be named ("the Boston Marathon").
+    return any(t.lower_ in gains or RACE_RE.match(t.text) for t in doc[k + 1 : j + 1])
 
 
 def _past_auxiliaries(doc: Doc, end: int) -> tuple[int, bool]:
