@@ -85,6 +85,18 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The course runs from May 3 to May 5.", FEB_20, "2025-05-03", "2025-05-05"),
     ("The shop is closed between March 3 and March 5.", FEB_20, "2025-03-03", "2025-03-05"),
     ("The course ran from May 3 to May 5.", FEB_20, "2024-05-03", "2024-05-05"),
+    # A date opening its clause, then a simple present: a schedule, so the coming date
+    # (the last one before); a state, a past and a thing's quality stay as they were.
+    ("On Friday we fly to Rome.", FEB_20, "2025-02-21", "2025-02-21"),
+    ("On Monday Beatriz starts at Accenture.", FEB_20, "2025-02-24", "2025-02-24"),
+    ("In March we move to Leeds.", FEB_20, "2025-03-01", "2025-03-31"),
+    ("In April we're in Lisbon.", FEB_20, "2025-04-01", "2025-04-30"),
+    ("On Monday Beatriz started at Accenture.", FEB_20, "2025-02-17", "2025-02-17"),
+    ("In June I love the garden.", FEB_20, "2024-06-01", "2024-06-30"),
+    ("In spring the parks are lovely.", FEB_20, "2024-03-01", "2024-05-31"),
+    # The second, third or fourth week of a month (the whole month before).
+    ("The review is scheduled for the second week of April.", FEB_20, "2025-04-08", "2025-04-14"),
+    ("We met in the third week of January.", FEB_20, "2025-01-15", "2025-01-21"),
     # Days of one month written once: the whole stay, not its last day.
     ("Booked the hotel in Rome for 12-15 May.", FEB_20, "2025-05-12", "2025-05-15"),
     ("The conference runs May 12-15.", FEB_20, "2025-05-12", "2025-05-15"),

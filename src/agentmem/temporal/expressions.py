@@ -1381,7 +1381,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "part_of_current_unit",
         r"\b(?:the\s+)?(?:very\s+)?(?P<mod>beginning|start|middle|end|first\s+half|second\s+half"
-        r"|first\s+week|last\s+week|first\s+day|last\s+day)\s+of\s+the\s+"
+        r"|(?:first|second|third|fourth|last)\s+week|first\s+day|last\s+day)\s+of\s+the\s+"
         r"(?P<unit>week|month|quarter|year|decade)\b",
         _resolve_part_of_current_unit,
     ),
@@ -1766,7 +1766,8 @@ def _clock_on(clock: re.Match[str], day: _Interval) -> datetime | None:
 
 _MODIFIER_BEFORE = re.compile(
     r"\b(?P<mod>early|mid|late|(?:the\s+)?(?:very\s+)?(?:beginning|start|middle|end"
-    r"|first\s+half|second\s+half|(?:first|last)\s+(?:two\s+weeks|week|weekend|day))\s+of)"
+    r"|first\s+half|second\s+half|(?:first|last)\s+(?:two\s+weeks|weekend|day)"
+    r"|(?:first|second|third|fourth|last)\s+week)\s+of)"
     r"(?:\s+|-\s*)$",
     re.IGNORECASE,
 )
@@ -1783,6 +1784,9 @@ def _with_modifier(text: str, found: list[_Candidate]) -> list[_Candidate]:
         if interval is not None:
             composed.append(_Candidate(modifier.start(), candidate.end, interval, True, -1))
     return composed
+
+
+_NTH_WEEK = {"second week": 1, "third week": 2, "fourth week": 3}
 
 
 def _portion(inner: _Interval, modifier: str) -> _Interval | None:
@@ -1821,6 +1825,10 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
         if (end - start).days < days or granularity in ("week", "range"):
             return None
         return day_slice(0, days - 1) if words.startswith("first") else day_slice(-days, -1)
+    if words in _NTH_WEEK:  # "the second week of April": its days 8 to 14
+        if months != 1:
+            return None
+        return day_slice(7 * _NTH_WEEK[words], 7 * _NTH_WEEK[words] + 6)
     if words in ("first day", "last day"):
         if granularity in ("hour", "part_of_day", "day", "range"):
             return None

@@ -603,7 +603,44 @@ def _first_after(tokens: list[Token]) -> Direction | None:
             chain.append(token)
         elif token[2] not in ("RB", "TO", "PRP", "NNP", "NN"):
             break
-    return _direction(chain, " ".join(t[3] for t in tokens))
+    direction = _direction(chain, " ".join(t[3] for t in tokens))
+    if direction in (None, "present") and len(chain) == 1 and _scheduled_after(tokens, first):
+        return "forward"
+    return direction
+
+
+# What may stand between a date opening a clause and its verb: the subject ("On Friday we",
+# "In March my sister").
+_SUBJECT_TAGS = frozenset({"PRP", "PRP$", "NNP", "NNPS", "DT", "NN", "NNS", "POS", ","})
+
+
+def _scheduled_after(tokens: list[Token], at: int) -> bool:
+    """Whether the simple present at ``tokens[at]``, right after a date that opens its clause
+    and its subject, is a scheduled event, so the coming date: "On Friday we fly to Rome",
+    "In March we move to Leeds", "In April we're in Lisbon" (where someone is, as in
+    :func:`_dates_the_verb`); not a state ("In June I love the garden"), a habit ("On
+    Sundays we usually cook") or how a thing is then ("In spring the parks are lovely")."""
+    verb, subject = tokens[at], tokens[at - 1] if at > 0 else None
+    if (
+        verb[2] not in ("VBZ", "VBP")
+        or not 1 <= at <= 3
+        or not all(t[2] in _SUBJECT_TAGS for t in tokens[:at])
+        or any(t[3] in _HABIT for t in tokens)
+    ):
+        return False
+    rest = [t for t in tokens[at + 1 :] if t[2] not in (".", ",", ":")]
+    if verb[3] in _BE:
+        return _is_a_person(subject) and all(
+            t[2] in _WHERE_OR_FREE or t[3] in _AVAILABILITY for t in rest
+        )
+    # Its object and a place, as in _dates_the_verb; no adverb of how ("works well").
+    return (
+        verb[3] not in _BE_OR_HAVE
+        and verb[3] not in _STATIVE
+        and len(rest) <= _MAX_COMPLEMENT
+        and all(t[2] in _COMPLEMENT and (t[2] != "RB" or t[3] in _PARTICLES) for t in rest)
+        and all(t[2] != "IN" or t[3] in _COMPLEMENT_PREPOSITIONS for t in rest)
+    )
 
 
 def _direction(chain: list[Token], words: str) -> Direction | None:
