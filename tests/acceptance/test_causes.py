@@ -159,6 +159,9 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
         ("Because she was ill, the meeting was cancelled.", "She was ill."),
         ("I missed the bus because I overslept.", "I overslept."),
         ("I got the job because I practised a lot.", "I practised a lot."),
+        # ... or what ails someone (no cause before).
+        ("Mark couldn't come to the party since he had the flu.", "He had the flu."),
+        ("I stayed home because I had a cold.", "I had a cold."),
     ],
 )
 def test_each_causal_cue_in_a_chat_turn_stores_its_cause(
@@ -249,6 +252,7 @@ def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) 
         "We did it because we could.",
         "It's been a busy week since we talked.",
         "Since she was born, we moved three times.",
+        "I have lived here since I had a baby.",
     ],
 )
 def test_since_of_time_and_so_of_degree_make_no_cause(mem: agentmem.AgentMemory, text: str) -> None:

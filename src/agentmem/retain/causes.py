@@ -23,10 +23,10 @@ was delayed" states a cause and its effect at once.
   ", leading to", ", resulting in", ", forcing" or ", which led to / caused / forced / meant".
 
 A cause clause says something by itself (a named cause, as a noun phrase before "caused":
-one content word): two content words, or one that is what someone was
-or did ("I was exhausted", "we overslept"; after "since" only what someone was: "since we
-talked" tells when) or what the weather did ("it was raining"); not "it was cheap", whose
-"it" stands for something said elsewhere.
+one content word): two content words, or one that is what someone was, had
+or did ("I was exhausted", "he had the flu", "we overslept"; after "since" only what someone
+was or had: "since we talked" tells when) or what the weather did ("it was raining"); not
+"it was cheap", whose "it" stands for something said elsewhere.
 
 The extractor stores each cause clause as a fact of its own, right after the whole sentence's
 fact, which is ``caused_by`` it (``retain/extract.py``), unless an earlier fact of the same
@@ -145,15 +145,17 @@ _SMALL_WORDS = frozenset(
 )
 # A cause worth a fact of its own says something by itself: "it relaxes me" does not.
 _MIN_CAUSE_CONTENT_WORDS = 2
-# One word does when it is what a person was ("I was exhausted", "Tom was ill") or, for any
-# cue but "since", did ("we overslept": "since we talked" tells when), not a modal or
-# auxiliary left alone ("because we could"); or what the weather did ("it rained", "it was
-# snowing"). "It" of anything else ("it was cheap") needs what it stands for.
+# One word does when it is what a person was or had ("I was exhausted", "Tom was ill", "he
+# had the flu") or, for any cue but "since", did ("we overslept": "since we talked" tells
+# when), not a modal or auxiliary left alone ("because we could"); or what the weather did
+# ("it rained", "it was snowing"). "It" of anything else ("it was cheap") needs what it
+# stands for.
 _PERSON = r"(?:(?i:i|we|he|she|they|you)|(?!(?:It|This|That|There|These|Those)\b)[A-Z][a-z]+)"
 _STATE_OF_SOMEONE = re.compile(
-    rf"^{_PERSON}\s+(?:was|were|is|are|am|got|get|felt|feel|seemed|'m|’m|'re|’re|'s|’s)\s+"
+    rf"^{_PERSON}\s+(?:(?:was|were|is|are|am|got|get|felt|feel|seemed|'m|’m|'re|’re|'s|’s)\s+"
     r"(?:(?:so|too|really|very|completely|totally|super|pretty|quite|a\s+bit|kind\s+of)\s+)?"
-    r"[a-z]{3,}$",
+    # or what ails someone: "he had the flu", "she has a cold"
+    r"|(?:had|has|have)\s+(?:(?:the|a|an)\s+)?)[a-z]{3,}$",
 )
 _DEED_OF_SOMEONE = re.compile(
     r"^(?i:i|we|he|she|they|you)\s+"
