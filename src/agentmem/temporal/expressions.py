@@ -2206,10 +2206,26 @@ _DATEPARSER_PERIODS = {
 }
 
 
+# The words a time expression the rules miss may hold: dateparser also reads other words, as
+# a time zone ("we met on May 3": "met", Middle European Time, a day early) or not at all.
+_DATEPARSER_WORDS = frozenset(
+    [name.lower() for name in (*calendar.month_name, *calendar.month_abbr) if name]
+    + list(_WEEKDAYS)
+    + (  # noqa: SIM905 (a list of words reads best as words)
+        "sept am pm a m p noon midnight ago at on in of the a an next last this coming past "
+        "tomorrow today yesterday tonight morning afternoon evening night o clock oclock st nd "
+        "rd th day days week weeks month months year years hour hours minute minutes and"
+    ).split()
+)
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
 def _parse_with_dateparser(text: str, at: _Reading) -> ParsedTime | None:
     stripped = text.strip()
     if not stripped or len(stripped) > _DATEPARSER_MAX_CHARS or not _DATE_CUE.search(stripped):
         return None
+    if any(word.lower() not in _DATEPARSER_WORDS for word in _LETTERS.findall(stripped)):
+        return None  # more than a time expression ("Alice moved on May 3")
     ref = at.ref
     interval = _dateparser_interval(stripped, ref, at.date_order)
     if interval is None:
