@@ -829,9 +829,13 @@ def test_a_range_of_days_the_model_files_as_a_name_is_a_date(
         # Only a person runs a race (a concept before: the name is no first name we know).
         ("Olu ran the Lagos marathon in 2019.", {"Olu": "person", "Lagos": "place"}),
         ("Zola ran the Boston Marathon.", {"Zola": "person", "Boston Marathon": "event"}),
+        # A holiday is a time, not a person and a concept or an event, nor is its greeting.
+        ("We broke up the week before Valentine's Day.", {}),
+        ("I haven't seen Ben since New Year's Eve.", {"Ben": "person"}),
+        ("Happy New Year, Tom!", {"Tom": "person"}),
     ],
 )
-def test_an_airline_a_bank_a_paper_a_breed_a_basilica_and_a_runner(
+def test_an_airline_a_bank_a_paper_a_breed_a_basilica_a_runner_and_a_holiday(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

@@ -94,6 +94,12 @@ CASES: list[tuple[str, str, str, str]] = [
     ("On Monday Beatriz started at Accenture.", FEB_20, "2025-02-17", "2025-02-17"),
     ("In June I love the garden.", FEB_20, "2024-06-01", "2024-06-30"),
     ("In spring the parks are lovely.", FEB_20, "2024-03-01", "2024-05-31"),
+    # "'s" before a participle no finite verb follows is "is": a progressive (last New
+    # Year's Eve before); "over" dates a scheduled present as "in" does (last Christmas).
+    ("Tim's flying back from Sydney on New Year's Eve.", FEB_20, "2025-12-31", "2025-12-31"),
+    ("Mum's cooking on Sunday was great.", FEB_20, "2025-02-16", "2025-02-16"),
+    ("The clinic closes for two weeks over Christmas.", FEB_20, "2025-12-24", "2025-12-26"),
+    ("We stayed with Mum over Christmas.", FEB_20, "2024-12-24", "2024-12-26"),
     # The second, third or fourth week of a month (the whole month before).
     ("The review is scheduled for the second week of April.", FEB_20, "2025-04-08", "2025-04-14"),
     ("We met in the third week of January.", FEB_20, "2025-01-15", "2025-01-21"),

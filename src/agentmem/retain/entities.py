@@ -87,6 +87,7 @@ from agentmem.retain.entity_kinds import (
 from agentmem.retain.facts import EntityMention
 from agentmem.retain.name_prior import may_name_a_person, name_prior
 from agentmem.retain.resolve import HONORIFICS, NICKNAMES
+from agentmem.temporal.expressions import holiday_spans
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -279,6 +280,12 @@ def recognize_entities(
     found = [speaker_mention] if speaker_mention else []
 
     covered: set[int] = set()
+    # "Valentine's Day", "New Year's Eve" are times, whatever spaCy makes of their words.
+    for start, end in holiday_spans(doc.text):
+        span = doc.char_span(start, end, alignment_mode="expand")
+        if span is not None:
+            greeting = span.start > 0 and doc[span.start - 1].lower_ in _HOLIDAY_GREETINGS
+            covered.update(range(span.start - greeting, span.end))  # "Merry Christmas"
     located: list[tuple[int, EntityMention]] = []  # (token position, mention)
     # A title in double quotes is one name, whatever spaCy makes of its words ("Harry Potter
     # and the Philosopher's Stone" is not Harry Potter).

@@ -2167,6 +2167,13 @@ def checked_date_order(date_order: object) -> DateOrder:
 
 
 _NAMES_CALENDAR = re.compile(rf"\d|{_MONTH}|\b{_HOLIDAY}\b", re.IGNORECASE)
+_HOLIDAY_NAME = re.compile(rf"\b{_HOLIDAY}\b", re.IGNORECASE)
+
+
+def holiday_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names a holiday ("Valentine's Day", "New Year's Eve"): a time, so
+    entity recognition names nothing there."""
+    return [match.span() for match in _HOLIDAY_NAME.finditer(text)]
 
 
 def _parsed(text: str, candidate: _Candidate) -> ParsedTime:

@@ -264,10 +264,16 @@ _AFTER_A_VERB = frozenset({"IN", "TO", "CD", "RB"})
 def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
     """Tag as ``VBZ`` an "'s" the model read as a possessive where no noun can follow it: a
     preposition or a determiner does ("My birthday's on the 9th", "Dinner's at 8", "Tom's the
-    best"), so it is "is"."""
+    best"), so it is "is"; and before a participle no finite verb follows ("Tim's flying
+    back on Friday", but "Mum's cooking is the best")."""
     for k in range(len(tokens) - 1):
         start, end, tag, lower = tokens[k]
-        if tag == "POS" and lower in ("'s", "’s") and tokens[k + 1][2] in ("IN", "DT"):
+        if tag != "POS" or lower not in ("'s", "’s"):
+            continue
+        following = tokens[k + 1][2]
+        if following in ("IN", "DT") or (
+            following == "VBG" and not any(t[2] in _FINITE for t in tokens[k + 2 :] if t[2] != ".")
+        ):
             tokens[k] = (start, end, "VBZ", lower)
 
 
@@ -575,8 +581,9 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
 
 
 # The words that put a date on a simple present's event: "starts in", "is on", "at",
-# "reopens after"; and for a range, "runs from ... to", "is closed between ... and".
-_DATING = frozenset({"in", "on", "at", "after", "before", "during"})
+# "reopens after", "closes over"; and for a range, "runs from ... to", "is closed between ...
+# and".
+_DATING = frozenset({"in", "on", "at", "after", "before", "during", "over"})
 _RANGE_OPENERS = frozenset({"from", "between"})
 #: What joins the two ends of a range: "from May 3 to May 5", "between 3 and 5 May", "3–5 May".
 RANGE_JOINS = frozenset({"to", "and", "until", "till", "through", "thru", "-", "–", "—"})
