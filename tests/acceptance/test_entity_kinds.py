@@ -296,6 +296,8 @@ def test_a_subject_is_no_prepositions_object(
         ("omg just got back from seattle with jess!!", {"Seattle": "place", "Jess": "person"}),
         ("my sister emma is visiting from london", {"Emma": "person", "London": "place"}),
         ("did u see what priya posted", {"Priya": "person"}),
+        # A name's everyday word is capitalised with the rest ("new York" before).
+        ("going to new york next week with sam", {"New York": "place", "Sam": "person"}),
         # Slang and everyday words, first names among them, stay words.
         ("i lost hope after the game", {}),
         ("haha yeah that was wild tmrw lol", {}),

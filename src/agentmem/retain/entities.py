@@ -54,6 +54,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -259,7 +260,7 @@ _CHUNK_CHARS = 100_000
 
 
 def recognize_entities(
-    doc: Doc, *, speaker: str | None = None, tentative: bool = False
+    doc: Doc, *, speaker: str | None = None, tentative: bool = False, recased: bool = False
 ) -> list[EntityMention]:
     """Return the entities mentioned in a parsed fact, in order of first mention.
 
@@ -270,6 +271,8 @@ def recognize_entities(
         tentative: Also return tentative mentions (capitalised words opening a sentence with
             nothing else saying they are names), for a caller that can check them against the
             names it already knows.
+        recased: ``doc`` is the parse of :func:`truecased` text, whose names may hold words
+            it left in lower case ("new York"): they are capitalised as the name's.
 
     Returns:
         De-duplicated mentions (case-insensitive), each with the kind its evidence supports
@@ -368,8 +371,22 @@ def recognize_entities(
     )
     located.sort(key=lambda pair: pair[0])
     found.extend(mention for _, mention in located)
+    if recased:
+        found = [replace(m, name=_capitalised(m.name)) for m in found]
     mentions = _dedupe(found)
     return mentions if tentative else [m for m in mentions if not m.tentative]
+
+
+def _capitalised(name: str) -> str:
+    """A name read in lower-case text with each word capitalised but a title's small words
+    ("new York" → "New York", "bank of america" → "Bank of America")."""
+    words = name.split(" ")
+    return " ".join(
+        word
+        if (k and word in _TITLE_SMALL_WORDS) or not word[:1].islower()
+        else word[:1].upper() + word[1:]
+        for k, word in enumerate(words)
+    )
 
 
 def truecased(doc: Doc) -> str | None:
@@ -449,7 +466,7 @@ def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list
             capitalised = truecased(doc)
             if capitalised is not None:
                 doc = nlp(capitalised)
-            found.extend(recognize_entities(doc, speaker=speaker))
+            found.extend(recognize_entities(doc, speaker=speaker, recased=capitalised is not None))
     return _dedupe(found)
 
 

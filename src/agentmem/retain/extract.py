@@ -86,7 +86,9 @@ class OfflineExtractor:
             neighbours = " ".join(
                 _speaker_text(messages[j]) for j in (index - 1, index + 1) if 0 <= j < len(messages)
             )
-            entities = recognize_entities(name_doc, speaker=message.name, tentative=True)
+            entities = recognize_entities(
+                name_doc, speaker=message.name, tentative=True, recased=name_doc is not doc
+            )
             for piece in self._pieces(message, segment, doc, is_text=content.is_text):
                 clauses = _new_causes(piece, [f.text for f in facts])
                 causes = tuple(range(len(facts) + 1, len(facts) + 1 + len(clauses)))
