@@ -508,3 +508,25 @@ def test_supersedes_links_made_by_hand_in_a_loop_neither_hang_recall_nor_forget(
         assert _supersedes(mem) == {(porto, berlin), (berlin, porto)}
         assert len(bank.recall("Where does Ana live?", now=now, reinforce=False).hits) >= 2
         assert mem.check_integrity().ok
+
+
+def test_text_retained_without_a_speaker_is_its_writers_and_supersedes_likewise(tmp_path):
+    """ "I live in Berlin." then "We moved to Lisbon last week." as plain text (no link
+    before: the statements had nobody to be said of); the writer is no speaker, so Ana's
+    own move links to neither."""
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        berlin = bank.retain("I live in Berlin.", mentioned_at=OLD).memories[0].id
+        lisbon = bank.retain("We moved to Lisbon last week.", mentioned_at=NEW).memories[0].id
+        kenji = bank.retain("Kenji is my manager.", mentioned_at=OLD).memories[0].id
+        laura = bank.retain("My new manager is Laura.", mentioned_at=NEW).memories[0].id
+        bank.retain(_content("Ana: I moved to Porto."), mentioned_at=NOW)
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        assert _supersedes(mem) == {(lisbon, berlin), (laura, kenji)}
+        hits = bank.recall(
+            "Where do I live?", now=NOW, scoring_weights=RELEVANCE_ONLY, reinforce=False
+        )
+        ranked = [hit.memory.id for hit in hits if hit.memory.id in (berlin, lisbon)]
+        assert ranked == [lisbon, berlin]
+        assert bank.check_integrity().problems == ()

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem.retain.slots import Slot, slots_of, split_speaker
+from agentmem.retain.slots import NARRATOR, Slot, slots_of, split_speaker
 from agentmem.retain.supersession import supersedes
 
 
@@ -35,6 +35,13 @@ from agentmem.retain.supersession import supersedes
         ("Ana: Élodie is my manager.", Slot("ana", "role manager", "élodie")),
         ("Ana: I moved to Île-de-France last week.", Slot("ana", "home", "île-de-france")),
         ("Ana: The Zürich trip is cancelled.", Slot("ana", "plan trip", "zürich", change=True)),
+        # Without a speaker, "I", "we" and "my" are the one who writes to the bank.
+        ("I live in Berlin.", Slot(NARRATOR, "home", "berlin")),
+        ("Kenji is my manager.", Slot(NARRATOR, "role manager", "kenji")),
+        # A name's phone, address or manager; "got" before a partner.
+        ("Sara's new number is 555-9876.", Slot("sara", "phone", "5559876")),
+        ("Kofi's manager is Bob.", Slot("kofi", "role manager", "bob")),
+        ("Tom got engaged to Rita.", Slot("tom", "partner", "rita")),
     ],
 )
 def test_a_statement_fills_its_slot(text, slot):
@@ -51,7 +58,7 @@ def test_a_statement_fills_its_slot(text, slot):
         "Ana: I also work at a cafe.",
         "Ana: Our trip got off to a bad start.",
         "Ana: The trip to Porto was lovely.",
-        "I live in Berlin.",  # nobody to say it of
+        "Ana: my sister's number is 555-1111.",  # someone not named
     ],
 )
 def test_what_does_not_say_what_holds_now_fills_no_slot(text):

@@ -57,6 +57,8 @@ _LOWER = _letter_class(str.islower)
 # A name is any word of letters (Strauß, Σοφία too); :func:`_subject` keeps the capitalised.
 _SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[^\W\d_]+\b)(?:'m|'re|'ve)?"
 _ROLES = FAMILY_WORDS["role"]
+# Whose phone, address or manager: "my", "our" or a name's ("Sara's new number is ...").
+_OWNER = rf"\b(?P<s>[Mm]y|[Oo]ur|{_UPPER}[^\W\d_]*(?=['’]s\s))(?:['’]s)?"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern))
     for family, pattern in (
@@ -98,7 +100,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "partner",
             _SUBJECT
             + _ADVERBS
-            + r"\s+(?:dating|seeing|married to|engaged to|going out with|married)\b",  # noqa: E501
+            + r"\s+(?:got\s+)?(?:dating|seeing|married to|engaged to|going out with|married)\b",
         ),
         (
             "partner",
@@ -106,11 +108,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             + _ADVERBS
             + r"\s+(?:broke up|split up|got divorced|divorced|separated|single)\b(?P<none>)",  # noqa: E501
         ),
-        ("phone", r"\b(?P<s>[Mm]y) (?:new )?(?:phone|mobile|cell)(?: number)? is\b"),
-        ("phone", r"\b(?P<s>[Mm]y) (?:new )?number is\b"),
-        ("email", r"\b(?P<s>[Mm]y) (?:new )?e-?mail(?: address)? is\b"),
-        ("address", r"\b(?P<s>[Mm]y|[Oo]ur) (?:new )?(?:home |postal |mailing )?address is\b"),
-        ("role", rf"\b(?P<s>[Mm]y) (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
+        ("phone", _OWNER + r" (?:new )?(?:phone|mobile|cell)(?: number)? is\b"),
+        ("phone", _OWNER + r" (?:new )?number is\b"),
+        ("email", _OWNER + r" (?:new )?e-?mail(?: address)? is\b"),
+        ("address", _OWNER + r" (?:new )?(?:home |postal |mailing )?address is\b"),
+        ("role", _OWNER + rf" (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
         (
             "favourite",
             r"\b(?P<s>[Mm]y) (?:new |all-time |absolute )?favou?rite (?P<x>[a-z]+(?: [a-z]+)?) (?:is|are|has become|is now)\b",  # noqa: E501
@@ -325,14 +327,15 @@ def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:
                 value = f"not {value}"
             slots.append(Slot(subject, family, value))
             break
-    if speaker and not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
+    if not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
         # The value named first: "Bob is my manager", "Blue is my favourite colour now."
         for pattern, family_of, value_of in (
             (_ROLE_FIRST, _role, lambda name: _untitled(_norm(name))),
             (_FAVOURITE_FIRST, _favourite, _norm),
         ):
             if named := pattern.match(text):
-                slots.append(Slot(speaker.casefold(), family_of(named["x"]), value_of(named["v"])))
+                subject = _subject(named["s"], speaker)
+                slots.append(Slot(subject, family_of(named["x"]), value_of(named["v"])))
     return list(dict.fromkeys(slots))
 
 
@@ -352,10 +355,16 @@ def _favourite(thing: str) -> str:
     return f"favourite {thing.removesuffix('s')}"
 
 
+#: Who "I", "we", "my" are in text retained without a speaker: the one who writes to the
+#: bank ("I live in Berlin", then "We moved to Lisbon"), as one name.
+NARRATOR = "i"
+
+
 def _subject(word: str, speaker: str | None) -> str | None:
-    """Who a statement is about: the speaker for "I", "we", "my"; else the name said."""
+    """Who a statement is about: the speaker (else the narrator) for "I", "we", "my"; else
+    the name said."""
     if word.casefold() in {"i", "we", "my", "our"}:
-        return speaker.casefold() if speaker else None
+        return speaker.casefold() if speaker else NARRATOR
     if word.casefold() in _STOP_NAMES or not word[:1].isupper():
         return None
     return word.casefold()

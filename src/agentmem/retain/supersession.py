@@ -30,6 +30,7 @@ from typing import Any
 from agentmem.retain.slots import (
     ANY_FAMILY_WORDS,
     FAMILY_WORDS,
+    NARRATOR,
     Slot,
     is_kept_current,
     kept_value,
@@ -78,18 +79,21 @@ _FAMILY_RE = {family: re.compile(words, re.IGNORECASE) for family, words in FAMI
 
 
 _WORD = re.compile(r"\b[^\W\d_]+\b")  # a word a slot's subject may be (``retain/slots.py``)
+_FIRST_PERSON = re.compile(r"\b(?:i|we|my|our)\b", re.IGNORECASE)  # the narrator's words
 # Entries of rows gone (forgotten, stored again) kept in the subjects' lists before they are
 # dropped, beyond as many as the rows held have.
 _STALE_ENTRIES = 64
 
 
 def subjects_named(text: str) -> set[str]:
-    """Every subject a slot of the fact ``text`` may have: its speaker and its capitalised
-    words, casefolded as ``retain/slots.py`` keeps them (a superset: a slot's subject is the
-    speaker of "I", "we" or "my", or a capitalised word)."""
+    """Every subject a slot of the fact ``text`` may have: its speaker (else the narrator of
+    its "I", "we" or "my") and its capitalised words, casefolded as ``retain/slots.py`` keeps
+    them (a superset: a slot's subject is one of these)."""
     speaker, said = split_speaker(text)
     named = {word.casefold() for word in _WORD.findall(said) if word[:1].isupper()}
-    return named | {speaker.casefold()} if speaker else named
+    if speaker:
+        return named | {speaker.casefold()}
+    return named | {NARRATOR} if _FIRST_PERSON.search(said) else named
 
 
 @dataclass(slots=True)
