@@ -567,16 +567,25 @@ def _dates_the_verb(tokens: list[Token], verb: Token) -> bool:
                 # where someone is or whether they are free at a date is planned; how they
                 # feel then ("I'm happy in the summer") and a thing's quality at a time of
                 # year ("the parks are lovely in spring") are generic.
-                return all(t[2] in _WHERE_OR_FREE or t[3] in _AVAILABILITY for t in after)
+                return _where_or_free(after)
             return all(t[2] in ("IN", "DT", "RB") for t in after)
         return _holds_an_event(tokens, verb)
     # An event verb and its time, at most its object and a place between ("turns 30 on",
     # "starts school in", "flies to Rome in"), unless the verb tells of a state.
-    return (
-        verb[3] not in _STATIVE
-        and len(after) <= _MAX_COMPLEMENT
-        and all(t[2] in _COMPLEMENT for t in after)
-        and all(t[2] != "IN" or t[3] in _COMPLEMENT_PREPOSITIONS for t in after[:-1])
+    return verb[3] not in _STATIVE and len(after) <= _MAX_COMPLEMENT and _a_complement(after[:-1])
+
+
+def _where_or_free(words: list[Token]) -> bool:
+    """Whether the words after "is" say where someone is or whether they are free ("in
+    Lisbon", "busy", "off")."""
+    return all(t[2] in _WHERE_OR_FREE or t[3] in _AVAILABILITY for t in words)
+
+
+def _a_complement(words: list[Token]) -> bool:
+    """Whether the words after a verb are at most its object and a place ("school", "the
+    contractor", "to Rome")."""
+    return all(t[2] in _COMPLEMENT for t in words) and all(
+        t[2] != "IN" or t[3] in _COMPLEMENT_PREPOSITIONS for t in words
     )
 
 
@@ -637,16 +646,14 @@ def _scheduled_after(tokens: list[Token], at: int) -> bool:
         return False
     rest = [t for t in tokens[at + 1 :] if t[2] not in (".", ",", ":")]
     if verb[3] in _BE:
-        return _is_a_person(subject) and all(
-            t[2] in _WHERE_OR_FREE or t[3] in _AVAILABILITY for t in rest
-        )
+        return _is_a_person(subject) and _where_or_free(rest)
     # Its object and a place, as in _dates_the_verb; no adverb of how ("works well").
     return (
         verb[3] not in _BE_OR_HAVE
         and verb[3] not in _STATIVE
         and len(rest) <= _MAX_COMPLEMENT
-        and all(t[2] in _COMPLEMENT and (t[2] != "RB" or t[3] in _PARTICLES) for t in rest)
-        and all(t[2] != "IN" or t[3] in _COMPLEMENT_PREPOSITIONS for t in rest)
+        and _a_complement(rest)
+        and all(t[2] != "RB" or t[3] in _PARTICLES for t in rest)
     )
 
 
