@@ -474,6 +474,9 @@ def test_a_short_sentence_mostly_a_name_keeps_its_names(
         ("She became CEO last year.", {}),
         ("He was named CTO at Acme.", {"Acme": "org"}),
         ("Talked to the VP of Sales.", {}),
+        # Nor is a doctor or an assistant by their initials (GP a product before).
+        ("Dr. Priya Patel is my GP.", {"Dr. Priya Patel": "person"}),
+        ("My PA booked the flights.", {}),
     ],
 )
 def test_a_job_title_is_no_entity(

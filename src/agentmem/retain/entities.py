@@ -213,7 +213,7 @@ _CHAT_WORDS = _word_set(
     "bye goodbye welcome cheers congrats congratulations glad awesome nah wanna gonna gotta "
     "ya yay yup woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh"
 )
-_JOB_TITLES = _word_set("ceo cto cfo coo cmo cio ciso cpo vp svp evp avp")
+_JOB_TITLES = _word_set("ceo cto cfo coo cmo cio ciso cpo vp svp evp avp gp pa")
 # Capitalised kinship words used as names ("Call Mom") refer to a person.
 _KINSHIP_NAMES = _word_set(
     "mom mum mommy mummy mother dad daddy father mama papa grandma grandpa granny nana "
