@@ -253,6 +253,9 @@ def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) 
         "It's been a busy week since we talked.",
         "Since she was born, we moved three times.",
         "I have lived here since I had a baby.",
+        # Thanks given, and a feeling whose "that" says what caused it.
+        "Thanks to everyone who came!",
+        "I was so happy that you came.",
     ],
 )
 def test_since_of_time_and_so_of_degree_make_no_cause(mem: agentmem.AgentMemory, text: str) -> None:
@@ -354,6 +357,11 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
     [
         ("The concert got postponed due to heavy rain.", "Heavy rain."),
         ("Because of the strike, we drove to Leeds.", "The strike."),
+        ("Thanks to the rain, the garden looks great.", "The rain."),
+        ("He got the job thanks to his sister.", "His sister."),
+        # How someone or something was, and what it made happen.
+        ("I was so tired that I fell asleep on the train.", "I was tired."),
+        ("The film was so long that we left early.", "The film was long."),
         # As a noun phrase before "caused" is (guard: stored before too).
         ("Heavy rain caused the concert to be postponed.", "Heavy rain."),
     ],

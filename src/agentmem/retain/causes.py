@@ -5,15 +5,18 @@ was delayed" states a cause and its effect at once.
 
 - "because" + clause before or after the effect ("The launch slipped because the vendor's API
   was down", "Because the supplier missed its deadline, ...");
-- "because of", "due to", "owing to", "as a result of" + what caused it, before or after the
-  effect ("The concert was postponed due to heavy rain", "Because of the strike, we drove"):
-  a noun phrase is a cause as it is before "caused" or "led to"; not "due to" right after
-  "is" or "was", which also says what is owed or planned ("The rent is due to the landlord",
-  "She is due to arrive");
+- "because of", "due to", "owing to", "thanks to", "as a result of" + what caused it, before
+  or after the effect ("The concert was postponed due to heavy rain", "Because of the
+  strike, we drove"): a noun phrase is a cause as it is before "caused" or "led to"; not
+  "due to" right after "is" or "was", which also says what is owed or planned ("The rent is
+  due to the landlord", "She is due to arrive");
 - "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
   a kid"), not with a clause that dates something ("since we last spoke", "since I first met
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
   married");
+- how someone or something was before "so ... that" and what it made happen ("I was so
+  tired that I fell asleep"), not a feeling whose "that" clause is its reason ("so happy
+  that you came");
 - ", so" followed by a clause ("It rained, so we stayed in", "The roads flooded, so school was
   cancelled"), never "so that" or "so much";
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
@@ -103,8 +106,8 @@ _RESULT = re.compile(
 # "Because of the strike, we drove" / "The concert was postponed due to heavy rain": a
 # cause named, not stated. "because of that/this" opens an effect (EFFECT_OPENERS).
 _NAMED_CUE = (
-    r"(?:because\s+of|due\s+to|owing\s+to|(?:as\s+a\s+(?:result|consequence)|in\s+consequence)"
-    r"\s+of)"
+    r"(?:because\s+of|due\s+to|owing\s+to|thanks\s+to"
+    r"|(?:as\s+a\s+(?:result|consequence)|in\s+consequence)\s+of)"
 )
 _NAMED_OPENING = re.compile(
     rf"^(?P<cue>{_NAMED_CUE})\s+(?P<cause>[^,;]{{3,120}}),\s*(?P<effect>.+)$", re.IGNORECASE
@@ -204,6 +207,17 @@ def states_the_same(a: str, b: str) -> bool:
     return len(wa & wb) / min(len(wa), len(wb)) >= 0.75
 
 
+# "I was so tired that I fell asleep": how someone was, and what it made happen; not a
+# feeling whose "that" says what caused it ("I was so happy that you came").
+_SO_THAT = re.compile(
+    r"^(?P<state>.{1,60}?\b(?:was|were|is|are|am|got|felt|'m|’m|'re|’re)\s+)so\s+"
+    r"(?!(?:happy|glad|sad|sorry|relieved|grateful|thankful|proud|pleased|surprised|shocked"
+    r"|excited|upset|angry|mad|disappointed|afraid|scared|worried|sure|certain|thrilled"
+    r"|lucky|blessed)\b)(?P<how>[a-z]{3,})\s+that\s+(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+
+
 def _content_words(text: str) -> set[str]:
     return {w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _SMALL_WORDS}
 
@@ -222,6 +236,11 @@ def _cause_in(sentence: str) -> str | None:
     named = _named_cause(sentence)
     if named:
         return named
+    so_that = _SO_THAT.match(sentence)
+    if so_that and _words(so_that["effect"]) >= 2:
+        state = _after_speaker(so_that["state"] + so_that["how"])
+        if _says_something(state):
+            return _clean(state)
     for pattern in (_RESULT, _SO, _SO_NOUN, _VERB, _CONSEQUENCE):
         match = pattern.match(sentence)
         cause = _after_speaker(match.group("cause")) if match else ""
