@@ -362,6 +362,9 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
         # How someone or something was, and what it made happen.
         ("I was so tired that I fell asleep on the train.", "I was tired."),
         ("The film was so long that we left early.", "The film was long."),
+        # A passive names its cause after "by" ("The outage on Tuesday was." before).
+        ("The outage on Tuesday was caused by a bad config push.", "A bad config push."),
+        ("The fire was probably caused by faulty wiring.", "Faulty wiring."),
         # As a noun phrase before "caused" is (guard: stored before too).
         ("Heavy rain caused the concert to be postponed.", "Heavy rain."),
     ],

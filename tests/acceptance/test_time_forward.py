@@ -100,6 +100,14 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Mum's cooking on Sunday was great.", FEB_20, "2025-02-16", "2025-02-16"),
     ("The clinic closes for two weeks over Christmas.", FEB_20, "2025-12-24", "2025-12-26"),
     ("We stayed with Mum over Christmas.", FEB_20, "2024-12-24", "2024-12-26"),
+    # What slipped to a date is moved there; a month after "to" is a date only then.
+    ("The Lantern launch slipped to Thursday.", FEB_20, "2025-02-27", "2025-02-27"),
+    ("The release was moved to March.", FEB_20, "2025-03-01", "2025-03-31"),
+    ("I slipped on the ice on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
+    # A time that describes a noun gives way to the one that dates the clause (Q3 2024
+    # before); alone it still dates it, and a noun after a date makes no scheduled present.
+    ("The Q3 roadmap review is on the 12th.", FEB_20, "2025-03-12", "2025-03-12"),
+    ("The Q3 numbers look great.", FEB_20, "2024-07-01", "2024-09-30"),
     # The second, third or fourth week of a month (the whole month before).
     ("The review is scheduled for the second week of April.", FEB_20, "2025-04-08", "2025-04-14"),
     ("We met in the third week of January.", FEB_20, "2025-01-15", "2025-01-21"),
@@ -520,6 +528,7 @@ def test_a_clause_is_dated_on_its_side_of_when_it_was_said(
 # Numeric dates and the bank's date order
 
 NOT_DATES = [
+    "I gave a gift to June.",  # a month after "to" that nothing is moved to is a name
     "Use 3/4 of a cup of flour.",
     "The score was 3/4 at half time.",
     "Upgrade to version 1.2.2025 now.",

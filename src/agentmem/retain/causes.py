@@ -22,8 +22,9 @@ was delayed" states a cause and its effect at once.
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
   next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
   cause);
-- "X led to / caused / resulted in Y": X is the cause; so is the clause before ", causing",
-  ", leading to", ", resulting in", ", forcing" or ", which led to / caused / forced / meant".
+- "X led to / caused / resulted in Y": X is the cause, as is Z of "Y was caused by Z"; so
+  is the clause before ", causing", ", leading to", ", resulting in", ", forcing" or ",
+  which led to / caused / forced / meant".
 
 A cause clause says something by itself (a named cause, as a noun phrase before "caused":
 one content word): two content words, or one that is what someone was, had
@@ -119,8 +120,14 @@ _NAMED_TRAILING = re.compile(
 # "is due to arrive", "the rent was due to the landlord": what is owed or planned.
 _OWED = re.compile(r"\b(?:is|was|are|were|be|been|'s|’s|'re|’re)\s*$", re.IGNORECASE)
 _VERB = re.compile(
-    r"^(?P<cause>[^,;]{6,120}?)\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+"
-    r"(?P<effect>[^.;!?]{4,})",
+    r"^(?P<cause>[^,;]{6,120}?)(?<!\bwas)(?<!\bwere)(?<!\bis)(?<!\bare)(?<!\bbeen)(?<!\bbe)"
+    r"\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+# "The outage was caused by a bad config push": the cause named after the passive's "by".
+_CAUSED_BY = re.compile(
+    r"^(?P<effect>[^,;]{6,160}?)\s+(?:was|were|is|are|has\s+been|had\s+been|got)\s+"
+    r"(?:(?:probably|likely|mainly|partly|actually)\s+)?caused\s+by\s+(?P<cause>[^.;!?]{3,160})",
     re.IGNORECASE,
 )
 # "The app crashed, causing us to lose the draft", "Sales fell, which forced us to cut
@@ -233,7 +240,7 @@ def _cause_in(sentence: str) -> str | None:
         cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
         if _is_cause(match.group("cue"), cause, match.group("effect")):
             return _clean(cause)
-    named = _named_cause(sentence)
+    named = _named_cause(sentence) or _passive_cause(sentence)
     if named:
         return named
     so_that = _SO_THAT.match(sentence)
@@ -263,6 +270,15 @@ def _named_cause(sentence: str) -> str | None:
     if not _content_words(cause) or _words(match.group("effect")) < 2:
         return None
     return _clean(cause)
+
+
+def _passive_cause(sentence: str) -> str | None:
+    """The cause a passive names after "caused by"."""
+    match = _CAUSED_BY.match(sentence)
+    if match is None or _words(match["effect"]) < 2:
+        return None
+    cause = _NEXT_CLAUSE.split(match["cause"], maxsplit=1)[0]
+    return _clean(cause) if _content_words(cause) else None
 
 
 def _cause_before(before: str, sentence: str) -> str | None:

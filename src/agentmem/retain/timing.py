@@ -70,11 +70,30 @@ def anchor_all_in_time(
 
 
 def _first_time(fact: ExtractedFact, date_order: str) -> ParsedTime | None:
-    """The first time expression of a fact whose occurrence is read from its text."""
+    """The first time expression of a fact whose occurrence is read from its text, passing
+    one that only describes a noun when another follows ("The Q3 roadmap review is on the
+    12th": the review is on the 12th)."""
     if not _to_anchor(fact):
         return None
     expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
-    return expressions[0] if expressions else None
+    telling = [e for e in expressions if not _describes_a_noun(fact.text, e)]
+    return (telling or expressions or [None])[0]
+
+
+# "the Q3 roadmap", "our 2024 budget": a determiner, the expression, then a noun.
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|my|our|your|his|her|their|this|that)\s+$", re.I)
+_NOUN_AFTER = re.compile(
+    r"\s+(?!(?:and|or|but|to|in|on|at|for|with|from|by|is|was|are|were|will|would|we|i|you"
+    r"|he|she|they|it|when|then)\b)[a-z]{3,}\b"
+)
+
+
+def _describes_a_noun(text: str, found: ParsedTime) -> bool:
+    start, end = found.span
+    return (
+        _DETERMINER_BEFORE.search(text, max(0, start - 8), start) is not None
+        and _NOUN_AFTER.match(text, end) is not None
+    )
 
 
 def _anchored(fact: ExtractedFact, first: ParsedTime | None) -> ExtractedFact:

@@ -651,12 +651,12 @@ _NAME_AFTER = re.compile(r"\s+[A-Z][a-z]")
 
 def _month_in_context(text: str, match: re.Match[str]) -> bool:
     """A month alone is a date after a preposition, except a first name after "by" with a
-    family name after it: "a book by May Sarton", "a song by June Carter"; after "for" only
-    what is booked or planned for it ("the trip is planned for June", not "a gift for
-    June")."""
+    family name after it: "a book by May Sarton", "a song by June Carter"; after "for" or
+    "to" only what is moved, booked or planned to it ("the launch slipped to March", "the
+    trip is planned for June", not "a gift for June", "talk to May")."""
     start = match.start()
     if not _after_preposition(text, match):
-        return bool(_just_before(_FOR_BEFORE, text, start)) and moved_to(text, start)
+        return moved_to(text, start)
     return not (_just_before(_BY_BEFORE, text, start) and _NAME_AFTER.match(text, match.end()))
 
 

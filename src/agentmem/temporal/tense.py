@@ -86,6 +86,7 @@ _PLAN_CUE = re.compile(
 _MOVE = (
     r"\b(?:mov(?:e|es|ed|ing)|postpon(?:e|es|ed|ing)|push(?:es|ed|ing)?(?:\s+back)?"
     r"|reschedul(?:e|es|ed|ing)|delay(?:s|ed|ing)?|bump(?:s|ed|ing)?|shift(?:s|ed|ing)?"
+    r"|slip(?:s|ped|ping)?"
     r"|put\s+off|brought\s+forward|bring(?:s|ing)?\s+forward)\b"
 )
 _MOVED_TO = re.compile(_MOVE + r"[^.;!?]{0,40}?\b(?:to|until|till|for)\s+(?:the\s+)?$", re.I)
@@ -625,6 +626,10 @@ def _first_after(tokens: list[Token]) -> Direction | None:
     return direction
 
 
+# Verbs of how something seems ("look great"), no event of their own.
+_LINKING = frozenset(
+    {"look", "looks", "seem", "seems", "sound", "sounds", "feel", "feels", "appear", "appears"}
+)
 # What may stand between a date opening a clause and its verb: the subject ("On Friday we",
 # "In March my sister").
 _SUBJECT_TAGS = frozenset({"PRP", "PRP$", "NNP", "NNPS", "DT", "NN", "NNS", "POS", ","})
@@ -639,7 +644,9 @@ def _scheduled_after(tokens: list[Token], at: int) -> bool:
     verb, subject = tokens[at], tokens[at - 1] if at > 0 else None
     if (
         verb[2] not in ("VBZ", "VBP")
+        or verb[3] in _LINKING
         or not 1 <= at <= 3
+        or tokens[0][2] in ("NN", "NNS")  # "The Q3 numbers look great": the date is a noun's
         or not all(t[2] in _SUBJECT_TAGS for t in tokens[:at])
         or any(t[3] in _HABIT for t in tokens)
     ):
