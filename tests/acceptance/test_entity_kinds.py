@@ -834,6 +834,8 @@ def test_a_range_of_days_the_model_files_as_a_name_is_a_date(
         # Only a person runs a race (a concept before: the name is no first name we know).
         ("Olu ran the Lagos marathon in 2019.", {"Olu": "person", "Lagos": "place"}),
         ("Zola ran the Boston Marathon.", {"Zola": "person", "Boston Marathon": "event"}),
+        # A run, a race or a parade is an event (a place before).
+        ("I'm doing the Great North Run in September.", {"Great North Run": "event"}),
         # A holiday is a time, not a person and a concept or an event, nor is its greeting.
         ("We broke up the week before Valentine's Day.", {}),
         ("I haven't seen Ben since New Year's Eve.", {"Ben": "person"}),

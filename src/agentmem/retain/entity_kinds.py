@@ -100,7 +100,7 @@ _PLACE_HEADS = _words("lake mount mt mont monte river isle cape port fort")
 _PRODUCT_SUFFIXES = _words("api app sdk")
 _EVENT_SUFFIXES = _words(
     "festival olympics games cup championship championships marathon conference summit expo "
-    "fair tournament derby"
+    "fair tournament derby run race parade gala"
 )
 RACE_RE = re.compile(r"^\d+k$", re.IGNORECASE)
 # Degrees and exams are things one holds or sits, not products or organisations ("her PhD",
