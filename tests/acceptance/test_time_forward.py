@@ -108,6 +108,10 @@ CASES: list[tuple[str, str, str, str]] = [
     # before); alone it still dates it, and a noun after a date makes no scheduled present.
     ("The Q3 roadmap review is on the 12th.", FEB_20, "2025-03-12", "2025-03-12"),
     ("The Q3 numbers look great.", FEB_20, "2024-07-01", "2024-09-30"),
+    # A named day said to be some time away is that day (the weeks counted before); a day
+    # with no name is as far ahead as said.
+    ("Christmas is still a few weeks away.", FEB_20, "2025-12-24", "2025-12-26"),
+    ("My birthday is two weeks away.", FEB_20, "2025-03-03", "2025-03-09"),
     # The second, third or fourth week of a month (the whole month before).
     ("The review is scheduled for the second week of April.", FEB_20, "2025-04-08", "2025-04-14"),
     ("We met in the third week of January.", FEB_20, "2025-01-15", "2025-01-21"),

@@ -700,14 +700,19 @@ _ADVERBIAL_AFTER = re.compile(
 
 def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
     """A weekday or holiday alone is a date after a preposition, at the end of a clause,
-    before a time of day ("the call is Tuesday at 3pm") or before a preposition of its
-    clause ("we met Tuesday for drinks")."""
+    before a time of day ("the call is Tuesday at 3pm"), before a preposition of its clause
+    ("we met Tuesday for drinks") or as what is some time away ("Christmas is still a few
+    weeks away": Christmas, not the weeks)."""
     return (
         _bare_needs_preposition(text, match)
         or _CLAUSE_END_AFTER.match(text, match.end()) is not None
         or _CLOCK_AFTER.match(text, match.end()) is not None
         or _ADVERBIAL_AFTER.match(text, match.end()) is not None
+        or _AWAY_AFTER.match(text, match.end()) is not None
     )
+
+
+_AWAY_AFTER = re.compile(r"\s+(?:is|['’]s)\s+[^.!?;,]{0,30}?\baway\b", re.IGNORECASE)
 
 
 _THE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
