@@ -266,19 +266,22 @@ def _named_cause(sentence: str) -> str | None:
     cue = match.group("cue").casefold()
     if cue.startswith("due") and _OWED.search(sentence[: match.start("cue")]):
         return None
-    cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
-    if not _content_words(cause) or _words(match.group("effect")) < 2:
-        return None
-    return _clean(cause)
+    return _noun_phrase_cause(match)
 
 
 def _passive_cause(sentence: str) -> str | None:
     """The cause a passive names after "caused by"."""
     match = _CAUSED_BY.match(sentence)
-    if match is None or _words(match["effect"]) < 2:
-        return None
+    return None if match is None else _noun_phrase_cause(match)
+
+
+def _noun_phrase_cause(match: re.Match[str]) -> str | None:
+    """The cause a match names (up to its next clause), when it holds a content word and the
+    effect says enough."""
     cause = _NEXT_CLAUSE.split(match["cause"], maxsplit=1)[0]
-    return _clean(cause) if _content_words(cause) else None
+    if not _content_words(cause) or _words(match["effect"]) < 2:
+        return None
+    return _clean(cause)
 
 
 def _cause_before(before: str, sentence: str) -> str | None:

@@ -358,12 +358,14 @@ def _favourite(thing: str) -> str:
 #: Who "I", "we", "my" are in text retained without a speaker: the one who writes to the
 #: bank ("I live in Berlin", then "We moved to Lisbon"), as one name.
 NARRATOR = "i"
+#: The words whose subject is the speaker, or the narrator.
+FIRST_PERSON = frozenset({"i", "we", "my", "our"})
 
 
 def _subject(word: str, speaker: str | None) -> str | None:
     """Who a statement is about: the speaker (else the narrator) for "I", "we", "my"; else
     the name said."""
-    if word.casefold() in {"i", "we", "my", "our"}:
+    if word.casefold() in FIRST_PERSON:
         return speaker.casefold() if speaker else NARRATOR
     if word.casefold() in _STOP_NAMES or not word[:1].isupper():
         return None

@@ -30,6 +30,7 @@ from typing import Any
 from agentmem.retain.slots import (
     ANY_FAMILY_WORDS,
     FAMILY_WORDS,
+    FIRST_PERSON,
     NARRATOR,
     Slot,
     is_kept_current,
@@ -79,7 +80,7 @@ _FAMILY_RE = {family: re.compile(words, re.IGNORECASE) for family, words in FAMI
 
 
 _WORD = re.compile(r"\b[^\W\d_]+\b")  # a word a slot's subject may be (``retain/slots.py``)
-_FIRST_PERSON = re.compile(r"\b(?:i|we|my|our)\b", re.IGNORECASE)  # the narrator's words
+_FIRST_PERSON = re.compile(rf"\b(?:{'|'.join(FIRST_PERSON)})\b", re.IGNORECASE)
 # Entries of rows gone (forgotten, stored again) kept in the subjects' lists before they are
 # dropped, beyond as many as the rows held have.
 _STALE_ENTRIES = 64

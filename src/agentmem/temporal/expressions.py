@@ -548,7 +548,9 @@ _MONTH = (
     r"\b(?P<month>(?-i:January|February|March|April|May|June|July|August|September|October"
     r"|November|December)\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b\.?)"
 )
-_DAY_OF_MONTH = r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?(?!\w)"
+# The number of a day of the month, 1 to 31 ("3", "03", "31").
+_DAY_DIGITS = r"(?:3[01]|[12]\d|0?[1-9])"
+_DAY_OF_MONTH = rf"(?P<day>{_DAY_DIGITS})(?:st|nd|rd|th)?(?!\w)"
 # A day of the month spelled out, as said aloud: "the third of May", "June twenty-first".
 _UNIT_ORDINALS = (  # noqa: SIM905 (a list of words reads best as words)
     "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
@@ -569,10 +571,11 @@ _DAY_WORD = (
 _ANY_DAY = rf"(?:{_DAY_OF_MONTH}|{_DAY_WORD})"
 # The first day of a range of days ("12-15 May", "the 3rd to the 5th of June", "between 12
 # and 15 May"); "and" joins two days only after "between" ("on 12 and 15 May" are two days).
-_FIRST_DAY = r"(?P<first>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+_FIRST_DAY = rf"(?P<first>{_DAY_DIGITS})(?:st|nd|rd|th)?"
+_JOINS_BUT_AND = "|".join(re.escape(word) for word in sorted(RANGE_JOINS - {"and"}))
 _FIRST_DAY_TO = (
     rf"(?:(?P<between>\bbetween\s+)|(?<![\w/.-]))(?:the\s+)?{_FIRST_DAY}\s*"
-    r"(?(between)and|(?:[-–—]|to|until|till|through|thru))\s*(?:the\s+)?"
+    rf"(?(between)and|(?:{_JOINS_BUT_AND}))\s*(?:the\s+)?"
 )
 # The year of a date: any four digits ("31 December 9999" is no December 31 of this year; a
 # year datetime cannot hold makes the date unreal, see _dates_unreal). Bare years are narrower.
@@ -1520,7 +1523,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "ordinal_day",
         # "on the 28th"; not "the 5th floor", "the 19th century" (a noun follows).
-        rf"\bthe\s+(?:(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)\b|{_DAY_WORD})"
+        rf"\bthe\s+(?:(?P<day>{_DAY_DIGITS})(?:st|nd|rd|th)\b|{_DAY_WORD})"
         r"(?:\s+of\s+(?:the|this)\s+month\b)?" + _NO_NOUN_AFTER,
         _resolve_ordinal_day,
         _ordinal_day_in_context,
@@ -1866,7 +1869,7 @@ def _portion(inner: _Interval, modifier: str) -> _Interval | None:
     return None
 
 
-_DASHES = frozenset("-–—")
+_DASHES = frozenset(word for word in RANGE_JOINS if not word.isalpha())
 _RANGE_OPEN_BEFORE = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
 _RANGE_JOIN = re.compile(
     r"\s*(?:[-–—]|\b(?:" + "|".join(w for w in RANGE_JOINS if w.isalpha()) + r")\b)\s*",

@@ -273,7 +273,7 @@ def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
             continue
         following = tokens[k + 1][2]
         if following in ("IN", "DT") or (
-            following == "VBG" and not any(t[2] in _FINITE for t in tokens[k + 2 :] if t[2] != ".")
+            following == "VBG" and not any(t[2] in _FINITE for t in tokens[k + 2 :])
         ):
             tokens[k] = (start, end, "VBZ", lower)
 
