@@ -392,6 +392,27 @@ def test_a_sentence_opening_word_joins_a_known_entity_but_founds_none(
     assert kinds(bank) == {"Lisbon": "place"}
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A common plural opening a sentence is no name, whatever it does (each was a person).
+        ("Users loved it.", {}),
+        ("Parents complained about the new timetable.", {}),
+        ("Doctors said everything is fine.", {}),
+        ("Friends came over for dinner with Ines.", {"Ines": "person"}),
+        ("Teachers went on strike.", {}),
+        # A name ending in -s is read as a proper noun and stays one.
+        ("Carlos loved it.", {"Carlos": "person"}),
+        ("Demetrius complained about the new timetable.", {"Demetrius": "person"}),
+        ("Frances complained about the new timetable.", {"Frances": "person"}),  # read NNS
+    ],
+)
+def test_a_common_plural_opening_a_sentence_is_no_name(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
 def test_kind_votes_round_trip_through_export(mem: agentmem.AgentMemory, tmp_path: Path) -> None:
     bank = mem.bank("src")
     bank.retain("Marco's sister is Giulia.", mentioned_at=T0)

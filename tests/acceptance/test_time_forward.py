@@ -718,3 +718,85 @@ def test_a_time_told_from_the_sentence_before_is_stored(mem: agentmem.AgentMemor
     ).memories
     assert [m.occurred_start.date() for m in later] == [date(2019, 5, 3), date(2019, 5, 17)]
     assert mem.check_integrity().ok
+
+
+# (text, the span stored for each of its sentences: first and last day, or None), said on
+# Thursday 20 February 2025.
+EPISODES: list[tuple[str, list[tuple[str, str] | None]]] = [
+    # Sentences that go on telling a dated episode happened in it.
+    (
+        "Last summer we drove to Santa Fe. We stayed three nights at a motel.",
+        [("2024-06-01", "2024-08-31"), ("2024-06-01", "2024-08-31")],
+    ),
+    (
+        "Yesterday's standup ran long. Priya raised the migration risk. We agreed to delay it.",
+        [("2025-02-19", "2025-02-19")] * 3,
+    ),
+    (
+        "Next week we fly to Rome. We'll stay near the Pantheon.",
+        [("2025-02-24", "2025-03-02"), ("2025-02-24", "2025-03-02")],
+    ),
+    (
+        "On Monday I flew to Paris. The next day I visited the Louvre. It was packed with "
+        "tourists.",
+        [("2025-02-17", "2025-02-17"), ("2025-02-18", "2025-02-18"), ("2025-02-18", "2025-02-18")],
+    ),
+    # Not what holds now, what held for years, came after, recurs, or someone was; not after
+    # a year or a birth, nor a past after a coming date or a plan after a past one.
+    ("Last month I changed jobs. Now I work at Stripe.", [("2025-01-01", "2025-01-31"), None]),
+    (
+        "Yesterday I met Tom at the station. He worked at Google for years.",
+        [("2025-02-19", "2025-02-19"), None],
+    ),
+    ("On Monday I flew to Paris. Later I moved to Leeds.", [("2025-02-17", "2025-02-17"), None]),
+    (
+        "In January we visited Kyoto. We hiked every weekend. My grandfather was a sailor there.",
+        [("2025-01-01", "2025-01-31"), None, None],
+    ),
+    (
+        "In 2019 I moved to Berlin. I found a job at a startup.",
+        [("2019-01-01", "2019-12-31"), None],
+    ),
+    ("I was born on 3 May 1990. I grew up in Ohio.", [("1990-05-03", "1990-05-03"), None]),
+    (
+        "Tomorrow is the big demo. We rehearsed the whole pitch twice.",
+        [("2025-02-21", "2025-02-21"), None],
+    ),
+    ("Last week I met Anna. She will join our team.", [("2025-02-10", "2025-02-16"), None]),
+    ("On Sunday we had a barbecue. Did you go to it?", [("2025-02-16", "2025-02-16"), None]),
+]
+
+
+def test_a_sentence_that_goes_on_telling_a_dated_episode_is_stored_in_it(
+    store_path: Path,
+) -> None:
+    with agentmem.AgentMemory(store_path) as memory:
+        bank = memory.bank("episodes")
+        for index, (text, _) in enumerate(EPISODES):
+            bank.retain(text, mentioned_at=FEB_20, document_id=f"episode-{index}")
+    with agentmem.AgentMemory(store_path) as memory:  # as stored, after reopening
+        bank = memory.bank("episodes")
+        for index, (text, expected) in enumerate(EPISODES):
+            stored = bank.memories(document_id=f"episode-{index}")
+            spans = [
+                (str(m.occurred_start.date()), str(m.occurred_end.date()))
+                if m.occurred_start is not None and m.occurred_end is not None
+                else None
+                for m in stored
+            ]
+            assert spans == expected, text
+        assert memory.check_integrity().ok
+    # A chat turn is its own message: the next one does not go on from it.
+    with agentmem.AgentMemory(store_path) as memory:
+        turns = (
+            memory.bank("chat")
+            .retain(
+                [
+                    {"role": "user", "name": "Ana", "content": "Last summer we drove to Santa Fe."},
+                    {"role": "user", "name": "Bo", "content": "We stayed home all summer."},
+                ],
+                mentioned_at=FEB_20,
+            )
+            .memories
+        )
+        assert turns[1].occurred_start is None

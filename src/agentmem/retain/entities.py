@@ -1114,9 +1114,14 @@ def _capitalised_mention(
     # flew to ...", "Mateus thinks ...") or must be a known first name; else it names
     # something only if the bank already knows it by that name. A capital inside the
     # sentence is no such accident: "Nurse Joy checked on Tim" names Nurse Joy.
+    # A lone word in -s the tagger reads as a common plural there is no name, whatever it
+    # does: "Users loved it", "Parents complained" (not a known first name: "Georges").
+    common_plural = (
+        end - start == 1 and words[0].tag_ == "NNS" and words[0].lower_.endswith("s") and not given
+    )
     tentative = (
         _opens_a_sentence(doc, start)
-        and not _is_cued(votes)
+        and (common_plural or not _is_cued(votes))
         and words[0].lower_ not in FIRST_NAMES
         and not CODE_RE.match(key)
         and not any(_is_capitalised(t.text) for t in words[1:])

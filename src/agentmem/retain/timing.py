@@ -24,6 +24,8 @@ from agentmem.temporal.expressions import may_read_tense
 from agentmem.temporal.tense import (
     Direction,
     clause_direction,
+    may_narrate,
+    narrates,
     says_it_is_to_come,
     tag_texts,
 )
@@ -52,19 +54,27 @@ def anchor_all_in_time(
     together, not one by one (same tags, a fraction of the time).
 
     A fact that names no date of its own but a time told from the one before ("The next day
-    I visited the Louvre") is dated from the previous dated fact of the same message.
+    I visited the Louvre") is dated from the previous dated fact of the same message; one that
+    names no time but goes on telling the episode of the dated fact right before it ("Last
+    summer we drove to Santa Fe. We stayed three nights at a motel.") is stored in its period.
     """
     tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
+    dated = [_anchored(fact, _first_time(fact, date_order)) for fact in facts]
+    tag_texts(d.text for d in dated if _to_anchor(d) and may_narrate(d.text))
     anchored: list[ExtractedFact] = []
     previous: ExtractedFact | None = None  # the last dated fact of the current message
-    for fact in facts:
-        done = _anchored(fact, _first_time(fact, date_order))
+    told_before = False  # whether the fact before (not a part) was that one
+    for fact, done in zip(facts, dated, strict=True):
         if previous is not None and previous.message_index != fact.message_index:
-            previous = None
-        if _to_anchor(fact) and done.occurred_start is None and previous is not None:
+            previous, told_before = None, False
+        if _to_anchor(done) and previous is not None:
             done = _told_from(done, previous)
-        if done.occurred_start is not None and done.part_of is None:
-            previous = done
+            if done.occurred_start is None and told_before:
+                done = _told_on(done, previous)
+        if done.part_of is None:
+            told_before = done.occurred_start is not None
+            if told_before:
+                previous = done
         anchored.append(done)
     return anchored
 
@@ -139,6 +149,33 @@ def _told_from(fact: ExtractedFact, previous: ExtractedFact) -> ExtractedFact:
     if found is None:
         return fact
     return replace(fact, occurred_start=found[0], occurred_end=found[1] - _INCLUSIVE)
+
+
+# The longest period a told episode goes on in ("Last summer we drove to Santa Fe. We
+# stayed ..."): a day, a week, a month, a season; a year or a birth dates no episode.
+_EPISODE = timedelta(days=93)
+_BIRTH = re.compile(r"\bborn\b", re.IGNORECASE)
+
+
+def _told_on(fact: ExtractedFact, previous: ExtractedFact) -> ExtractedFact:
+    """``fact``, which names no time, in the period of ``previous``, the dated fact right
+    before it in its message, when it goes on telling that episode: past events after a past
+    period, "will" after a coming one (see :func:`~agentmem.temporal.tense.narrates`)."""
+    start, end = previous.occurred_start, previous.occurred_end
+    if (
+        start is None
+        or end is None
+        or end - start > _EPISODE
+        or _BIRTH.search(previous.text)
+        or not may_narrate(fact.text)
+    ):
+        return fact
+    direction = narrates(fact.text)
+    if (direction == "past" and end <= fact.mentioned_at) or (
+        direction == "forward" and start >= fact.mentioned_at
+    ):
+        return replace(fact, occurred_start=start, occurred_end=end)
+    return fact
 
 
 def _to_anchor(fact: ExtractedFact) -> bool:

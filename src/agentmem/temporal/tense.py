@@ -405,6 +405,60 @@ def lasts_until_now(text: str, start: int) -> bool:
     )
 
 
+# What held for longer than a told episode ("for years", "for two decades", "since", "used
+# to") or came after it ("after that", "afterwards", "later", "eventually").
+_BEYOND_THE_EPISODE = re.compile(
+    r"\bfor\s+(?:\w+\s+)?(?:years|decades|ages|generations)\b|\bsince\b|\bused\s+to\b"
+    r"|\ball\s+(?:my|his|her|their|our|your)\s+li(?:fe|ves)\b"
+    r"|\bafter\s+that\b|\bafterwards?\b|\blater\b|\beventually\b",
+    re.IGNORECASE,
+)
+# What follows "was" or "were" when it says what someone or something was ("He was a
+# teacher", "My parents were doctors"), not how or where it was then ("It was packed").
+_WHAT_ONE_WAS = frozenset({"DT", "PRP$", "NN", "NNS", "NNP", "NNPS", "CD"})
+
+
+def may_narrate(text: str) -> bool:
+    """Whether :func:`narrates` may find a direction in ``text``, read without tags: not a
+    question, a habit, what held for years or came after."""
+    return not (
+        text.rstrip().endswith("?") or _RECURRENCE.search(text) or _BEYOND_THE_EPISODE.search(text)
+    )
+
+
+def narrates(text: str) -> Direction | None:
+    """Which way a sentence that names no time of its own goes on from a dated one before it
+    in the same message: "past" for events told in the simple past ("Last summer we drove to
+    Santa Fe. We stayed three nights at a motel."), "forward" for one told with "will" or
+    "going to" ("Next week we fly to Rome. We'll stay near the Pantheon."), so it happened in
+    the same period. None when its first verb is not finite or it says otherwise: a present, a
+    pluperfect ("We had been there before"), a habit, a question, what held for years
+    ("He worked there for decades") or came after ("Later I moved to Leeds"), what someone
+    was ("My grandfather was a sailor")."""
+    if not may_narrate(text):
+        return None
+    start = _statement_start(text)
+    tokens = [t for t in _tagged(text) if t[0] >= start]
+    verbs = _verbs(tokens)
+    if not verbs or verbs[0][2] not in _FINITE:
+        return None
+    first = verbs[0]
+    following = [t for t in tokens[tokens.index(first) + 1 :] if t[2] != "RB"]
+    after = following[0] if following else None
+    if first[3] in _BE and [t[3] for t in following[:2]] == ["going", "to"]:
+        return "forward"
+    if first[2] == "MD":
+        perfect = after is not None and after[3] in ("have", "'ve", "’ve")
+        return "forward" if first[3] in _WILL and not perfect else None
+    if first[2] != "VBD" or after is None or any(t[2] in ("VBZ", "VBP") for t in verbs):
+        return None  # a present anywhere says what holds now
+    if first[3] in ("had", "'d", "’d") and after[2] == "VBN":
+        return None  # a pluperfect: before the time told
+    if first[3] in ("was", "were") and after[2] in _WHAT_ONE_WAS:
+        return None
+    return "past"
+
+
 def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
     """The span of text around ``start:end`` between two boundaries, at most
     :data:`_CLAUSE_REACH` characters on either side: a clause is read from the words near its
