@@ -395,6 +395,22 @@ def test_a_sentence_opening_word_joins_a_known_entity_but_founds_none(
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        # Chat drops the subject of an -ing verb before a name ("Meeting Zoe" was a person).
+        ("Meeting Zoe at 3 pm.", {"Zoe": "person"}),
+        ("Visiting Anna in Leeds next week.", {"Anna": "person", "Leeds": "place"}),
+        # With a finite verb after them, the words are the subject's name.
+        ("Sterling Archer is a cartoon spy.", {"Sterling Archer": "person"}),
+    ],
+)
+def test_an_ing_verb_opening_a_sentence_is_no_part_of_the_name_after_it(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         # A common plural opening a sentence is no name, whatever it does (each was a person).
         ("Users loved it.", {}),
         ("Parents complained about the new timetable.", {}),

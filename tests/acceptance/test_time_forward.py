@@ -333,6 +333,12 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Moved here in '19.", FEB_20, "2019-01-01", "2019-12-31"),
     ("Last year in March we went to Rome.", FEB_20, "2024-03-01", "2024-03-31"),
     ("My birthday's on the 9th of June.", FEB_20, "2025-06-09", "2025-06-09"),
+    # A time of day alone, said at 10:00: the next such hour of a plan, the last of a past.
+    ("I'm meeting Zoe for coffee at 3 pm.", FEB_20, "2025-02-20T15:00Z", "2025-02-20T16:00Z"),
+    ("I met Zoe for coffee at 3 pm.", FEB_20, "2025-02-19T15:00Z", "2025-02-19T16:00Z"),
+    ("Let's meet at noon.", FEB_20, "2025-02-20T12:00Z", "2025-02-20T13:00Z"),
+    ("We met at 8am for breakfast.", FEB_20, "2025-02-20T08:00Z", "2025-02-20T09:00Z"),
+    ("I'll call you at 15:30.", FEB_20, "2025-02-20T15:30Z", "2025-02-20T16:30Z"),
 ]
 
 
@@ -561,12 +567,18 @@ NOT_DATES = [
     "I've been to Paris for a week.",
     # Hours away are a distance.
     "Leeds is two hours away.",
+    # A time of day alone in a timetable, of a birth, or saying neither morning nor evening.
+    "The shop opens at 9am.",
+    "She was born at 3 am.",
+    "We arrived at 10.",
+    "I'm at 3 percent battery.",
 ]
 
 
 # Habits: no single occurrence is meant, so none is stored.
 HABITS = [
     "Fatima volunteers at the Red Cross every Saturday.",
+    "I wake up at 6:30am every day.",
     "We usually go hiking in May.",
     "Every year in May we go to the lake.",
     "My mom calls me every Sunday.",

@@ -535,6 +535,23 @@ def _opens_no_name(token: Token) -> bool:
     ) and token.lower_ not in FIRST_NAMES  # "Rob Stark", "Will Byers"
 
 
+def _gerund_before_a_name(doc: Doc, i: int) -> bool:
+    """Whether ``doc[i]`` opens a sentence as an -ing verb before a first name, whatever the
+    tagger reads it as: chat drops the subject ("Meeting Zoe at 3", "Calling Priya later"),
+    so the name starts after it. Not when a finite verb follows: then the words are the
+    subject ("Sterling Archer is a cartoon")."""
+    word = doc[i].lower_
+    return (
+        _opens_a_sentence(doc, i)
+        and word.endswith("ing")
+        and len(word) > 5
+        and not _a_first_name(word)
+        and i + 1 < len(doc)
+        and _a_first_name(doc[i + 1].lower_)
+        and not any(t.tag_ in _FINITE_VERB_TAGS for t in doc[i + 1 : doc[i].sent.end])
+    )
+
+
 # Penn tags of what follows a verb whose subject chat drops: its object or its clause.
 _OBJECT_OPENERS = frozenset({"PRP", "PRP$", "DT"})
 # Verbs of hoping and guessing, which open a clause and which chat says without "I" ("Hope
@@ -632,7 +649,11 @@ def _from_spacy_entity(
         return
     # "Going to Lake Tahoe": no name but a title begins with a verb, a preposition or an
     # adverb; spaCy sometimes takes the words that open a sentence into the entity.
-    while end - start > 1 and kind != "product" and _opens_no_name(doc[start]):
+    while (
+        end - start > 1
+        and kind != "product"
+        and (_opens_no_name(doc[start]) or _gerund_before_a_name(doc, start))
+    ):
         start += 1
     if end - start == 1 and _is_a_verb_without_its_subject(doc, start):
         return

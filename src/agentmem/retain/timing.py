@@ -14,13 +14,14 @@ March 3" the last one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 
 from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.temporal.anaphora import follow_on
-from agentmem.temporal.expressions import may_read_tense
+from agentmem.temporal.expressions import may_read_tense, time_of_day_alone
 from agentmem.temporal.tense import (
     Direction,
     clause_direction,
@@ -60,7 +61,7 @@ def anchor_all_in_time(
     """
     tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
     dated = [_anchored(fact, _first_time(fact, date_order)) for fact in facts]
-    tag_texts(d.text for d in dated if _to_anchor(d) and may_narrate(d.text))
+    tag_texts(_may_go_on(dated))
     anchored: list[ExtractedFact] = []
     previous: ExtractedFact | None = None  # the last dated fact of the current message
     told_before = False  # whether the fact before (not a part) was that one
@@ -71,12 +72,44 @@ def anchor_all_in_time(
             done = _told_from(done, previous)
             if done.occurred_start is None and told_before:
                 done = _told_on(done, previous)
+        if _to_anchor(done):
+            done = _at_time_of_day(done)
         if done.part_of is None:
             told_before = done.occurred_start is not None
             if told_before:
                 previous = done
         anchored.append(done)
     return anchored
+
+
+def _may_go_on(dated: list[ExtractedFact]) -> Iterator[str]:
+    """The texts of the undated facts after a dated one of their message, which may go on
+    telling its episode (tagged together before :func:`_told_on` reads them), and of those
+    with a time of day alone (:func:`_at_time_of_day`)."""
+    message = None  # the message of the last dated fact
+    for fact in dated:
+        if fact.occurred_start is not None and fact.part_of is None:
+            message = fact.message_index
+        elif _to_anchor(fact) and (
+            (message == fact.message_index and may_narrate(fact.text))
+            or _AT_A_TIME.search(fact.text)
+        ):
+            yield fact.text
+
+
+# A time of day, which may date a fact that names no day (see time_of_day_alone).
+_AT_A_TIME = re.compile(r"\bat\s+(?:\d|noon\b)", re.IGNORECASE)
+
+
+def _at_time_of_day(fact: ExtractedFact) -> ExtractedFact:
+    """``fact``, which names no day, at the hour its time of day names ("I'm meeting Zoe for
+    coffee at 3 pm": that day, 15:00-16:00)."""
+    if not _AT_A_TIME.search(fact.text) or _BIRTH.search(fact.text):
+        return fact  # "She was born at 3 am" says the hour, not the day
+    found = time_of_day_alone(fact.text, fact.mentioned_at)
+    if found is None:
+        return fact
+    return replace(fact, occurred_start=found.start, occurred_end=found.end - _INCLUSIVE)
 
 
 def _first_time(fact: ExtractedFact, date_order: str) -> ParsedTime | None:

@@ -126,6 +126,7 @@ from agentmem.temporal.tense import (
     STARTING,
     Direction,
     clause_direction,
+    in_simple_present,
     lasts_until_now,
     moved_to,
     recurs,
@@ -138,6 +139,7 @@ __all__ = [
     "find_time_expressions",
     "may_read_tense",
     "parse_time_expression",
+    "time_of_day_alone",
 ]
 
 
@@ -1769,6 +1771,47 @@ def _clock_on(clock: re.Match[str], day: _Interval) -> datetime | None:
             moment += timedelta(minutes=minutes)
             if day.start <= moment < day.end:
                 return moment
+    return None
+
+
+_AT_CLOCK = re.compile(rf"\bat\s+{_CLOCK}", re.IGNORECASE)
+
+
+def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
+    """The hour a time of day names in ``text``, said at ``ref``, when nothing names its day:
+    "I'm meeting Zoe for coffee at 3 pm", said at 10:00, is 15:00-16:00 that day; "I met Zoe
+    at 3 pm" the last 3 pm before it. The clause's tense picks the next or the last such
+    hour; a simple present is a timetable or a habit ("The shop opens at 9am") and gives
+    None, as do a recurrence, midnight and a time that says neither morning
+    nor evening ("at 3", "at 9:30"; "at 15:00" and "at noon" do). Callers ask only when
+    :func:`find_time_expressions` found nothing."""
+    ref = to_utc(ref, field="ref")
+    for clock in _AT_CLOCK.finditer(text):
+        if recurs(text, *clock.span()):
+            return None
+        direction = clause_direction(text, clock.start(), clock.end())
+        if direction not in ("past", "forward") or in_simple_present(text, clock.start()):
+            return None
+        step = 1 if direction == "forward" else -1
+        moments = []
+        for days in (0, step):
+            try:
+                day = ref.date() + timedelta(days=days)
+            except OverflowError:  # past year 9999 or before year 1
+                continue
+            moments.append(_clock_on(clock, _days(day, day, "day", True)))
+        found = [
+            m
+            for m in moments
+            if m is not None
+            and m >= EARLIEST
+            and m + _HOUR - _TICK <= LATEST
+            and (m >= ref if step == 1 else m + _HOUR <= ref)
+        ]
+        if found:
+            start = found[0]
+            return ParsedTime(start, start + _HOUR, "hour", clock[0], clock.span(), True)
+        return None
     return None
 
 

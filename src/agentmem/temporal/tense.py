@@ -352,6 +352,16 @@ def _until_before(text: str, lo: int, start: int) -> bool:
     return not (before[:1].isupper() or before[:1].isdigit())
 
 
+def in_simple_present(text: str, start: int) -> bool:
+    """Whether the verb nearest before ``text[start:]`` in its part of the sentence is a
+    simple present ("The shop opens at 9am", "The train leaves at 6pm"), not a progressive,
+    a perfect or a modal's ("I'm meeting Zoe at 3pm", "I'll call at 5pm")."""
+    part_start = _bounds(text, start, start, _PART_END)[0]
+    verbs = _verbs(_tokens_within(_tagged(text), part_start, start))
+    finite = next((t for t in reversed(verbs) if t[2] in _FINITE), None)
+    return finite is not None and finite is verbs[-1] and finite[2] in ("VBZ", "VBP")
+
+
 def says_it_is_to_come(text: str, start: int, end: int) -> bool:
     """Whether the sentence around the date at ``text[start:end]`` says in words that what it
     tells is to come ("I'll", "going to", "planning", "due"), not only by a present tense,
