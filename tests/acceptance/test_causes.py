@@ -365,6 +365,9 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
         # A passive names its cause after "by" ("The outage on Tuesday was." before).
         ("The outage on Tuesday was caused by a bad config push.", "A bad config push."),
         ("The fire was probably caused by faulty wiring.", "Faulty wiring."),
+        # What a happening was due to caused it (no cause before).
+        ("The delay was due to heavy rain.", "Heavy rain."),
+        ("Most of the outages were mainly due to one bad disk.", "One bad disk."),
         # As a noun phrase before "caused" is (guard: stored before too).
         ("Heavy rain caused the concert to be postponed.", "Heavy rain."),
     ],
@@ -388,5 +391,6 @@ def test_what_is_due_to_someone_or_due_to_happen_has_no_cause(
     bank = mem.bank("owed")
     bank.retain("The rent is due to the landlord on Friday.", mentioned_at=T0)
     bank.retain("Her baby is due to arrive in May.", mentioned_at=T0)
-    assert len(bank.memories()) == 2
+    bank.retain("The report was due to the board last week.", mentioned_at=T0)
+    assert len(bank.memories()) == 3
     assert caused_by(bank) == set()

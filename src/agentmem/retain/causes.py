@@ -9,7 +9,8 @@ was delayed" states a cause and its effect at once.
   or after the effect ("The concert was postponed due to heavy rain", "Because of the
   strike, we drove"): a noun phrase is a cause as it is before "caused" or "led to"; not
   "due to" right after "is" or "was", which also says what is owed or planned ("The rent is
-  due to the landlord", "She is due to arrive");
+  due to the landlord", "She is due to arrive"), unless a happening was due to it ("The
+  delay was due to heavy rain");
 - "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
   a kid"), not with a clause that dates something ("since we last spoke", "since I first met
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
@@ -119,6 +120,17 @@ _NAMED_TRAILING = re.compile(
 )
 # "is due to arrive", "the rent was due to the landlord": what is owed or planned.
 _OWED = re.compile(r"\b(?:is|was|are|were|be|been|'s|’s|'re|’re)\s*$", re.IGNORECASE)
+# ... unless what "was due to" something is a happening, which has causes, not a debt or a
+# plan: "The delay was due to heavy rain", "Most of the outages were due to one bad disk".
+_HAPPENING_WAS = re.compile(
+    r"\b(?:delays?|outages?|crash(?:es)?|fires?|floods?|failures?|cancellations?|problems?"
+    r"|issues?|accidents?|drops?|falls?|rises?|increases?|decreases?|loss(?:es)?|shortages?"
+    r"|success|changes?|slowdowns?|spikes?|errors?|bugs?|breakdowns?|leaks?|injur(?:y|ies)"
+    r"|absences?|closures?|damage|declines?|surges?|backlogs?|mistakes?|dip|growth)"
+    r"\s+(?:is|was|are|were|has\s+been|had\s+been|might\s+be|may\s+be)"
+    r"(?:\s+(?:mainly|mostly|partly|largely|probably|likely|entirely|all|simply))?\s*$",
+    re.IGNORECASE,
+)
 _VERB = re.compile(
     r"^(?P<cause>[^,;]{6,120}?)(?<!\bwas)(?<!\bwere)(?<!\bis)(?<!\bare)(?<!\bbeen)(?<!\bbe)"
     r"\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+(?P<effect>[^.;!?]{4,})",
@@ -264,7 +276,8 @@ def _named_cause(sentence: str) -> str | None:
     if match is None:
         return None
     cue = match.group("cue").casefold()
-    if cue.startswith("due") and _OWED.search(sentence[: match.start("cue")]):
+    before = sentence[: match.start("cue")]
+    if cue.startswith("due") and _OWED.search(before) and not _HAPPENING_WAS.search(before):
         return None
     return _noun_phrase_cause(match)
 
