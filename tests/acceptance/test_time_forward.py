@@ -333,6 +333,15 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Moved here in '19.", FEB_20, "2019-01-01", "2019-12-31"),
     ("Last year in March we went to Rome.", FEB_20, "2024-03-01", "2024-03-31"),
     ("My birthday's on the 9th of June.", FEB_20, "2025-06-09", "2025-06-09"),
+    # A weekday before a date is that date, and picks its year (last Friday before).
+    ("We have a team offsite on Friday 14 March.", FEB_20, "2025-03-14", "2025-03-14"),
+    ("We met on Thursday 14 March.", FEB_20, "2024-03-14", "2024-03-14"),
+    ("The demo is on Fri, March 14th.", FEB_20, "2025-03-14", "2025-03-14"),
+    # A quarter, or a month "of" a year named so (Q1 and March of this year before).
+    ("We're launching in Q1 next year.", FEB_20, "2026-01-01", "2026-03-31"),
+    ("Revenue grew in Q2 last year.", FEB_20, "2024-04-01", "2024-06-30"),
+    ("The audit is in the first quarter of next year.", FEB_20, "2026-01-01", "2026-03-31"),
+    ("We move in March of next year.", FEB_20, "2026-03-01", "2026-03-31"),
     # A time of day alone, said at 10:00: the next such hour of a plan, the last of a past.
     ("I'm meeting Zoe for coffee at 3 pm.", FEB_20, "2025-02-20T15:00Z", "2025-02-20T16:00Z"),
     ("I met Zoe for coffee at 3 pm.", FEB_20, "2025-02-19T15:00Z", "2025-02-19T16:00Z"),

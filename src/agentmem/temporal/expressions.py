@@ -604,8 +604,9 @@ _WEEKDAY = (
     r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)(?![a-z]))"
 )
-# "Thanksgiving this year", "in May next year": the occurrence in the year named so.
-_NAMED_YEAR = r"(?:,?\s+(?P<yrel>this|next|last)\s+year\b)"
+# "Thanksgiving this year", "in May next year", "Q1 of next year": the occurrence in the year
+# named so.
+_NAMED_YEAR = r"(?:,?\s+(?:of\s+)?(?P<yrel>this|next|last)\s+year\b)"
 _HOLIDAY = (
     r"(?P<holiday>christmas\s+eve|christmas\s+day|christmas|xmas"
     r"|new\s+year['’]?s\s+eve|new\s+year['’]?s\s+day|new\s+year['’]?s|new\s+year"
@@ -1474,7 +1475,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "quarter",
-        r"\b(?:Q(?P<q>[1-4])(?:[\s,/-]*(?:of\s+)?(?P<year>[12]\d{3}))?"
+        r"\b(?:Q(?P<q>[1-4])(?:[\s,/-]*(?:of\s+)?(?P<year>[12]\d{3})|" + _NAMED_YEAR + ")?"
         r"|(?P<year2>[12]\d{3})[\s/-]*Q(?P<q2>[1-4]))(?!\w)",
         _resolve_quarter,
         anchorable=True,
@@ -1483,7 +1484,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "ordinal_quarter",
         rf"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter"
-        rf"(?:\s+(?:of|in)\s+{_FULL_YEAR})?",
+        rf"(?:\s+(?:of|in)\s+{_FULL_YEAR}|{_NAMED_YEAR})?",
         _resolve_ordinal_quarter,
         _bare_needs_preposition,
         anchorable=True,
@@ -1654,6 +1655,7 @@ def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found = _real(found, unreal)
     found += _with_part_of_day(text, found)
     found += _with_clock_time(text, found)
+    found += _with_weekday(text, found)
     found += _with_modifier(text, found)
     found += _ranges(text, found, at)
     found += _between_it_and_now(text, found, at.ref)
@@ -1698,6 +1700,42 @@ def _dates_unreal(candidate: _Candidate, unreal: list[tuple[int, int]]) -> bool:
         and end - start > candidate.end - candidate.start
         for start, end in unreal
     )
+
+
+_WEEKDAY_BEFORE = re.compile(rf"\b{_WEEKDAY},?\s+(?:the\s+)?$", re.IGNORECASE)
+_DATES_OF_A_DAY = frozenset({"day_month", "month_day"})
+
+
+def _with_weekday(text: str, found: list[_Candidate]) -> list[_Candidate]:
+    """Compose a weekday and the date it names: "Friday 14 March", "Fri, March 14th" are that
+    date, whose weekday picks its year when none is written (14 March falling on a Friday in
+    2025, said in February 2025 it is that one whatever the tense); a weekday that fits none
+    of the years next to the date's leaves the date as read."""
+    composed = []
+    for candidate in found:
+        if candidate.rule is None or candidate.rule.name not in _DATES_OF_A_DAY:
+            continue
+        weekday = _just_before(_WEEKDAY_BEFORE, text, candidate.start)
+        if weekday is None:
+            continue
+        interval = candidate.interval
+        if interval.relative and candidate.match is not None and not candidate.match["yrel"]:
+            interval = _on_its_weekday(interval, _WEEKDAYS[weekday["weekday"].lower()])
+        composed.append(_Candidate(weekday.start(), candidate.end, interval, True, -1))
+    return composed
+
+
+def _on_its_weekday(day: _Interval, weekday: int) -> _Interval:
+    """``day`` moved to the nearest year (within one) in which it falls on ``weekday``."""
+    when = day.start.date()
+    for years in (0, -1, 1):
+        try:
+            moved = when.replace(year=when.year + years)
+            if moved.weekday() == weekday:
+                return _days(moved, moved, day.granularity, True)
+        except (ValueError, OverflowError):  # 29 February, or past the years held
+            continue
+    return day
 
 
 _PART_OF_DAY_AFTER = re.compile(
