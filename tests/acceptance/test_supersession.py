@@ -530,3 +530,43 @@ def test_text_retained_without_a_speaker_is_its_writers_and_supersedes_likewise(
         ranked = [hit.memory.id for hit in hits if hit.memory.id in (berlin, lisbon)]
         assert ranked == [lisbon, berlin]
         assert bank.check_integrity().problems == ()
+
+
+def test_a_plan_in_text_without_a_speaker_is_its_writers_and_a_change_supersedes_it(tmp_path):
+    """A plan retained as plain text had no one to be of: its cancellation linked nothing.
+    Text saying neither "we", "I", "our" nor "my" is no one's plan, and someone else's
+    change to a trip is not the writer's."""
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        trip = bank.retain("We're planning a trip to Porto in May.", mentioned_at=OLD)
+        off = bank.retain("We cancelled the Porto trip.", mentioned_at=NEW)
+        rome = bank.retain("The team is planning a trip to Rome.", mentioned_at=OLD)
+        bank.retain("Ana cancelled her Rome trip.", mentioned_at=NEW)
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        assert _supersedes(mem) == {(off.memories[0].id, trip.memories[0].id)}
+        assert rome.memories[0].id not in {old for _, old in _supersedes(mem)}
+        assert mem.check_integrity().problems == ()
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # A change said with a verb ("changed my email to"; "is" alone before).
+        ("My email is ana@example.com.", "I changed my email to ana.b@example.com."),
+        ("My phone number is 555-1234.", "I've updated my number to 555-9999."),
+        ("My number is 555-1234.", "My number has changed to 555-7777."),
+        ("My address is 5 Elm Street.", "We changed our address to 9 Oak Road."),
+        # The person in a role named first in a later clause.
+        ("My manager is Kenji.", "Kenji left the company, Laura is my manager now."),
+        ("Dr Rao is my GP.", "I moved house, so Dr Patel is my GP now."),
+    ],
+)
+def test_a_change_said_with_a_verb_or_in_a_later_clause_supersedes(tmp_path, older, newer):
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        bank = mem.bank("b")
+        old = bank.retain(older, mentioned_at=OLD).memories[0].id
+        new = bank.retain(newer, mentioned_at=NEW).memories[0].id
+        bank.retain("I changed my email password.", mentioned_at=NOW)  # no new address
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        assert _supersedes(mem) == {(new, old)}
+        assert mem.check_integrity().problems == ()

@@ -59,6 +59,7 @@ _SUBJECT = r"(?P<s>\bI\b|\b[Ww]e\b|\b[^\W\d_]+\b)(?:'m|'re|'ve)?"
 _ROLES = FAMILY_WORDS["role"]
 # Whose phone, address or manager: "my", "our" or a name's ("Sara's new number is ...").
 _OWNER = rf"\b(?P<s>[Mm]y|[Oo]ur|{_UPPER}[^\W\d_]*(?=['’]s\s))(?:['’]s)?"
+_CHANGED_MY = _SUBJECT + _ADVERBS + r"\s+(?:changed|updated|switched)\s+(?:my|our)\s+"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern))
     for family, pattern in (
@@ -112,6 +113,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("phone", _OWNER + r" (?:new )?number is\b"),
         ("email", _OWNER + r" (?:new )?e-?mail(?: address)? is\b"),
         ("address", _OWNER + r" (?:new )?(?:home |postal |mailing )?address is\b"),
+        # "I changed my email to ...", "my number has changed to ...".
+        ("phone", _CHANGED_MY + r"(?:phone |mobile |cell )?number to\b"),
+        ("email", _CHANGED_MY + r"e-?mail(?: address)? to\b"),
+        ("address", _CHANGED_MY + r"(?:home |postal |mailing )?address to\b"),
+        ("phone", _OWNER + r" (?:phone |mobile |cell )?number (?:has )?changed to\b"),
+        ("email", _OWNER + r" e-?mail(?: address)? (?:has )?changed to\b"),
         ("role", _OWNER + rf" (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
         (
             "favourite",
@@ -119,9 +126,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
-# The person in a role named first: "Bob is my manager", "Dr Rao is now my GP".
+# The person in a role named first, opening a sentence or a clause: "Bob is my manager", "Dr
+# Rao is now my GP", "Kenji left, and Laura is my manager now".
 _ROLE_FIRST = re.compile(
-    rf"^(?P<v>(?:Dr\.? )?{_UPPER}[\w'-]*(?: {_UPPER}[\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
+    r"(?:^|(?<=[,;] )|(?<=\band )|(?<=\bbut )|(?<=\bso ))"
+    rf"(?P<v>(?:Dr\.? )?{_UPPER}[\w'-]*(?: {_UPPER}[\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
     rf"(?:new )?(?P<x>{_ROLES})\b"
 )
 # A favourite named first: "Blue is my favourite colour now."
@@ -333,7 +342,7 @@ def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:
             (_ROLE_FIRST, _role, lambda name: _untitled(_norm(name))),
             (_FAVOURITE_FIRST, _favourite, _norm),
         ):
-            if named := pattern.match(text):
+            if named := pattern.search(text):
                 subject = _subject(named["s"], speaker)
                 slots.append(Slot(subject, family_of(named["x"]), value_of(named["v"])))
     return list(dict.fromkeys(slots))
@@ -360,6 +369,8 @@ def _favourite(thing: str) -> str:
 NARRATOR = "i"
 #: The words whose subject is the speaker, or the narrator.
 FIRST_PERSON = frozenset({"i", "we", "my", "our"})
+#: One of them, as a word of a text.
+FIRST_PERSON_WORD = re.compile(rf"\b(?:{'|'.join(FIRST_PERSON)})\b", re.IGNORECASE)
 
 
 def _subject(word: str, speaker: str | None) -> str | None:
@@ -395,8 +406,10 @@ def _value(family: str, text: str, found: re.Match[str], doc: Any, offset: int) 
 
 
 def _plan_slot(text: str, speaker: str | None) -> Slot | None:
-    """A plan ("we're planning a trip to Porto") or a change to it ("the trip is off")."""
-    if speaker is None:
+    """A plan ("we're planning a trip to Porto") or a change to it ("the trip is off"): the
+    speaker's, or in text without one the narrator's when it says "we", "I", "our" or "my"
+    ("We cancelled the Porto trip")."""
+    if speaker is None and not FIRST_PERSON_WORD.search(text):
         return None
     change = next((m for p in _PLAN_CHANGES if (m := p.search(text))), None)
     noun = change["noun"] if change else (m[0] if (m := _PLAN_NOUN.search(text)) else None)
@@ -405,7 +418,8 @@ def _plan_slot(text: str, speaker: str | None) -> Slot | None:
     if change is None and not _PROSPECTIVE.search(text):
         return None  # a trip told of, not one planned
     names = " ".join(sorted(_names(text)))
-    return Slot(speaker.casefold(), f"plan {noun.casefold()}", names, change=change is not None)
+    subject = speaker.casefold() if speaker else NARRATOR
+    return Slot(subject, f"plan {noun.casefold()}", names, change=change is not None)
 
 
 def _names(text: str) -> set[str]:

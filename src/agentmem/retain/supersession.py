@@ -30,7 +30,7 @@ from typing import Any
 from agentmem.retain.slots import (
     ANY_FAMILY_WORDS,
     FAMILY_WORDS,
-    FIRST_PERSON,
+    FIRST_PERSON_WORD,
     NARRATOR,
     Slot,
     is_kept_current,
@@ -80,7 +80,6 @@ _FAMILY_RE = {family: re.compile(words, re.IGNORECASE) for family, words in FAMI
 
 
 _WORD = re.compile(r"\b[^\W\d_]+\b")  # a word a slot's subject may be (``retain/slots.py``)
-_FIRST_PERSON = re.compile(rf"\b(?:{'|'.join(FIRST_PERSON)})\b", re.IGNORECASE)
 # Entries of rows gone (forgotten, stored again) kept in the subjects' lists before they are
 # dropped, beyond as many as the rows held have.
 _STALE_ENTRIES = 64
@@ -94,7 +93,7 @@ def subjects_named(text: str) -> set[str]:
     named = {word.casefold() for word in _WORD.findall(said) if word[:1].isupper()}
     if speaker:
         return named | {speaker.casefold()}
-    return named | {NARRATOR} if _FIRST_PERSON.search(said) else named
+    return named | {NARRATOR} if FIRST_PERSON_WORD.search(said) else named
 
 
 @dataclass(slots=True)
