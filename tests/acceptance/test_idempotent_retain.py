@@ -376,7 +376,7 @@ def test_a_window_of_the_last_turns_continues_too_and_other_calls_are_left_alone
         assert len(bank.retain(CHAT[:2]).created) == 2
         timed = [{**m, "timestamp": "2025-03-01T10:00:00Z"} for m in CHAT[:2]]
         assert len(bank.retain([*timed, CHAT[2]]).created) == 3
-        # A call that says when is a new mention of what it repeats.
+        # A call that says when, before the turns it repeats were stored, is a new mention.
         said = bank.retain([*CHAT[1:3], CHAT[3]], mentioned_at=T0)
         assert len(said.created) == 3
         assert mem.check_integrity().ok
@@ -408,6 +408,42 @@ def test_any_sliding_window_of_an_untimed_chat_stores_each_turn_once(
             bank.retain(chat[max(0, end - window) : end])
         stored = [t.split(": ", 1)[1] for t in _texts(bank)]
         assert stored == [m["content"] for m in chat]
+        assert mem.check_integrity().ok
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    turns=st.lists(
+        st.sampled_from(["tea", "coffee", "Berlin", "Lisbon", "ok", "thanks"]),
+        min_size=1,
+        max_size=6,
+    ),
+    window=st.integers(min_value=1, max_value=4),
+)
+def test_a_sliding_window_dated_at_each_call_stores_each_turn_once_at_its_first_time(
+    tmp_path_factory, turns, window
+):
+    """An agent that sends its last ``window`` turns at each turn, dated when it sends them
+    (``mentioned_at``, no ``timestamp``), stored every turn again at every call (15 memories
+    of 6 turns in a window of 3); each turn is now stored once, dated by the call that first
+    sent it. The same window dated before it was stored is a new mention."""
+    chat = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": word}
+        for i, word in enumerate(turns)
+    ]
+    with _open(tmp_path_factory.mktemp("w")) as mem:
+        bank = mem.bank("b")
+        for end in range(1, len(chat) + 1):
+            bank.retain(chat[max(0, end - window) : end], mentioned_at=T0 + timedelta(minutes=end))
+        stored = [m for m in bank.memories() if m.fact_type != "observation"]
+        assert [m.text.split(": ", 1)[1] for m in stored] == [m["content"] for m in chat]
+        assert [m.mentioned_at for m in stored] == [
+            T0 + timedelta(minutes=end) for end in range(1, len(chat) + 1)
+        ]
+        earlier = bank.retain(chat[-2:], mentioned_at=T0)
+        assert len(earlier.created) == len(chat[-2:])
         assert mem.check_integrity().ok
 
 

@@ -18,7 +18,10 @@ its last turns, at every call would store each turn again and again. So the lead
 of such a call that repeat, in order, the last messages the bank stored are a continuation
 of them and are skipped. A call of two or more messages that repeats them all is the same
 history sent again (an agent's second call before a new turn, or a retry) and stores nothing;
-a single message said again ("ok") may be the same words said again, and is stored.
+a single message said again ("ok") may be the same words said again, and is stored. So with
+a call dated by ``mentioned_at`` whose messages carry no ``timestamp``: an agent that sends
+its last turns at every turn, dated when it sends them, stores each turn once, at the time of
+the call that first sent it (the continued messages must be stored as said before the call).
 
 The pipeline checks both before extraction (a repeat costs no model time) and again under the
 write lock before it writes, so two threads retaining the same thing at once store it once.
@@ -72,15 +75,18 @@ class RepeatCheck:
         document_id: The call's document, if any.
         call_hash: Hash of the whole call (stored on its episode).
         messages: ``(message hash, mentioned_at)`` of each message of the call.
-        untimed_lead: How many of the first messages have no time given (neither their own
-            ``timestamp`` nor the call's ``mentioned_at``): those may continue the bank's
-            last messages.
+        untimed_lead: How many of the first messages have no ``timestamp`` of their own
+            (and, in a call without ``mentioned_at``, no time at all): those may continue the
+            bank's last messages.
+        dated: The call has a ``mentioned_at``: its lead continues the bank's last messages
+            only as messages said before it (a window of the conversation sent again later).
     """
 
     document_id: str | None
     call_hash: str
     messages: tuple[tuple[str, datetime], ...]
     untimed_lead: int = 0
+    dated: bool = False
 
 
 def repeat_check(
@@ -104,17 +110,14 @@ def repeat_check(
     call = [request.is_text, messages, times, request.context, sorted(tags), importance]
     call += [metadata, entity_id, sorted(links)]
     untimed_lead = 0
-    while (
-        not time_given
-        and untimed_lead < len(request.messages)
-        and not request.messages[untimed_lead].timed
-    ):
+    while untimed_lead < len(request.messages) and not request.messages[untimed_lead].timed:
         untimed_lead += 1
     return RepeatCheck(
         document_id,
         _digest(call),
         tuple((message_hash(m), m.mentioned_at) for m in request.messages),
         untimed_lead,
+        dated=time_given,
     )
 
 
@@ -203,7 +206,8 @@ def continued_messages(conn: Any, bank_id: str, check: RepeatCheck) -> list[list
     """The memories of the call's first messages that continue the bank's last messages: the
     longest run of its untimed leading messages that repeats, in order, the messages the bank
     stored last, shorter than the call unless the call holds two or more messages, all
-    untimed (see the module docstring). Empty when none does."""
+    untimed (see the module docstring); in a dated call, only messages stored as said before
+    it. Empty when none does."""
     count = len(check.messages)
     resent = count >= 2 and check.untimed_lead == count  # the whole history, sent again
     most = count if resent else min(check.untimed_lead, count - 1)
@@ -221,6 +225,9 @@ def continued_messages(conn: Any, bank_id: str, check: RepeatCheck) -> list[list
                 {"bank": bank_id},
             ).fetchall()
             by_id = {m.id: m for m in map(memory_from_row, rows)}  # less any forgotten since
+            said = check.messages[0][1]
+            if check.dated and any(m.mentioned_at >= _stored(said) for m in by_id.values()):
+                return []  # not said before the call: the same words said anew
             return [
                 [by_id[i] for i in reversed(message_ids) if i in by_id] for _, message_ids in tail
             ]
