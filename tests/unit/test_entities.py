@@ -713,6 +713,10 @@ def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
         ("Jan is coming to the wedding.", "Jan"),  # a traveller: motion with a destination
         ("June is flying to Lisbon on Friday.", "June"),
         ("I'm seeing June on Friday.", "June"),  # the object of "seeing"
+        # A season's name too (spaCy labels it a date).
+        ("Summer moved to Denver last year.", "Summer"),
+        ("Autumn and I went hiking.", "Autumn"),
+        ("Summer is my sister.", "Summer"),
     ],
 )
 def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> None:
@@ -742,10 +746,16 @@ def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> 
         "June's weather was awful.",
         "I met Bob in May.",
         "The festival is called May Day.",
+        "Summer is coming.",
+        "Summer was great this year.",
+        "Winter came early this year.",
+        "Winter is coming to an end.",
+        "Summer flew by.",
     ],
 )
 def test_a_month_word_that_is_a_date_stays_a_date(text: str) -> None:
     months = {"april", "may", "june", "august", "march", "jan", "jan.", "sept.", "fri"}
+    months |= {"summer", "winter"}
     assert not {name.casefold() for name, _ in found(text)} & months
 
 

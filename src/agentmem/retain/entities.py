@@ -18,12 +18,13 @@ chat text, so rules complete and correct it:
 - Text written all in lower case ("omg just got back from seattle with jess") has its likely
   names capitalised and is parsed again (:func:`truecased`), so its names are read as in
   any text; a text with capitals of its own keeps them as written.
-- A month word is a first name when grammar says it names a person and nothing makes it a
-  date: "April said", "June is my sister", "May and I", "I met August", "Jan is coming to the
-  wedding", but "In April we moved", "May 5th", "See you in June", "May I ask?", "May is
-  coming to an end" (``reads_as_person`` in ``retain/entity_kinds.py``; no number or
-  preposition, determiner or adjective before it). An abbreviation is a date with or without
-  its period ("Jan.", "Sept.").
+- A month word (or "Summer", "Autumn", "Winter") is a first name when grammar says it
+  names a person and nothing makes it a date: "April said", "June is my sister", "May and
+  I", "I met August", "Jan is coming to the wedding", "Summer moved to Denver", but "In April
+  we moved", "May 5th", "See you in June", "May I ask?", "May is coming to an end"
+  (``reads_as_person`` in ``retain/entity_kinds.py``; no number or preposition, determiner
+  or adjective before it). An abbreviation is a date with or without its period ("Jan.",
+  "Sept.").
 - An unfamiliar word the tagger reads as an interjection or adverb is a name when grammar
   says it is a person's ("Raj and his wife moved"); a holiday, or its greeting, is a time,
   never a name, whatever spaCy labels it ("visiting for Easter", "Happy Diwali").
@@ -192,6 +193,8 @@ _MONTHS = _word_set(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec"
 )
+# Month and season words that are also first names ("April", "June", "Summer", "Autumn").
+_CALENDAR_NAMES = _MONTHS | _word_set("summer autumn winter")
 # Tags of the word before a month that make it a date: "in April", "the first of May", "next
 # June", "this March", "Tuesday, May".
 _DATE_OPENER_TAGS = frozenset({"IN", "TO", "DT", "JJ", "CD", "PRP$", "POS", ","})
@@ -867,22 +870,23 @@ def _is_a_date(ent: Span) -> bool:
 
 
 def _is_month_read_as_name(token: Token) -> bool:
-    """A month word naming a person: "April said she'd come", "May and I went hiking", "June
-    is my sister", "I met August at the gym", "April's dog".
+    """A month or season word naming a person: "April said she'd come", "May and I went
+    hiking", "June is my sister", "I met August at the gym", "April's dog", "Summer moved to
+    Denver".
 
     A date has a number beside it ("May 5th", "August 1990") or a preposition, determiner
     or adjective before it ("in June", "the first of May", "next April"), and its other
     month beside it ("April and May"); what is left is a name only when grammar says it is a
     person's (``reads_as_person``), which a modal opening a question never is ("May I ask?").
     """
-    if token.lower_ not in _MONTHS or not token.text.istitle():
+    if token.lower_ not in _CALENDAR_NAMES or not token.text.istitle():
         return False
     doc = token.doc
     i = token.i
     neighbours = [doc[j] for j in (i - 2, i - 1, i + 1, i + 2) if 0 <= j < len(doc)]
     if any(t.like_num or any(c.isdigit() for c in t.text) for t in neighbours):
         return False
-    if any(t.lower_ in _MONTHS for t in neighbours):
+    if any(t.lower_ in _CALENDAR_NAMES for t in neighbours):
         return False
     if i > 0 and doc[i - 1].tag_ in _DATE_OPENER_TAGS:
         return False
@@ -958,7 +962,7 @@ def _is_name_word(token: Token) -> bool:
         return False
     if CODE_RE.match(text):
         return True  # "INV-20931", whatever the tagger makes of it
-    if lower in _MONTHS:
+    if lower in _CALENDAR_NAMES:
         return _is_month_read_as_name(token)
     if text == "I" or lower in _MONTHS_AND_DAYS or lower in _CHAT_WORDS or _is_title(token):
         return False
