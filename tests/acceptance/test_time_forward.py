@@ -333,6 +333,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Moved here in '19.", FEB_20, "2019-01-01", "2019-12-31"),
     ("Last year in March we went to Rome.", FEB_20, "2024-03-01", "2024-03-31"),
     ("My birthday's on the 9th of June.", FEB_20, "2025-06-09", "2025-06-09"),
+    # "wanna" says what is wanted next, as "gonna" does (last Saturday before).
+    ("Wanna see a movie Saturday?", FEB_20, "2025-02-22", "2025-02-22"),
+    ("We wanted to see a movie on Saturday.", FEB_20, "2025-02-15", "2025-02-15"),
     # A weekday before a date is that date, and picks its year (last Friday before).
     ("We have a team offsite on Friday 14 March.", FEB_20, "2025-03-14", "2025-03-14"),
     ("We met on Thursday 14 March.", FEB_20, "2024-03-14", "2024-03-14"),

@@ -72,7 +72,7 @@ _SUITS = (
 )
 # Words that put a clause in the future whatever its verb ("Invoice due March 3").
 _PLAN_CUE = re.compile(
-    r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna"
+    r"\b(?:due|plan(?:s|ned|ning)?|schedul(?:e|es|ed|ing)|upcoming|next|going\s+to|gonna|wanna"
     r"|can['’]?t\s+wait|cannot\s+wait|looking\s+forward|hop(?:e|es|ing)\s+to|about\s+to"
     r"|excited\s+(?:for|about)|booked|will|shall|off\s+to"
     # What suits whom is said of a time to come: "mid-March works best for the offsite",
