@@ -333,6 +333,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Moved here in '19.", FEB_20, "2019-01-01", "2019-12-31"),
     ("Last year in March we went to Rome.", FEB_20, "2024-03-01", "2024-03-31"),
     ("My birthday's on the 9th of June.", FEB_20, "2025-06-09", "2025-06-09"),
+    # The day something is, ending its clause (no date before).
+    ("Payday is the 28th.", FEB_20, "2025-02-28", "2025-02-28"),
+    ("The deadline was the 15th.", FEB_20, "2025-02-15", "2025-02-15"),
     # "wanna" says what is wanted next, as "gonna" does (last Saturday before).
     ("Wanna see a movie Saturday?", FEB_20, "2025-02-22", "2025-02-22"),
     ("We wanted to see a movie on Saturday.", FEB_20, "2025-02-15", "2025-02-15"),
@@ -577,8 +580,9 @@ NOT_DATES = [
     "I've got the car for a week.",
     "She has gone to Spain for a month.",
     "I've been to Paris for a week.",
-    # Hours away are a distance.
+    # Hours away are a distance; a rank is no day.
     "Leeds is two hours away.",
+    "She is the 3rd in line.",
     # A time of day alone in a timetable, of a birth, or saying neither morning nor evening.
     "The shop opens at 9am.",
     "She was born at 3 am.",

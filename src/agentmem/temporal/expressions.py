@@ -740,9 +740,16 @@ _DAY_PREPOSITION_BEFORE = re.compile(
 )
 
 
+# "Payday is the 28th.": what a day is, ending its clause (not "the 3rd in line").
+_IS_BEFORE = re.compile(r"\b(?:is|was|['’]s)\s+$", re.IGNORECASE)
+
+
 def _ordinal_day_in_context(text: str, match: re.Match[str]) -> bool:
     start = match.start()
-    return _just_before(_DAY_PREPOSITION_BEFORE, text, start) is not None
+    return _just_before(_DAY_PREPOSITION_BEFORE, text, start) is not None or (
+        _just_before(_IS_BEFORE, text, start) is not None
+        and _CLAUSE_END_AFTER.match(text, match.end()) is not None
+    )
 
 
 def _year_in_context(text: str, match: re.Match[str]) -> bool:
