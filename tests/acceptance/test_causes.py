@@ -162,6 +162,10 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
         # ... or what ails someone (no cause before).
         ("Mark couldn't come to the party since he had the flu.", "He had the flu."),
         ("I stayed home because I had a cold.", "I had a cold."),
+        # "as" before how someone or something was, or what they had (no cause before).
+        ("We missed the train as the taxi was late.", "The taxi was late."),
+        ("As we had no car, we took the bus to Leeds.", "We had no car."),
+        ("The match was cancelled as the pitch was flooded.", "The pitch was flooded."),
     ],
 )
 def test_each_causal_cue_in_a_chat_turn_stores_its_cause(
@@ -256,6 +260,13 @@ def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) 
         # Thanks given, and a feeling whose "that" says what caused it.
         "Thanks to everyone who came!",
         "I was so happy that you came.",
+        # "as" of what was going on then, of a role, a list or a comparison.
+        "As I was leaving, the phone rang.",
+        "I got there as the shop was closing.",
+        "I work as a teacher in Leeds.",
+        "We bought snacks such as chips and nuts.",
+        "She is just as good at chess as her father was.",
+        "I'm as passionate about it as you are with watercolor painting.",
     ],
 )
 def test_since_of_time_and_so_of_degree_make_no_cause(mem: agentmem.AgentMemory, text: str) -> None:

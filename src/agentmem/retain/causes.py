@@ -15,6 +15,9 @@ was delayed" states a cause and its effect at once.
   a kid"), not with a clause that dates something ("since we last spoke", "since I first met
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
   married");
+- "as" before how someone or something was or what they had ("We missed the train as the
+  taxi was late", "As we had no car, ..."): not what was going on then ("as I was leaving"),
+  "such as", "as well as", "as soon as" or a comparison ("as good as her father was");
 - how someone or something was before "so ... that" and what it made happen ("I was so
   tired that I fell asleep"), not a feeling whose "that" clause is its reason ("so happy
   that you came");
@@ -90,6 +93,23 @@ _TRAILING = re.compile(
     r"(?P<cause>[^.;!?]{8,200})",
     re.IGNORECASE,
 )
+# "We missed the train as the taxi was late", "As it was cold, we stayed in": "as" before a
+# subject and how it was or what it had (not what was going on then: "as I was leaving"),
+# never "such as", "as well as", "as soon as", "as long as" or a comparison ("as tall as").
+_AS_CAUSE = (
+    r"(?P<cause>(?:the|my|our|your|his|her|their|its|this|that|i|we|you|he|she|they|it"
+    r"|(?-i:[A-Z])[\w'’-]*)(?:\s+[\w'’-]+){0,3}?\s+(?:was|were|is|are|had|had\s+no"
+    r"|wasn['’]t|weren['’]t|isn['’]t|aren['’]t|didn['’]t|couldn['’]t|could\s+not|did\s+not)"
+    r"\s+(?!\w+ing\b|about\b|going\b|to\b|as\b|just\b|still\b)[^.;!?,]{2,150})"
+)
+_AS_OPENING = re.compile(rf"^as\s+{_AS_CAUSE},\s*(?P<effect>.+)$", re.IGNORECASE)
+_AS_TRAILING = re.compile(
+    rf"^(?P<effect>.{{6,}}?)(?<!\bsuch)(?<!\bwell)(?<!\bsoon)(?<!\blong)(?<!\bjust)"
+    rf"(?<!\bsame)(?<!\bmuch),?\s+as\s+{_AS_CAUSE}",
+    re.IGNORECASE,
+)
+# "as tall", "as passionate about" of "as tall as ...": a comparison, no cause.
+_COMPARED = re.compile(r"\bas\s+\w+(?:\s+\w+){0,2}$", re.IGNORECASE)
 _SO = re.compile(rf"^(?P<cause>.{{8,}}?),?\s+so\s+(?!that\b)(?P<effect>{_SUBJECT}[^.;!?]{{4,}})")
 # After ", so", a bare noun is the subject when a verb of what happened follows: "The roads
 # flooded, so school was cancelled" (not "so easy can", "so others can try": no comma, or
@@ -252,7 +272,7 @@ def _cause_in(sentence: str) -> str | None:
         cause = _NEXT_CLAUSE.split(match.group("cause"), maxsplit=1)[0]
         if _is_cause(match.group("cue"), cause, match.group("effect")):
             return _clean(cause)
-    named = _named_cause(sentence) or _passive_cause(sentence)
+    named = _named_cause(sentence) or _passive_cause(sentence) or _as_cause(sentence)
     if named:
         return named
     so_that = _SO_THAT.match(sentence)
@@ -280,6 +300,18 @@ def _named_cause(sentence: str) -> str | None:
     if cue.startswith("due") and _OWED.search(before) and not _HAPPENING_WAS.search(before):
         return None
     return _noun_phrase_cause(match)
+
+
+def _as_cause(sentence: str) -> str | None:
+    """The cause a sentence states after "as": how someone or something was ("as the taxi
+    was late")."""
+    match = _AS_OPENING.match(sentence) or _AS_TRAILING.match(sentence)
+    if match is None or _COMPARED.search(match["effect"].rstrip(", ")):
+        return None
+    cause = _NEXT_CLAUSE.split(match["cause"], maxsplit=1)[0]
+    if not _says_something(cause) or _words(match["effect"]) < 2:
+        return None
+    return _clean(cause)
 
 
 def _passive_cause(sentence: str) -> str | None:
