@@ -38,7 +38,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import time, timedelta
 from importlib import resources
 from pathlib import Path
 from types import FrameType
@@ -97,13 +97,22 @@ def memories_table(title: str, memories: Sequence[Memory]) -> Table:
 
 
 def _occurrence(memory: Memory) -> str:
-    """When a memory happened: a day, or the first and last day of a longer period."""
+    """When a memory happened: a day, the first and last day of a longer period, or the
+    first and last minute of one that is not whole days ("2025-02-20 15:00 – 15:59")."""
     start, end = memory.occurred_start, memory.occurred_end
     if start is None:
         return ""
-    if end is None or end.date() == start.date():
+    if end is None:
         return f"{start:%Y-%m-%d}"
-    return f"{start:%Y-%m-%d} – {end:%Y-%m-%d}"
+    if start.time() == time.min and end.time() >= _LAST_MINUTE:  # whole days
+        if end.date() == start.date():
+            return f"{start:%Y-%m-%d}"
+        return f"{start:%Y-%m-%d} – {end:%Y-%m-%d}"
+    last = f"{end:%H:%M}" if end.date() == start.date() else f"{end:%Y-%m-%d %H:%M}"
+    return f"{start:%Y-%m-%d %H:%M} – {last}"
+
+
+_LAST_MINUTE = time(23, 59)
 
 
 def entities_table(title: str, entities: Sequence[Entity]) -> Table:

@@ -99,6 +99,13 @@ def test_memories_and_entities_show_what_is_stored(tmp_path, capsys):
     assert main(["memories", "--path", path, "--bank", "home", "--limit", "1"]) == 0
     table = capsys.readouterr().out
     assert "1 memories of bank 'home'" in table and "2025-03-03" in table and "Lisbon" not in table
+    # A time that is not whole days shows its hours ("2025-03-05" alone before).
+    args = ["retain", "--path", path, "--bank", "day", "--mentioned-at", "2025-03-05T10:00:00Z"]
+    assert main([*args, "I'm meeting Zoe for coffee at 3 pm."]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--path", path, "--bank", "day"]) == 0
+    table = capsys.readouterr().out
+    assert "15:00" in table and "15:59" in table
 
     assert main(["entities", "--path", path, "--bank", "home", "--json"]) == 0
     entities = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
