@@ -333,6 +333,11 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Moved here in '19.", FEB_20, "2019-01-01", "2019-12-31"),
     ("Last year in March we went to Rome.", FEB_20, "2024-03-01", "2024-03-31"),
     ("My birthday's on the 9th of June.", FEB_20, "2025-06-09", "2025-06-09"),
+    # What is to come within an amount, from when it was said (no date before).
+    ("I will reply within two weeks.", FEB_20, "2025-02-20T10:00Z", "2025-03-06"),
+    ("The parcel should arrive within three business days.", FEB_20, FEB_20, "2025-02-25"),
+    ("We will decide in the next few days.", FEB_20, "2025-02-20T10:00Z", "2025-02-23"),
+    ("Over the next 3 months we will hire.", FEB_20, "2025-02-20T10:00Z", "2025-05-20"),
     # The day something is, ending its clause (no date before).
     ("Payday is the 28th.", FEB_20, "2025-02-28", "2025-02-28"),
     ("The deadline was the 15th.", FEB_20, "2025-02-15", "2025-02-15"),
@@ -580,6 +585,9 @@ NOT_DATES = [
     "I've got the car for a week.",
     "She has gone to Spain for a month.",
     "I've been to Paris for a week.",
+    # "within" an amount after something else, in the past.
+    "Within a month she quit.",
+    "It sold out within two days.",
     # Hours away are a distance; a rank is no day.
     "Leeds is two hours away.",
     "She is the 3rd in line.",

@@ -971,6 +971,36 @@ def _resolve_rolling(match: re.Match[str], at: _Reading) -> _Interval:
     return _up_to(at.ref, *_amount(match))
 
 
+def _resolve_rolling_ahead(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """From the reference to the end of the day that many units ahead ("the next three
+    days", "within two weeks"; a plural without a number is a few: "the coming weeks");
+    business or working days skip weekends. None in a clause about the past, and for
+    "within" unless its clause points ahead ("Within a month she quit": a month after
+    something else)."""
+    plural = match[0].lower().endswith("s")
+    if not match["n"] and not (plural if match["ahead"] else match["next"]):
+        return None  # "the next month" is a calendar month; "within weeks" says no amount
+    direction = _tense_of(match, at)
+    if direction == "past" or (not match["ahead"] and direction != "forward"):
+        return None  # "within" tells when only of what is to come
+    count, unit = _amount(match)
+    if not match["n"] and plural:
+        count = _number("few")
+    if unit == "hour":
+        return _Interval(at.ref, at.ref + count * _HOUR, "range", True)
+    if match["work"]:
+        day = at.ref.date()
+        while count:
+            day += _DAY_STEP
+            count -= day.weekday() < _SATURDAY
+        return _Interval(at.ref, _midnight(day) + _DAY, "range", True)
+    return _Interval(at.ref, _midnight(_shifted(at.ref, count, unit).date()) + _DAY, "range", True)
+
+
+_DAY_STEP = timedelta(days=1)
+_SATURDAY = 5
+
+
 def _resolve_lasting(match: re.Match[str], at: _Reading) -> _Interval | None:
     # "for three months" says how long; it says when only in a present perfect, which holds
     # up to the time of speaking ("I've been running every day for three months").
@@ -1378,6 +1408,13 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_units_ahead,
     ),
     _rule("rolling", rf"\bthe\s+(?:past|last)\s+(?:{_NUMBER}\s+)?{_UNIT}\b", _resolve_rolling),
+    # "in the next few days", "over the coming weeks", "within three business days".
+    _rule(
+        "rolling_ahead",
+        rf"\b(?:(?:the\s+)?(?P<ahead>next|coming)|within(?P<next>\s+the\s+next)?)\s+"
+        rf"(?:{_NUMBER}\s+)?(?:(?P<work>business|working)\s+(?=days))?{_UNIT}\b",
+        _resolve_rolling_ahead,
+    ),
     _rule(
         "lasting",
         rf"\bfor\s+(?:(?:about|around|almost|nearly|over|roughly|more\s+than)\s+)?{_NUMBER}\s+"

@@ -678,6 +678,8 @@ def _first_after(tokens: list[Token]) -> Direction | None:
     if not verbs:
         return None
     first = tokens.index(verbs[0])
+    if verbs[0][2] == "VBP" and verbs[0][3] in _SAME_IN_THE_PAST:
+        return "past"  # "Within a month she quit", as before a date (_nearest_before)
     chain = [verbs[0]]
     for token in tokens[first + 1 :]:
         if token[2] in _VERB:
