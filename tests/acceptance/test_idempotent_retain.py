@@ -382,10 +382,11 @@ def test_a_window_of_the_last_turns_continues_too_and_other_calls_are_left_alone
         assert mem.check_integrity().ok
 
 
-@settings(
+# Chats of a few turns, some said twice, sent as their last ``window`` turns at each turn.
+_FEW_CHATS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(
+_WINDOWED_CHATS = given(
     turns=st.lists(
         st.sampled_from(["tea", "coffee", "Berlin", "Lisbon", "ok", "thanks"]),
         min_size=1,
@@ -393,15 +394,23 @@ def test_a_window_of_the_last_turns_continues_too_and_other_calls_are_left_alone
     ),
     window=st.integers(min_value=1, max_value=4),
 )
+
+
+def _chat_of(turns: list[str]) -> list[dict]:
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": word}
+        for i, word in enumerate(turns)
+    ]
+
+
+@_FEW_CHATS
+@_WINDOWED_CHATS
 def test_any_sliding_window_of_an_untimed_chat_stores_each_turn_once(
     tmp_path_factory, turns, window
 ):
     """A chat sent as its last ``window`` turns after each new turn stores exactly its turns,
     in order, whatever repeats the turns themselves hold."""
-    chat = [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": word}
-        for i, word in enumerate(turns)
-    ]
+    chat = _chat_of(turns)
     with _open(tmp_path_factory.mktemp("w")) as mem:
         bank = mem.bank("b")
         for end in range(1, len(chat) + 1):
@@ -411,17 +420,8 @@ def test_any_sliding_window_of_an_untimed_chat_stores_each_turn_once(
         assert mem.check_integrity().ok
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    turns=st.lists(
-        st.sampled_from(["tea", "coffee", "Berlin", "Lisbon", "ok", "thanks"]),
-        min_size=1,
-        max_size=6,
-    ),
-    window=st.integers(min_value=1, max_value=4),
-)
+@_FEW_CHATS
+@_WINDOWED_CHATS
 def test_a_sliding_window_dated_at_each_call_stores_each_turn_once_at_its_first_time(
     tmp_path_factory, turns, window
 ):
@@ -429,10 +429,7 @@ def test_a_sliding_window_dated_at_each_call_stores_each_turn_once_at_its_first_
     (``mentioned_at``, no ``timestamp``), stored every turn again at every call (15 memories
     of 6 turns in a window of 3); each turn is now stored once, dated by the call that first
     sent it. The same window dated before it was stored is a new mention."""
-    chat = [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": word}
-        for i, word in enumerate(turns)
-    ]
+    chat = _chat_of(turns)
     with _open(tmp_path_factory.mktemp("w")) as mem:
         bank = mem.bank("b")
         for end in range(1, len(chat) + 1):
