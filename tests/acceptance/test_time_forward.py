@@ -341,6 +341,11 @@ CASES: list[tuple[str, str, str, str]] = [
     # The day something is, ending its clause (no date before).
     ("Payday is the 28th.", FEB_20, "2025-02-28", "2025-02-28"),
     ("The deadline was the 15th.", FEB_20, "2025-02-15", "2025-02-15"),
+    # A question with no verb proposes: the coming day (the last one before).
+    ("Dinner at mine on Saturday?", FEB_20, "2025-02-22", "2025-02-22"),
+    ("Drinks Friday?", FEB_20, "2025-02-21", "2025-02-21"),
+    ("Great party on Saturday!", FEB_20, "2025-02-15", "2025-02-15"),
+    ("How was Saturday?", FEB_20, "2025-02-15", "2025-02-15"),
     # "wanna" says what is wanted next, as "gonna" does (last Saturday before).
     ("Wanna see a movie Saturday?", FEB_20, "2025-02-22", "2025-02-22"),
     ("We wanted to see a movie on Saturday.", FEB_20, "2025-02-15", "2025-02-15"),

@@ -125,6 +125,7 @@ from agentmem.temporal.tense import (
     RANGE_JOINS,
     STARTING,
     Direction,
+    asks_without_a_verb,
     clause_direction,
     in_simple_present,
     lasts_until_now,
@@ -1156,14 +1157,18 @@ def _coming_day(match: re.Match[str], at: _Reading) -> bool:
     """Whether a weekday without last/this/next means its coming occurrence: its clause
     points forward or is a timeless present (``_points_forward`` for a day), or it has a time
     of day and a clause that does not place it in the past, an appointment ("Dinner Friday
-    at 8?", "Lunch Tuesday at noon works"). The clause's tense is read once."""
+    at 8?", "Lunch Tuesday at noon works"), or a question with no verb, a proposal
+    ("Drinks Friday?"). The clause's tense is read once."""
     direction = _tense_of(match, at)
     if direction in ("forward", "present"):
         return True
     return (
         at.by_tense
         and direction is None
-        and _CLOCK_AFTER.match(match.string, match.end()) is not None
+        and (
+            _CLOCK_AFTER.match(match.string, match.end()) is not None
+            or asks_without_a_verb(match.string, *match.span())
+        )
     )
 
 

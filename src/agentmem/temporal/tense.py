@@ -352,6 +352,15 @@ def _until_before(text: str, lo: int, start: int) -> bool:
     return not (before[:1].isupper() or before[:1].isdigit())
 
 
+def asks_without_a_verb(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around ``text[start:end]`` is a question with no verb at all,
+    which proposes rather than recalls: "Dinner at mine on Saturday?", "Drinks Friday?"."""
+    lo, hi = _bounds(text, start, end, _SENTENCE_END)
+    if text[hi : hi + 1] != "?":
+        return False
+    return not _verbs(_tokens_within(_tagged(text), max(lo, _statement_start(text)), hi))
+
+
 def in_simple_present(text: str, start: int) -> bool:
     """Whether the verb nearest before ``text[start:]`` in its part of the sentence is a
     simple present ("The shop opens at 9am", "The train leaves at 6pm"), not a progressive,
