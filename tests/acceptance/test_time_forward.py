@@ -364,6 +364,8 @@ CASES: list[tuple[str, str, str, str]] = [
     ("Let's meet at noon.", FEB_20, "2025-02-20T12:00Z", "2025-02-20T13:00Z"),
     ("We met at 8am for breakfast.", FEB_20, "2025-02-20T08:00Z", "2025-02-20T09:00Z"),
     ("I'll call you at 15:30.", FEB_20, "2025-02-20T15:30Z", "2025-02-20T16:30Z"),
+    ("I have a meeting at 4pm.", FEB_20, "2025-02-20T16:00Z", "2025-02-20T17:00Z"),
+    ("My flight is at 7am.", FEB_20, "2025-02-21T07:00Z", "2025-02-21T08:00Z"),
 ]
 
 
@@ -598,6 +600,7 @@ NOT_DATES = [
     "She is the 3rd in line.",
     # A time of day alone in a timetable, of a birth, or saying neither morning nor evening.
     "The shop opens at 9am.",
+    "I have lunch at noon.",
     "She was born at 3 am.",
     "We arrived at 10.",
     "I'm at 3 percent battery.",

@@ -1861,7 +1861,7 @@ def _clock_on(clock: re.Match[str], day: _Interval) -> datetime | None:
     return None
 
 
-_AT_CLOCK = re.compile(rf"\bat\s+{_CLOCK}", re.IGNORECASE)
+_AT_CLOCK = re.compile(rf"\bat\s+(?P<clock>{_CLOCK})", re.IGNORECASE)
 
 
 def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
@@ -1876,7 +1876,8 @@ def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
     for clock in _AT_CLOCK.finditer(text):
         if recurs(text, *clock.span()):
             return None
-        direction = clause_direction(text, clock.start(), clock.end())
+        # Read from the "at", as before a date: "I have a meeting at", "the party is at".
+        direction = clause_direction(text, clock.start("clock"), clock.end())
         if direction not in ("past", "forward") or in_simple_present(text, clock.start()):
             return None
         step = 1 if direction == "forward" else -1

@@ -363,12 +363,19 @@ def asks_without_a_verb(text: str, start: int, end: int) -> bool:
 
 def in_simple_present(text: str, start: int) -> bool:
     """Whether the verb nearest before ``text[start:]`` in its part of the sentence is a
-    simple present ("The shop opens at 9am", "The train leaves at 6pm"), not a progressive,
-    a perfect or a modal's ("I'm meeting Zoe at 3pm", "I'll call at 5pm")."""
+    simple present of an event verb ("The shop opens at 9am", "The train leaves at 6pm"),
+    not a progressive, a perfect or a modal's ("I'm meeting Zoe at 3pm", "I'll call at
+    5pm"), nor "is" or "have" ("The party is at 8pm", "I have a meeting at 4pm"), whose
+    direction :func:`clause_direction` reads from what is had or is."""
     part_start = _bounds(text, start, start, _PART_END)[0]
     verbs = _verbs(_tokens_within(_tagged(text), part_start, start))
     finite = next((t for t in reversed(verbs) if t[2] in _FINITE), None)
-    return finite is not None and finite is verbs[-1] and finite[2] in ("VBZ", "VBP")
+    return (
+        finite is not None
+        and finite is verbs[-1]
+        and finite[2] in ("VBZ", "VBP")
+        and finite[3] not in _BE_OR_HAVE
+    )
 
 
 def says_it_is_to_come(text: str, start: int, end: int) -> bool:
