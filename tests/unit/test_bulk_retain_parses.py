@@ -57,8 +57,8 @@ def test_a_parse_of_other_text_is_not_remembered():
     assert not slots._PARSED
 
 
-def _fact(text: str) -> ExtractedFact:
-    return ExtractedFact(text=text, fact_type="world", mentioned_at=T0, message_index=0)
+def _fact(text: str, message: int = 0) -> ExtractedFact:
+    return ExtractedFact(text=text, fact_type="world", mentioned_at=T0, message_index=message)
 
 
 def _counted_batches(monkeypatch) -> list[list[str]]:
@@ -74,7 +74,7 @@ def _counted_batches(monkeypatch) -> list[list[str]]:
 
 
 def test_a_call_tagged_together_is_anchored_as_fact_by_fact(monkeypatch):
-    facts = [_fact(f"Ana: {turn}") for turn in _TURNS]
+    facts = [_fact(f"Ana: {turn}", i) for i, turn in enumerate(_TURNS)]  # a message each
     one_by_one = [timing.anchor_in_time(f) for f in facts]
     tense._TAGS.clear()
     batches = _counted_batches(monkeypatch)
@@ -98,10 +98,10 @@ def test_every_text_whose_tense_is_read_is_tagged_up_front(monkeypatch):
             text=f"{m['name']}: {m['content']}",
             fact_type="world",
             mentioned_at=datetime.fromisoformat(s["date"]),
-            message_index=0,
+            message_index=i,
         )
         for s in sample["sessions"]
-        for m in s["messages"]
+        for i, m in enumerate(s["messages"])
     ]
     batches = _counted_batches(monkeypatch)
     anchored = timing.anchor_all_in_time(facts)
@@ -136,9 +136,25 @@ def test_amounts_whose_date_the_tense_decides_are_tagged_with_the_rest(monkeypat
     texts = ["I paid the invoice on March 3.", "I've been running for a month.", "I fly in 2 days."]
     tense._TAGS.clear()
     batches = _counted_batches(monkeypatch)
-    anchored = timing.anchor_all_in_time([_fact(f"Ana: {text}") for text in texts])
+    anchored = timing.anchor_all_in_time([_fact(f"Ana: {text}", i) for i, text in enumerate(texts)])
     assert [len(batch) for batch in batches] == [3]
     assert all(f.occurred_start is not None for f in anchored)
+
+
+def test_sentences_that_may_go_on_an_episode_are_tagged_together(monkeypatch):
+    """The undated sentences after a dated one of their message are tagged in one batch
+    before it is decided whether they go on telling its episode; chat turns, each a message
+    of its own, are not."""
+    texts = ["Last summer we drove to Santa Fe.", "We stayed at a motel.", "We ate tacos."]
+    tense._TAGS.clear()
+    batches = _counted_batches(monkeypatch)
+    anchored = timing.anchor_all_in_time([_fact(text) for text in texts])
+    assert batches == [texts[1:]]
+    assert len({(f.occurred_start, f.occurred_end) for f in anchored}) == 1
+    tense._TAGS.clear()
+    batches.clear()
+    timing.anchor_all_in_time([_fact(text, i) for i, text in enumerate(texts)])
+    assert batches == []
 
 
 _DATED_TURNS = [

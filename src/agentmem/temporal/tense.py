@@ -184,7 +184,9 @@ def tag_texts(texts: Iterable[str]) -> None:
     """Tag the texts not tagged yet in one spaCy batch (several times cheaper than one at a
     time; a text's tags do not depend on the texts tagged beside it), so that
     :func:`clause_direction` finds their tags."""
-    _tag([text for text in dict.fromkeys(texts) if text not in _TAGS])
+    pending = [text for text in dict.fromkeys(texts) if text not in _TAGS]
+    if pending:
+        _tag(pending)
 
 
 def remember_tags(text: str, doc: Any) -> None:  # noqa: ANN401
