@@ -57,7 +57,8 @@ def anchor_all_in_time(
     A fact that names no date of its own but a time told from the one before ("The next day
     I visited the Louvre") is dated from the previous dated fact of the same message; one that
     names no time but goes on telling the episode of the dated fact right before it ("Last
-    summer we drove to Santa Fe. We stayed three nights at a motel.") is stored in its period.
+    summer we drove to Santa Fe. We stayed three nights at a motel.") is stored in its period;
+    one with a time of day alone ("I'm meeting Zoe for coffee at 3 pm") at that hour.
     """
     tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
     dated = [_anchored(fact, _first_time(fact, date_order)) for fact in facts]
