@@ -21,7 +21,11 @@ from datetime import timedelta
 from agentmem.retain.facts import ExtractedFact
 from agentmem.temporal import ParsedTime, find_time_expressions
 from agentmem.temporal.anaphora import follow_on
-from agentmem.temporal.expressions import may_read_tense, time_of_day_alone
+from agentmem.temporal.expressions import (
+    may_read_tense,
+    names_a_time_of_day,
+    time_of_day_alone,
+)
 from agentmem.temporal.tense import (
     Direction,
     clause_direction,
@@ -93,19 +97,15 @@ def _may_go_on(dated: list[ExtractedFact]) -> Iterator[str]:
             message = fact.message_index
         elif _to_anchor(fact) and (
             (message == fact.message_index and may_narrate(fact.text))
-            or _AT_A_TIME.search(fact.text)
+            or names_a_time_of_day(fact.text)
         ):
             yield fact.text
-
-
-# A time of day, which may date a fact that names no day (see time_of_day_alone).
-_AT_A_TIME = re.compile(r"\bat\s+(?:\d|noon\b)", re.IGNORECASE)
 
 
 def _at_time_of_day(fact: ExtractedFact) -> ExtractedFact:
     """``fact``, which names no day, at the hour its time of day names ("I'm meeting Zoe for
     coffee at 3 pm": that day, 15:00-16:00)."""
-    if not _AT_A_TIME.search(fact.text) or _BIRTH.search(fact.text):
+    if _BIRTH.search(fact.text):
         return fact  # "She was born at 3 am" says the hour, not the day
     found = time_of_day_alone(fact.text, fact.mentioned_at)
     if found is None:

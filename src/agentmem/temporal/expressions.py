@@ -139,6 +139,7 @@ __all__ = [
     "checked_date_order",
     "find_time_expressions",
     "may_read_tense",
+    "names_a_time_of_day",
     "parse_time_expression",
     "time_of_day_alone",
 ]
@@ -992,13 +993,12 @@ def _resolve_rolling_ahead(match: re.Match[str], at: _Reading) -> _Interval | No
     if match["work"]:
         day = at.ref.date()
         while count:
-            day += _DAY_STEP
+            day += _DAY
             count -= day.weekday() < _SATURDAY
         return _Interval(at.ref, _midnight(day) + _DAY, "range", True)
     return _Interval(at.ref, _midnight(_shifted(at.ref, count, unit).date()) + _DAY, "range", True)
 
 
-_DAY_STEP = timedelta(days=1)
 _SATURDAY = 5
 
 
@@ -1872,35 +1872,38 @@ def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
     None, as do a recurrence, midnight and a time that says neither morning
     nor evening ("at 3", "at 9:30"; "at 15:00" and "at noon" do). Callers ask only when
     :func:`find_time_expressions` found nothing."""
-    ref = to_utc(ref, field="ref")
-    for clock in _AT_CLOCK.finditer(text):
-        if recurs(text, *clock.span()):
-            return None
-        # Read from the "at", as before a date: "I have a meeting at", "the party is at".
-        direction = clause_direction(text, clock.start("clock"), clock.end())
-        if direction not in ("past", "forward") or in_simple_present(text, clock.start()):
-            return None
-        step = 1 if direction == "forward" else -1
-        moments = []
-        for days in (0, step):
-            try:
-                day = ref.date() + timedelta(days=days)
-            except OverflowError:  # past year 9999 or before year 1
-                continue
-            moments.append(_clock_on(clock, _days(day, day, "day", True)))
-        found = [
-            m
-            for m in moments
-            if m is not None
-            and m >= EARLIEST
-            and m + _HOUR - _TICK <= LATEST
-            and (m >= ref if step == 1 else m + _HOUR <= ref)
-        ]
-        if found:
-            start = found[0]
-            return ParsedTime(start, start + _HOUR, "hour", clock[0], clock.span(), True)
+    clock = _AT_CLOCK.search(text)
+    if clock is None or recurs(text, *clock.span()):
         return None
-    return None
+    ref = to_utc(ref, field="ref")
+    # Read from the "at", as before a date: "I have a meeting at", "the party is at".
+    direction = clause_direction(text, clock.start("clock"), clock.end())
+    if direction not in ("past", "forward") or in_simple_present(text, clock.start()):
+        return None
+    step = 1 if direction == "forward" else -1
+    moments = []
+    for days in (0, step):
+        try:
+            day = ref.date() + timedelta(days=days)
+        except OverflowError:  # past year 9999 or before year 1
+            continue
+        moments.append(_clock_on(clock, _days(day, day, "day", True)))
+    found = [
+        m
+        for m in moments
+        if m is not None
+        and m >= EARLIEST
+        and m + _HOUR - _TICK <= LATEST
+        and (m >= ref if step == 1 else m + _HOUR <= ref)
+    ]
+    if not found:
+        return None
+    return ParsedTime(found[0], found[0] + _HOUR, "hour", clock[0], clock.span(), True)
+
+
+def names_a_time_of_day(text: str) -> bool:
+    """Whether ``text`` says "at" a time of day, which :func:`time_of_day_alone` may read."""
+    return _AT_CLOCK.search(text) is not None
 
 
 _MODIFIER_BEFORE = re.compile(

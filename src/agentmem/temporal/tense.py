@@ -369,8 +369,7 @@ def in_simple_present(text: str, start: int) -> bool:
     not a progressive, a perfect or a modal's ("I'm meeting Zoe at 3pm", "I'll call at
     5pm"), nor "is" or "have" ("The party is at 8pm", "I have a meeting at 4pm"), whose
     direction :func:`clause_direction` reads from what is had or is."""
-    part_start = _bounds(text, start, start, _PART_END)[0]
-    verbs = _verbs(_tokens_within(_tagged(text), part_start, start))
+    verbs = _verbs(_part_before(text, start))
     finite = next((t for t in reversed(verbs) if t[2] in _FINITE), None)
     return (
         finite is not None
@@ -415,8 +414,7 @@ def lasts_until_now(text: str, start: int) -> bool:
     there for two years", "I had known her for a decade" or "I've got the car for a week" say
     how long, not when. Nor after a move to a place: "she has gone to Spain for a month", "I've
     been to Paris for a week" tell how long the stay lasts or lasted, not since when."""
-    part_start = _bounds(text, start, start, _PART_END)[0]
-    tokens = _tokens_within(_tagged(text), part_start, start)
+    tokens = _part_before(text, start)
     verbs = _verbs(tokens)
     finite = next((i for i in range(len(verbs) - 1, -1, -1) if verbs[i][2] in _FINITE), None)
     if finite is None or finite + 1 >= len(verbs):
@@ -485,6 +483,13 @@ def narrates(text: str) -> Direction | None:
     if first[3] in ("was", "were") and after[2] in _WHAT_ONE_WAS:
         return None
     return "past"
+
+
+def _part_before(text: str, start: int) -> list[Token]:
+    """The tokens of the part of the sentence before ``text[start:]`` (from its last comma,
+    colon, dash or sentence end)."""
+    part_start = _bounds(text, start, start, _PART_END)[0]
+    return _tokens_within(_tagged(text), part_start, start)
 
 
 def _bounds(text: str, start: int, end: int, boundary: re.Pattern[str]) -> tuple[int, int]:
