@@ -1872,10 +1872,10 @@ def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
     None, as do a recurrence, midnight and a time that says neither morning
     nor evening ("at 3", "at 9:30"; "at 15:00" and "at noon" do). Callers ask only when
     :func:`find_time_expressions` found nothing."""
+    ref = to_utc(ref, field="ref")
     clock = _AT_CLOCK.search(text)
     if clock is None or recurs(text, *clock.span()):
         return None
-    ref = to_utc(ref, field="ref")
     # Read from the "at", as before a date: "I have a meeting at", "the party is at".
     direction = clause_direction(text, clock.start("clock"), clock.end())
     if direction not in ("past", "forward") or in_simple_present(text, clock.start()):
