@@ -214,6 +214,12 @@ CASES: list[tuple[str, str, str, str]] = [
     ("She was born on the thirty-first of December 1990.", FEB_20, "1990-12-31", "1990-12-31"),
     ("I signed the lease on the 1st of the month.", FEB_20, "2025-02-01", "2025-02-01"),
     ("Rent is due on the first of the month.", FEB_20, "2025-03-01", "2025-03-01"),
+    # ... of a month said by its place from this one: that day, whatever the tense.
+    ("My mum's surgery is on the 14th of next month.", FEB_20, "2025-03-14", "2025-03-14"),
+    ("We paid on the 30th of last month.", FEB_20, "2025-01-30", "2025-01-30"),
+    ("The course starts on the 2nd of the following month.", FEB_20, "2025-03-02", "2025-03-02"),
+    ("The invoice arrived on the 3rd of this month.", FEB_20, "2025-02-03", "2025-02-03"),
+    ("I've lived here since the 3rd of last month.", FEB_20, "2025-01-03", FEB_20),
     # A verb whose past is its present ("quit", "hurt", "cut") tells with a date of a past.
     ("I hurt my back on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
     ("I quit smoking on New Year's Day.", FEB_20, "2025-01-01", "2025-01-01"),

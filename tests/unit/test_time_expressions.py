@@ -839,6 +839,11 @@ relative_expressions = st.one_of(
     ),
     st.builds("the {} {}".format, weekdays, st.sampled_from(["before last", "after next"])),
     st.builds("on {} the {}th".format, weekdays, days),
+    st.builds(
+        "on the {}th of {} month".format,
+        st.integers(4, 31),
+        st.sampled_from(["this", "next", "last", "the following", "the previous"]),
+    ),
     st.sampled_from(["the night before last", "the night after next"]),
 )
 
@@ -1019,6 +1024,30 @@ def test_a_date_with_a_year_is_that_date_or_none(day: date, form: str, reference
 def test_dates_at_the_edges_of_time(text: str, start: str | None) -> None:
     found = find_time_expressions(text, REF)
     assert [p.start.date().isoformat() for p in found] == ([start] if start else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "reference", "day"),
+    [
+        ("on the 14th of next month", REF, "2025-02-14"),
+        ("on the 31st of last month", REF, "2024-12-31"),
+        ("on the 3rd of the following month", datetime(2024, 12, 20, tzinfo=UTC), "2025-01-03"),
+        ("on the 2nd of this month", REF, "2025-01-02"),
+        # A day the month has not, or a month past the times held: not that day.
+        ("on the 30th of next month", datetime(2025, 1, 31, tzinfo=UTC), None),
+        ("on the 3rd of next month", datetime(9999, 12, 20, tzinfo=UTC), None),
+        ("on the 3rd of last month", datetime(1, 1, 10, tzinfo=UTC), None),
+    ],
+)
+def test_a_day_of_a_month_counted_from_this_one(
+    text: str, reference: datetime, day: str | None
+) -> None:
+    days = [
+        p.start.date().isoformat()
+        for p in find_time_expressions(f"We pay {text}.", reference)
+        if p.end - p.start == timedelta(days=1)
+    ]
+    assert days == ([day] if day else [])
 
 
 edges_of_time = st.one_of(

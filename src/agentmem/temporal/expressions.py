@@ -115,7 +115,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import MAXYEAR, MINYEAR, UTC, date, datetime, timedelta, timezone
 from typing import Literal
 
 from agentmem._time import EARLIEST, LATEST, to_utc
@@ -895,8 +895,19 @@ def _day_of(match: re.Match[str]) -> int:
     return _DAY_WORDS["".join(match["day_word"].lower().replace("-", " ").split())]
 
 
+# "the 14th of next month": the month said, counted from the one it is said in.
+_MONTH_OFFSETS = {"this": 0, "next": 1, "following": 1, "last": -1, "previous": -1}
+
+
 def _resolve_ordinal_day(match: re.Match[str], at: _Reading) -> _Interval | None:
-    span = _monthly_day(_day_of(match), at.ref.date(), _which_for(match, at, daily=True))
+    day = _day_of(match)
+    if match["month_rel"]:
+        offset = _MONTH_OFFSETS[match["month_rel"].split()[-1].lower()]
+        year, month = _add_months(at.ref.year, at.ref.month, offset)
+        if not MINYEAR <= year <= MAXYEAR or day > calendar.monthrange(year, month)[1]:
+            return None
+        return _days(date(year, month, day), date(year, month, day), "day", True)
+    span = _monthly_day(day, at.ref.date(), _which_for(match, at, daily=True))
     return None if span is None else _days(*span, "day", True)
 
 
@@ -1576,7 +1587,8 @@ _RULES: tuple[_Rule, ...] = (
         "ordinal_day",
         # "on the 28th"; not "the 5th floor", "the 19th century" (a noun follows).
         rf"\bthe\s+(?:(?P<day>{_DAY_DIGITS})(?:st|nd|rd|th)\b|{_DAY_WORD})"
-        r"(?:\s+of\s+(?:the|this)\s+month\b)?" + _NO_NOUN_AFTER,
+        r"(?:\s+of\s+(?:the\s+month\b|(?P<month_rel>this|next|last|the\s+next|the\s+following"
+        r"|the\s+previous)\s+month\b))?" + _NO_NOUN_AFTER,
         _resolve_ordinal_day,
         _ordinal_day_in_context,
         anchorable=True,
