@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import agentmem
+from agentmem.testing import HashEmbedder
 
 pytestmark = pytest.mark.slow
 
@@ -196,6 +197,13 @@ UPDATES: list[tuple[str, str, str]] = [
     ("Sam: I work at Google.", "Sam: I quit Google and joined Stripe.", "Where does Sam work?"),
     ("Tia: Bob is my manager.", "Tia: My new manager is Alice.", "Who is Tia's manager?"),
     ("Uli: My GP is Dr. Rao.", "Uli: Dr Okafor is now my GP.", "Who is Uli's GP?"),
+    ("Vera: I'm 34.", "Vera: I just turned 35!", "How old is Vera?"),
+    ("Walt: I weigh 80 kg.", "Walt: I'm down to 74 kg now.", "How much does Walt weigh?"),
+    (
+        "Xena: My rent is $1,200 a month.",
+        "Xena: The landlord raised my rent to $1,350.",
+        "How much is Xena's rent?",
+    ),
 ]
 
 # (older, newer): same subject and another attribute, other subjects, or compatible facts.
@@ -248,6 +256,10 @@ NON_UPDATES: list[tuple[str, str]] = [
     ("Fen: My GP is Dr. Rao.", "Fen: Dr Rao is still my GP."),
     ("Gia: My boss is Tom.", "Gia: My boss is also my mentor."),
     ("Hux: My landlord is Mr. Berg.", "Hux: My sister's landlord is Omar."),
+    ("Ivo: I'm 34.", "Ivo: I'm 35 minutes late."),
+    ("Jia: I weigh 60 kg.", "Jia: My suitcase weighs 23 kg."),
+    ("Kit: My rent is $900.", "Kit: My salary is $4,000."),
+    ("Lux: My rent is $900.", "Lux: My rent is $900 a month."),
 ]
 
 
@@ -570,3 +582,35 @@ def test_a_change_said_with_a_verb_or_in_a_later_clause_supersedes(tmp_path, old
     with agentmem.AgentMemory(tmp_path / "s") as mem:
         assert _supersedes(mem) == {(new, old)}
         assert mem.check_integrity().problems == ()
+
+
+# (older, newer, whether the newer supersedes): an age, a weight, an amount; numbers beside.
+NUMBER_CHANGES = [
+    ("I'm 34.", "I just turned 35!", True),
+    ("I weigh 80 kg.", "I'm down to 74 kilos now.", True),
+    ("My rent is $1,200 a month.", "The landlord raised my rent to $1,350.", True),
+    ("My salary is $50,000.", "My salary went up to 60k dollars.", True),
+    ("I'm 34.", "I'm 35 minutes late.", False),
+    ("I weigh 60 kg.", "My suitcase weighs 23 kg.", False),
+    ("My rent is $900.", "My salary is $4,000.", False),
+    ("My rent is $1,200.", "My rent is $1,200.00 a month.", False),
+    ("My rent is $1,200.", "My rent used to be $900.", False),
+]
+
+
+@pytest.mark.parametrize(("older", "newer", "linked"), NUMBER_CHANGES)
+def test_a_number_of_someones_is_superseded_by_its_newer_value(tmp_path, older, newer, linked):
+    with agentmem.AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("b")
+        old = bank.retain([{"role": "user", "name": "Ana", "content": older}], mentioned_at=OLD)
+        new = bank.retain([{"role": "user", "name": "Ana", "content": newer}], mentioned_at=NEW)
+        edge = (new.memories[0].id, old.memories[0].id, "supersedes")
+        assert (edge in set(bank.graph().edges(data="kind"))) is linked
+        # As written by the one who writes to the bank, too, and after reopening.
+        plain = mem.bank("plain")
+        plain.retain(older, mentioned_at=OLD)
+        plain.retain(newer, mentioned_at=NEW)
+        assert mem.check_integrity().ok
+    with agentmem.AgentMemory(tmp_path, embedder=HashEmbedder()) as mem:
+        kinds = {k for _, _, k in mem.bank("plain").graph().edges(data="kind")}
+        assert ("supersedes" in kinds) is linked

@@ -80,3 +80,29 @@ def test_slots_parsed_again_are_kept_again_on_postgresql(pg_url):
         )
         assert len(kept) == 4
         assert second.check_integrity().ok
+
+
+def test_an_age_a_weight_and_an_amount_are_superseded_on_postgresql(pg_url):
+    """The families' words (currency signs, "’m 3") read the same in PostgreSQL's regular
+    expressions as in DuckDB's."""
+    with agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("numbers")
+        pairs = [
+            ("I’m 34.", "I just turned 35!"),
+            ("I weigh 80 kg.", "I'm down to 74 kilos now."),
+            ("My rent is €1,200 a month.", "The landlord raised my rent to €1,350."),
+        ]
+        expected = set()
+        for n, (older, newer) in enumerate(pairs):
+            ids = [
+                bank.retain(
+                    [{"role": "user", "name": "Ana", "content": text}],
+                    mentioned_at=T0 + timedelta(days=60 * k, minutes=n),
+                )
+                .memories[0]
+                .id
+                for k, text in enumerate((older, newer))
+            ]
+            expected.add((ids[1], ids[0]))
+        assert _links(mem) >= expected
+        assert mem.check_integrity().ok

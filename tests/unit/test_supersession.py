@@ -42,6 +42,26 @@ from agentmem.retain.supersession import supersedes
         ("Sara's new number is 555-9876.", Slot("sara", "phone", "5559876")),
         ("Kofi's manager is Bob.", Slot("kofi", "role manager", "bob")),
         ("Tom got engaged to Rita.", Slot("tom", "partner", "rita")),
+        # An age, a weight, an amount a thing of someone's costs, each as one value however
+        # it is spelled.
+        ("Ana: I'm 34.", Slot("ana", "age", "34")),
+        ("Ana: Ben is 40 years old.", Slot("ben", "age", "40")),
+        ("Lily turned 6 on Saturday.", Slot("lily", "age", "6")),
+        ("Ana: I weigh about 80 kilos.", Slot("ana", "weight", "80 kg")),
+        ("Ana: I'm down to 74 kg now.", Slot("ana", "weight", "74 kg")),
+        ("Ana: My weight is 176 lbs.", Slot("ana", "weight", "176 lb")),
+        ("Ana: My rent is $1,200.00 a month.", Slot("ana", "amount rent", "$1200")),
+        ("Ana: The landlord raised my rent to $1,350.", Slot("ana", "amount rent", "$1350")),
+        ("Ana: My monthly rent is now $1,300.", Slot("ana", "amount rent", "$1300")),
+        ("Ana: My salary went up to 60k dollars.", Slot("ana", "amount salary", "60000 dollars")),
+        ("Ana: Our budget has been cut to €500.", Slot("ana", "amount budget", "€500")),
+        ("Ben's rent is $900.", Slot("ben", "amount rent", "$900")),
+        # Two things of one family in one sentence are two slots.
+        ("Ana: My rent is $900 and my salary is $4,000.", Slot("ana", "amount salary", "$4000")),
+        (
+            "Ana: My favourite colour is blue and my favourite food is pasta.",
+            Slot("ana", "favourite food", "pasta"),
+        ),
     ],
 )
 def test_a_statement_fills_its_slot(text, slot):
@@ -59,6 +79,24 @@ def test_a_statement_fills_its_slot(text, slot):
         "Ana: Our trip got off to a bad start.",
         "Ana: The trip to Porto was lovely.",
         "Ana: my sister's number is 555-1111.",  # someone not named
+        # Numbers that are no age, weight or amount of someone's, and what does not hold now.
+        "Ana: I'm 34 minutes late.",
+        "Ana: Tom is 6 feet tall.",
+        "Ana: I'm 100% sure.",
+        "Ana: I am 2 weeks into my new job.",
+        "Ana: My son is 4.",  # someone not named
+        "Ana: It's 5.",
+        "Ana: I turned 3 pages.",
+        "Ana: I'm 500.",
+        "Ana: I want to weigh 70 kg.",
+        "Ana: My goal is to weigh 70 kg.",
+        "Ana: My bag weighs 20 kg.",
+        "Ana: My rent used to be $900.",
+        "Ana: My rent was $700 back then.",
+        "Ana: I raised my kids to be kind.",
+        "Ana: My car is worth $5,000.",
+        "Ana: Rent is $1,200 here.",
+        "She moved to Leeds.",  # a pronoun names no one
     ],
 )
 def test_what_does_not_say_what_holds_now_fills_no_slot(text):
@@ -89,6 +127,18 @@ _PIECES = st.sampled_from(
         "Ana: ",
         "@x.io ",
         ".",
+        "'m ",
+        "34 ",
+        "turned ",
+        "weigh ",
+        "kg ",
+        "rent is ",
+        "raised my ",
+        " to ",
+        "$1,2",
+        "00.5 ",
+        "k dollars",
+        "9" * 40,
     ]
 )
 

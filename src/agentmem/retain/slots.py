@@ -1,10 +1,11 @@
 """What a fact says of someone, read as *slots*: (subject, attribute family, value).
 
 The families: home, job, partner, phone, email, address, favourite thing, the one person in a
-role (manager, doctor, landlord...), plan. The subject is the speaker for first-person
-statements ("I", "we", "my ...") or a person named as the subject; the value is the place,
-organisation or name the statement gives (spaCy's entities, from the pipeline the offline
-extractor uses), an e-mail address, digits, or "none" ("we broke up", "I quit my job").
+role (manager, doctor, landlord...), plan, age, weight, an amount of money a thing of theirs
+is ("my rent"). The subject is the speaker for first-person statements ("I", "we", "my ...")
+or a person named as the subject; the value is the place, organisation or name the statement
+gives (spaCy's entities, from the pipeline the offline extractor uses), an e-mail address,
+digits, a number with its unit, or "none" ("we broke up", "I quit my job").
 Questions, hypotheticals ("thinking of moving to"), the past ("I lived in Rome") and additions
 ("I also work at ...") fill no slot. Supersession (``retain/supersession.py``) links the
 statements of one slot.
@@ -21,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,11 @@ FAMILY_WORDS: dict[str, str] = {
     # Roles one person holds for someone at a time: "Bob is my manager", "my new GP is Dr Rao".
     "role": r"manager|boss|supervisor|doctor|GP|dentist|therapist|landlord|landlady",
     "plan": r"trip|meeting|party|dinner|wedding|flight|appointment|vacation|holiday|visit|concert|lunch|reunion|interview|barbecue|picnic",  # noqa: E501
+    # How old someone is ("I'm 34", "Ana turned 35"), what they weigh, and an amount of
+    # money a thing of theirs costs or pays ("my rent is $1,200", "raised my rent to ...").
+    "age": r"turned|turns|years old|year old|'m [0-9]|’m [0-9]|am [0-9]|is [0-9]|'s [0-9]|’s [0-9]",
+    "weight": r"weigh|[0-9] ?kg|[0-9] ?kilo|[0-9] ?lb|[0-9] ?pound|[0-9] ?stone",
+    "amount": r"[$£€¥]|dollars|euros|bucks|[0-9]k",
 }
 ANY_FAMILY_WORDS = "|".join(f"(?:{w})" for w in FAMILY_WORDS.values())
 _ANY_CUE = re.compile(ANY_FAMILY_WORDS, re.IGNORECASE)
@@ -60,6 +67,20 @@ _ROLES = FAMILY_WORDS["role"]
 # Whose phone, address or manager: "my", "our" or a name's ("Sara's new number is ...").
 _OWNER = rf"\b(?P<s>[Mm]y|[Oo]ur|{_UPPER}[^\W\d_]*(?=['’]s\s))(?:['’]s)?"
 _CHANGED_MY = _SUBJECT + _ADVERBS + r"\s+(?:changed|updated|switched)\s+(?:my|our)\s+"
+# An age said of a person ("I'm 34", "Ana is 40 years old", "I turned 35 in May") ends there:
+# not "I'm 34 minutes late", "Tom is 6 feet tall".
+_AGE = r"(?P<n>\d{1,3})(?:\s+(?:years?|yrs?)(?:\s+old)?)?(?=\s*(?:$|[.!,;)]|(?:now|today|this|last|on|in|and|but|so|yesterday|recently)\b))"  # noqa: E501
+_IS = r"(?:['’]m|['’]s|\s+am|\s+is)"
+_WEIGHT = r"(?:about\s+|around\s+|roughly\s+|just\s+|only\s+)?(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>kgs?|kilos?|kilograms?|lbs?|pounds|stone)\b"  # noqa: E501
+# An amount of money, with its currency: "$1,200", "€45", "60k dollars", "1,350 euros".
+_MONEY = r"(?P<m>[$£€¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|million|thousand)\b)?|\d[\d,]*(?:\.\d+)?\s?(?:k|million|thousand)?\s?(?:dollars|euros|bucks)\b)"  # noqa: E501
+# What a thing of someone's amounts to, or a change of it: "my rent is", "our budget went up
+# to", "my salary has been raised to".
+_AMOUNT_IS = (
+    r"(?:is|are|has gone (?:up|down) to|went (?:up|down) to|(?:has )?(?:risen|rose|dropped|fell|fallen|increased|decreased|jumped|climbed) to"  # noqa: E501
+    r"|(?:has been|was|got|is being) (?:raised|increased|cut|lowered|reduced|bumped up) to)"
+)
+_THING = r"(?:new |current |monthly |weekly |yearly |annual |hourly )?(?P<x>[a-z]+)"
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (family, re.compile(pattern))
     for family, pattern in (
@@ -120,6 +141,21 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("phone", _OWNER + r" (?:phone |mobile |cell )?number (?:has )?changed to\b"),
         ("email", _OWNER + r" e-?mail(?: address)? (?:has )?changed to\b"),
         ("role", _OWNER + rf" (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
+        ("age", rf"(?P<s>\bI\b|\b[^\W\d_]+\b){_IS}\s+(?:now\s+|only\s+|already\s+)?{_AGE}"),
+        ("age", _SUBJECT + _ADVERBS + rf"\s+(?:turned|turns)\s+{_AGE}"),
+        ("weight", _SUBJECT + _ADVERBS + rf"\s+(?:weigh|weighs)\s+{_WEIGHT}"),
+        ("weight", rf"(?P<s>\bI\b|\b[^\W\d_]+\b){_IS}\s+(?:now\s+)?(?:down|up)\s+to\s+{_WEIGHT}"),
+        ("weight", _OWNER + rf" weight is (?:now )?{_WEIGHT}"),
+        (
+            "amount",
+            _OWNER + rf" {_THING} {_AMOUNT_IS}(?: now)? (?:about |around |just |only )?{_MONEY}",
+        ),
+        (
+            "amount",
+            r"\b(?:raised|increased|upped|bumped up|cut|lowered|reduced|slashed|hiked)\s+"
+            + _OWNER.replace(r"\b(?P<s>", "(?P<s>")
+            + rf"\s+{_THING}\s+to\s+{_MONEY}",
+        ),
         (
             "favourite",
             r"\b(?P<s>[Mm]y) (?:new |all-time |absolute )?favou?rite (?P<x>[a-z]+(?: [a-z]+)?) (?:is|are|has become|is now)\b",  # noqa: E501
@@ -188,6 +224,9 @@ _VALUE_LABELS = {
 }
 _SPEAKER = re.compile(r"^(?P<speaker>[^:\n]{1,40}): (?P<said>.*)$", re.DOTALL)
 _STOP_NAMES = {"the", "so", "then", "now", "yesterday", "today", "actually", "well", "and", "but"}
+# Pronouns and words that point: a capitalised one opens a sentence, it names no one.
+_STOP_NAMES |= {"it", "this", "that", "there", "here", "he", "she", "they", "what", "who"}
+_STOP_NAMES |= {"which", "everything", "nothing", "everyone", "someone", "one", "mine"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,14 +367,18 @@ def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:
             value = _value(family, text, found, doc, offset)
             if value is None:
                 continue
+            named = family
             if family == "favourite":
-                family = _favourite(found["x"])
+                named = _favourite(found["x"])
+            elif family == "amount":
+                named = f"amount {found['x']}"
             elif family == "role":
-                family, value = _role(found["x"]), _untitled(value)
+                named, value = _role(found["x"]), _untitled(value)
             elif _NEGATED.search(text[: found.end()]) and value != "none":
                 value = f"not {value}"
-            slots.append(Slot(subject, family, value))
-            break
+            slots.append(Slot(subject, named, value))
+            if found.groupdict().get("x") is None:
+                break  # one value a family; a thing named ("my rent", "my GP") has its own
     if not _NOT_CURRENT.search(text) and not _ADDITION.search(text):
         # The value named first: "Bob is my manager", "Blue is my favourite colour now."
         for pattern, family_of, value_of in (
@@ -387,6 +430,12 @@ def _value(family: str, text: str, found: re.Match[str], doc: Any, offset: int) 
     if found.groupdict().get("none") is not None:
         return "none"
     rest = text[found.end() :]
+    if family == "age":
+        return found["n"] if 0 < int(found["n"]) <= _OLDEST else None
+    if family == "weight":
+        return _weight(found["n"], found["u"])
+    if family == "amount":
+        return _money(found["m"])
     if family == "email":
         email = _EMAIL.search(rest)
         return email[0].casefold() if email else None
@@ -403,6 +452,37 @@ def _value(family: str, text: str, found: re.Match[str], doc: Any, offset: int) 
             return _norm(entity.text)
     name = re.match(rf"\s+(?:the\s+)?(?P<v>{_UPPER}[\w&'-]*(?:\s+{_UPPER}[\w&'-]*)*)", rest)
     return _norm(name["v"]) if name else None
+
+
+#: Ages above this are no one's ("I'm 500 percent sure" is no age anyway).
+_OLDEST = 130
+_WEIGHT_UNITS = {"kg": "kg", "kilo": "kg", "kilogram": "kg", "lb": "lb", "pound": "lb"}
+_WEIGHT_UNITS |= {"stone": "st"}
+_MONEY_SCALE = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000}
+
+
+def _weight(number: str, unit: str) -> str:
+    """A weight as one value whatever its spelling: "74 kg" for "74 kilos"."""
+    unit = unit.casefold().removesuffix("s")
+    return f"{number.replace(',', '.')} {_WEIGHT_UNITS.get(unit, unit)}"
+
+
+def _money(amount: str) -> str:
+    """An amount as one value whatever its spelling: "$1350" for "$1,350.00", "60000 dollars"
+    for "60k dollars"."""
+    folded = amount.casefold()
+    currency = "" if amount[0].isdigit() else amount[0]
+    number = re.search(r"\d[\d,]*(?:\.\d+)?", amount)
+    assert number is not None  # _MONEY holds digits
+    digits = number[0].replace(",", "")
+    with localcontext(prec=len(digits) + 8):  # exact, however many digits
+        value = Decimal(digits)
+        if scale := re.search(r"\d\s?(k|m|million|thousand)\b", folded):
+            value *= _MONEY_SCALE[scale[1]]
+        value = value.normalize()
+    words = re.search(r"\b(dollars|euros|bucks)\b", folded)
+    unit = {"bucks": "dollars"}.get(words[1], words[1]) if words else ""
+    return f"{currency}{value:f} {unit}".strip()
 
 
 def _plan_slot(text: str, speaker: str | None) -> Slot | None:
