@@ -717,6 +717,11 @@ def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
         ("Summer moved to Denver last year.", "Summer"),
         ("Autumn and I went hiking.", "Autumn"),
         ("Summer is my sister.", "Summer"),
+        # Read as a modal, but a verb's past or third person follows: no modal is so followed.
+        ("May called me yesterday.", "May"),
+        ("May starts her new job tomorrow.", "May"),
+        ("May told me she is moving.", "May"),
+        ("Will called me.", "Will"),
     ],
 )
 def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> None:
@@ -751,6 +756,9 @@ def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> 
         "Winter came early this year.",
         "Winter is coming to an end.",
         "Summer flew by.",
+        "May has been rainy.",  # nothing after it says someone
+        "May marks the start of summer.",
+        "May brings warmer weather.",
     ],
 )
 def test_a_month_word_that_is_a_date_stays_a_date(text: str) -> None:

@@ -991,14 +991,20 @@ def _is_name_read_as_modal(token: Token) -> bool:
     """A first name the tagger read as a modal verb because it opens the sentence: "Will Byers
     went home", "Can Yilmaz moved to Berlin". A modal opening a question is followed by its
     subject and a bare verb ("Will Sam come?"); a name is followed by the rest of the name
-    and a finite verb, or by a finite verb in the past or third person at once ("Will is my
-    best friend", "Will said so": no modal is)."""
+    and a finite verb, or by a verb in the past or third person at once ("Will is my best
+    friend", "Will said so", "May called me": no modal is)."""
     if not (token.is_sent_start and token.tag_ == "MD" and token.text[:1].isupper()):
         return False
     doc = token.doc
     j = token.i + 1
-    if j < len(doc) and doc[j].tag_ in ("VBD", "VBZ") and token.lower_ in FIRST_NAMES:
-        return True
+    # A month is a name when what follows says someone ("May called me", not "May has been
+    # rainy").
+    named = token.lower_ in FIRST_NAMES or (
+        token.lower_ in _CALENDAR_NAMES
+        and kind_evidence(doc, token.i, token.i + 1).get("person", 0.0) > 0
+    )
+    if j < len(doc) and doc[j].tag_ in ("VBD", "VBZ", "VBN") and named:
+        return True  # no modal is followed by a verb's past or third person
     while j < len(doc) and doc[j].tag_ in ("NNP", "NNPS") and doc[j].text[:1].isupper():
         j += 1
     return token.i + 1 < j < len(doc) and doc[j].tag_ in _FINITE_VERB_TAGS
@@ -1077,7 +1083,11 @@ def _proper_subject(doc: Doc, start: int, end: int) -> bool:
     place: "Kofi from work invited us") or that owns what follows ("Rashid's startup got
     funding"): the tagger reads a common noun there as NN ("Dinner was great", "Life's
     good"), so a proper noun doing or owning something is a name."""
-    if end >= len(doc) or not all(t.tag_ in ("NNP", "NNPS") for t in doc[start:end]):
+    proper = all(
+        t.tag_ in ("NNP", "NNPS") or (t.i == start and _is_name_read_as_modal(t))  # "May said"
+        for t in doc[start:end]
+    )
+    if end >= len(doc) or not proper:
         return False
     end = _past_a_short_phrase(doc, end)  # "Kofi from work invited us"
     if end >= len(doc):
@@ -1194,8 +1204,10 @@ def _is_not_a_name(key: str) -> bool:
 def _is_not_a_name_here(doc: Doc, start: int, end: int, key: str) -> bool:
     """``_is_not_a_name``, except for a month word used as a first name ("April said"); and
     a job written in capitals is none."""
-    if end - start == 1 and _is_month_read_as_name(doc[start]):
-        return False
+    if end - start == 1 and (
+        _is_month_read_as_name(doc[start]) or _is_name_read_as_modal(doc[start])
+    ):
+        return False  # "April said", "May called me"
     return _is_not_a_name(key) or _is_a_job_title(doc, start, end) or is_a_breed(doc, start, end)
 
 
