@@ -722,6 +722,9 @@ def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
         ("May starts her new job tomorrow.", "May"),
         ("May told me she is moving.", "May"),
         ("Will called me.", "Will"),
+        # Joined to a first name by "and".
+        ("June and Ana are twins.", "June"),
+        ("I saw Ana and April at the party.", "April"),
     ],
 )
 def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> None:
@@ -759,6 +762,7 @@ def test_a_month_word_used_as_a_first_name_is_a_person(text: str, name: str) -> 
         "May has been rainy.",  # nothing after it says someone
         "May marks the start of summer.",
         "May brings warmer weather.",
+        "Between June and August we travelled.",
     ],
 )
 def test_a_month_word_that_is_a_date_stays_a_date(text: str) -> None:

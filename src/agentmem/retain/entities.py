@@ -877,7 +877,8 @@ def _is_month_read_as_name(token: Token) -> bool:
     A date has a number beside it ("May 5th", "August 1990") or a preposition, determiner
     or adjective before it ("in June", "the first of May", "next April"), and its other
     month beside it ("April and May"); what is left is a name only when grammar says it is a
-    person's (``reads_as_person``), which a modal opening a question never is ("May I ask?").
+    person's (``reads_as_person``), which a modal opening a question never is ("May I ask?"),
+    or when it is joined to a first name ("June and Ana are twins").
     """
     if token.lower_ not in _CALENDAR_NAMES or not token.text.istitle():
         return False
@@ -890,7 +891,17 @@ def _is_month_read_as_name(token: Token) -> bool:
         return False
     if i > 0 and doc[i - 1].tag_ in _DATE_OPENER_TAGS:
         return False
-    return reads_as_person(doc, i, i + 1)
+    return reads_as_person(doc, i, i + 1) or _conjoined_with_a_first_name(doc, i)
+
+
+def _conjoined_with_a_first_name(doc: Doc, i: int) -> bool:
+    """Whether ``doc[i]`` and a first name are joined by "and": "June and Ana are twins",
+    "Ana and April went out" (a month is joined so only to another month)."""
+    after = i + 2 < len(doc) and doc[i + 1].lower_ == "and" and doc[i + 2].text.istitle()
+    before = i >= 2 and doc[i - 1].lower_ == "and" and doc[i - 2].text.istitle()
+    return (after and _a_first_name(doc[i + 2].lower_)) or (
+        before and _a_first_name(doc[i - 2].lower_)
+    )
 
 
 def _name_votes(
@@ -1144,6 +1155,8 @@ def _capitalised_mention(
     previous = doc[start - 1] if start > 0 else None
     titled = previous is not None and _is_title(previous)
     votes = kind_evidence(doc, start, end)
+    if key in _CALENDAR_NAMES and _conjoined_with_a_first_name(doc, start):
+        votes["person"] += SHAPE_WEIGHT  # "June and Ana are twins"
     given = _is_given_name(doc, start, end)
     # Every sentence starts with a capital: there a word needs a cue to be a name ("Tigran
     # flew to ...", "Mateus thinks ...") or must be a known first name; else it names
