@@ -48,6 +48,8 @@ from agentmem.retain.supersession import supersedes
         ("Ana: Ben is 40 years old.", Slot("ben", "age", "40")),
         ("Lily turned 6 on Saturday.", Slot("lily", "age", "6")),
         ("Ana: I weigh about 80 kilos.", Slot("ana", "weight", "80 kg")),
+        ("Ana: I weigh 80.0 kg.", Slot("ana", "weight", "80 kg")),
+        ("Ana: They raised my rent to $1.5k.", Slot("ana", "amount rent", "$1500")),
         ("Ana: I'm down to 74 kg now.", Slot("ana", "weight", "74 kg")),
         ("Ana: My weight is 176 lbs.", Slot("ana", "weight", "176 lb")),
         ("Ana: My rent is $1,200.00 a month.", Slot("ana", "amount rent", "$1200")),

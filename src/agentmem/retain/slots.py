@@ -70,7 +70,8 @@ _CHANGED_MY = _SUBJECT + _ADVERBS + r"\s+(?:changed|updated|switched)\s+(?:my|ou
 # An age said of a person ("I'm 34", "Ana is 40 years old", "I turned 35 in May") ends there:
 # not "I'm 34 minutes late", "Tom is 6 feet tall".
 _AGE = r"(?P<n>\d{1,3})(?:\s+(?:years?|yrs?)(?:\s+old)?)?(?=\s*(?:$|[.!,;)]|(?:now|today|this|last|on|in|and|but|so|yesterday|recently)\b))"  # noqa: E501
-_IS = r"(?:['’]m|['’]s|\s+am|\s+is)"
+# Someone and "is" or "am": "I'm", "Ana's", "Ana is".
+_SUBJECT_IS = r"(?P<s>\bI\b|\b[^\W\d_]+\b)(?:['’]m|['’]s|\s+am|\s+is)"
 _WEIGHT = r"(?:about\s+|around\s+|roughly\s+|just\s+|only\s+)?(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>kgs?|kilos?|kilograms?|lbs?|pounds|stone)\b"  # noqa: E501
 # An amount of money, with its currency: "$1,200", "€45", "60k dollars", "1,350 euros".
 _MONEY = r"(?P<m>[$£€¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|million|thousand)\b)?|\d[\d,]*(?:\.\d+)?\s?(?:k|million|thousand)?\s?(?:dollars|euros|bucks)\b)"  # noqa: E501
@@ -141,10 +142,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("phone", _OWNER + r" (?:phone |mobile |cell )?number (?:has )?changed to\b"),
         ("email", _OWNER + r" e-?mail(?: address)? (?:has )?changed to\b"),
         ("role", _OWNER + rf" (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
-        ("age", rf"(?P<s>\bI\b|\b[^\W\d_]+\b){_IS}\s+(?:now\s+|only\s+|already\s+)?{_AGE}"),
+        ("age", rf"{_SUBJECT_IS}\s+(?:now\s+|only\s+|already\s+)?{_AGE}"),
         ("age", _SUBJECT + _ADVERBS + rf"\s+(?:turned|turns)\s+{_AGE}"),
         ("weight", _SUBJECT + _ADVERBS + rf"\s+(?:weigh|weighs)\s+{_WEIGHT}"),
-        ("weight", rf"(?P<s>\bI\b|\b[^\W\d_]+\b){_IS}\s+(?:now\s+)?(?:down|up)\s+to\s+{_WEIGHT}"),
+        ("weight", rf"{_SUBJECT_IS}\s+(?:now\s+)?(?:down|up)\s+to\s+{_WEIGHT}"),
         ("weight", _OWNER + rf" weight is (?:now )?{_WEIGHT}"),
         (
             "amount",
@@ -153,8 +154,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "amount",
             r"\b(?:raised|increased|upped|bumped up|cut|lowered|reduced|slashed|hiked)\s+"
-            + _OWNER.replace(r"\b(?P<s>", "(?P<s>")
-            + rf"\s+{_THING}\s+to\s+{_MONEY}",
+            + rf"{_OWNER}\s+{_THING}\s+to\s+{_MONEY}",
         ),
         (
             "favourite",
@@ -462,9 +462,16 @@ _MONEY_SCALE = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_
 
 
 def _weight(number: str, unit: str) -> str:
-    """A weight as one value whatever its spelling: "74 kg" for "74 kilos"."""
+    """A weight as one value whatever its spelling: "74 kg" for "74.0 kilos"."""
     unit = unit.casefold().removesuffix("s")
-    return f"{number.replace(',', '.')} {_WEIGHT_UNITS.get(unit, unit)}"
+    return f"{_plain(number.replace(',', '.'))} {_WEIGHT_UNITS.get(unit, unit)}"
+
+
+def _plain(digits: str, scale: int = 1) -> str:
+    """A number written without trailing zeros or exponent, exact however long: "1350" for
+    "1350.00"."""
+    with localcontext(prec=len(digits) + 8):
+        return f"{(Decimal(digits) * scale).normalize():f}"
 
 
 def _money(amount: str) -> str:
@@ -474,15 +481,11 @@ def _money(amount: str) -> str:
     currency = "" if amount[0].isdigit() else amount[0]
     number = re.search(r"\d[\d,]*(?:\.\d+)?", amount)
     assert number is not None  # _MONEY holds digits
-    digits = number[0].replace(",", "")
-    with localcontext(prec=len(digits) + 8):  # exact, however many digits
-        value = Decimal(digits)
-        if scale := re.search(r"\d\s?(k|m|million|thousand)\b", folded):
-            value *= _MONEY_SCALE[scale[1]]
-        value = value.normalize()
+    scale = re.search(r"\d\s?(k|m|million|thousand)\b", folded)
+    value = _plain(number[0].replace(",", ""), _MONEY_SCALE[scale[1]] if scale else 1)
     words = re.search(r"\b(dollars|euros|bucks)\b", folded)
     unit = {"bucks": "dollars"}.get(words[1], words[1]) if words else ""
-    return f"{currency}{value:f} {unit}".strip()
+    return f"{currency}{value} {unit}".strip()
 
 
 def _plan_slot(text: str, speaker: str | None) -> Slot | None:
