@@ -63,6 +63,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("My flight leaves on Monday.", FEB_20, "2025-02-24", "2025-02-24"),
     ("The train departs at 9 on Tuesday.", FEB_20, "2025-02-25", "2025-02-25"),
     ("My bus leaves at 7 on Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    # ... after a subject with a number: a version's release.
+    ("Version 2.3 ships on 12/03.", FEB_20, "2025-12-03", "2025-12-03"),
+    ("iOS 18 ships in September.", FEB_20, "2025-09-01", "2025-09-30"),
     # Past, said after the date.
     ("I paid the invoice on March 3.", FEB_20, "2024-03-03", "2024-03-03"),
     ("We launched in April.", FEB_20, "2024-04-01", "2024-04-30"),

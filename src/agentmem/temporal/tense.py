@@ -26,7 +26,7 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
   the clause does not say.
 
 A timetable's present that the small model tags as a plural noun ("My flight leaves on
-Monday", "The train departs at 9") is read as the verb it is (see
+Monday", "The train departs at 9", "Version 2.3 ships on 12/03") is read as the verb it is (see
 :func:`_retag_verbs_read_as_nouns`). The verb that decides is the one nearest before the
 date in its comma-delimited part of the sentence ("I love the painting I did in May": *did*),
 else the first one after it ("On March 3, we will launch": *will launch*), else the same in
@@ -262,6 +262,9 @@ def _keep_tags(texts: list[str], tagged: list[list[Token]]) -> list[tuple[Token,
 _OPENERS = frozenset({"DT", "PRP$"})
 _NOUNS_BEFORE = frozenset({"NN", "NNP"})
 _AFTER_A_VERB = frozenset({"IN", "TO", "CD", "RB"})
+# What a short subject's words are tagged: nouns, and the numbers of versions ("Version 2.3",
+# "iOS 18": the model tags "iOS" a number too).
+_NAME_TAGS = _NOUNS_BEFORE | {"CD"}
 
 
 def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
@@ -280,6 +283,20 @@ def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
             tokens[k] = (start, end, "VBZ", lower)
 
 
+def _plural_after_a_subject(tags: list[str]) -> int | None:
+    """Where a sentence's plural noun stands right after a short subject and before what
+    follows a verb: "The train departs at 9", "Version 2.3 ships on 12/03", "iOS 18 ships in
+    September" (an opener or a noun, then nouns or a number)."""
+    for at in (2, 3):
+        if len(tags) > at + 1 and tags[at] == "NNS" and tags[at + 1] in _AFTER_A_VERB:
+            opener, *rest = tags[:at]
+            if (opener in _OPENERS or opener in _NAME_TAGS) and all(
+                tag in _NAME_TAGS for tag in rest
+            ):
+                return at
+    return None
+
+
 def _retag_verbs_read_as_nouns(texts: list[str], tagged: list[list[Token]]) -> None:
     """Tag as ``VBZ`` the plural noun of a verbless sentence that opens as above, when the
     model tags the same word as a verb after "It" ("It leaves on Monday"): without it the
@@ -294,14 +311,10 @@ def _retag_verbs_read_as_nouns(texts: list[str], tagged: list[list[Token]]) -> N
                 continue
             if (
                 token[3] != "?"  # "Any success stories lately?" asks, no timetable
-                and len(sentence) >= 4
                 and not any(tokens[k][2] in _VERB for k in sentence)
-                and tokens[sentence[0]][2] in _OPENERS
-                and tokens[sentence[1]][2] in _NOUNS_BEFORE
-                and tokens[sentence[2]][2] == "NNS"
-                and tokens[sentence[3]][2] in _AFTER_A_VERB
+                and (plural := _plural_after_a_subject([tokens[k][2] for k in sentence]))
             ):
-                suspects.append((n, sentence[2]))
+                suspects.append((n, sentence[plural]))
             sentence = []
     if not suspects:
         return
