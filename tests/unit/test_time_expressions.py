@@ -845,6 +845,8 @@ relative_expressions = st.one_of(
         st.sampled_from(["this", "next", "last", "the following", "the previous"]),
     ),
     st.sampled_from(["the night before last", "the night after next"]),
+    st.builds("{} and a half years ago".format, counts.filter(lambda c: "few" not in c)),
+    st.sampled_from(["half a year ago", "a year and a half ago", "half a year from now"]),
 )
 
 
@@ -1048,6 +1050,23 @@ def test_a_day_of_a_month_counted_from_this_one(
         if p.end - p.start == timedelta(days=1)
     ]
     assert days == ([day] if day else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "month"),
+    [
+        ("half a year ago", "2024-07"),
+        ("a year and a half ago", "2023-07"),
+        ("two and a half years ago", "2022-07"),
+        ("3 years and a half ago", "2021-07"),
+        ("half a year from now", "2025-07"),
+    ],
+)
+def test_half_a_year_counts_six_months(text: str, month: str) -> None:
+    """Not "a year ago" with "half" ignored: the month that many months away."""
+    [found] = find_time_expressions(f"We left {text}.", REF)
+    assert found.start.strftime("%Y-%m") == month
+    assert found.granularity == "month"
 
 
 edges_of_time = st.one_of(

@@ -965,6 +965,13 @@ def _counted(match: re.Match[str], at: _Reading, sign: int) -> _Interval:
     return _Interval(first.start, last.end, "range", True)
 
 
+def _resolve_half_years_ago(match: re.Match[str], at: _Reading) -> _Interval:
+    """ "half a year ago" is the month six months back; "a year and a half ago" eighteen."""
+    months = 6 + (12 * _number(match["whole"]) if match["whole"] else 0)
+    sign = 1 if match["dir"].lower() not in ("ago", "back") else -1
+    return _period("month", at.ref, sign * months)
+
+
 def _resolve_weekdays_ago(match: re.Match[str], at: _Reading) -> _Interval:
     """ "Two Fridays ago": the Friday a week before last Friday (one Friday ago is the last)."""
     day = _last_weekday(at.ref.date(), _WEEKDAYS[match["weekday"].lower()])
@@ -1410,6 +1417,15 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b{_FEW}?{_NUMBER}\s+{_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?"
         r"(?P<dir>ago|back|from\s+now|hence)\b",
         _resolve_units_ago,
+    ),
+    _rule(
+        # "half a year ago", "a year and a half ago", "two and a half years from now".
+        "half_years_ago",
+        r"\b(?:half\s+a\s+year|(?P<whole>\d{1,4}|an?|"
+        + "|".join(NUMBER_WORDS)
+        + r")(?:\s+years?\s+and\s+a\s+half|\s+and\s+a\s+half\s+years?))\s+"
+        r"(?P<dir>ago|back|from\s+now|hence)\b",
+        _resolve_half_years_ago,
     ),
     _rule(
         # "Christmas is two weeks away"; hours away are a distance ("Leeds is two hours away").
