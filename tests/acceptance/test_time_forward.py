@@ -65,6 +65,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("My bus leaves at 7 on Friday.", FEB_20, "2025-02-21", "2025-02-21"),
     # ... after a subject with a number: a version's release.
     ("Version 2.3 ships on 12/03.", FEB_20, "2025-12-03", "2025-12-03"),
+    # A work deadline: today, this week.
+    ("I'll send the slides by EOD.", FEB_20, FEB_20, "2025-02-20"),
+    ("I'll have the draft by EOW.", FEB_20, FEB_20, "2025-02-23"),
     ("iOS 18 ships in September.", FEB_20, "2025-09-01", "2025-09-30"),
     # Past, said after the date.
     ("I paid the invoice on March 3.", FEB_20, "2024-03-03", "2024-03-03"),

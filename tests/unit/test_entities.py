@@ -993,6 +993,8 @@ def test_common_capitalised_words_are_not_entities() -> None:
     assert found("OK. Yes. Hello there.") == []
     assert found("Weekly Meeting Notes From The Board") == []
     assert found("I think I should go.") == []
+    # Work chat's abbreviations name no one and nothing.
+    assert found("Send it by EOD. I'm OOO until Monday, WFH today. TBH, ETA is 5pm.") == []
 
 
 @pytest.mark.parametrize(

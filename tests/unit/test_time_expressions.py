@@ -1069,6 +1069,28 @@ def test_half_a_year_counts_six_months(text: str, month: str) -> None:
     assert found.granularity == "month"
 
 
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("Send it by EOD.", "2025-01-15", "2025-01-16"),
+        ("I'll finish it by the end of the day.", "2025-01-15", "2025-01-16"),
+        ("I'll have it by EOW.", "2025-01-13", "2025-01-20"),
+        ("Send the numbers by EOM.", "2025-01-01", "2025-02-01"),
+        ("Send it EOD Friday.", "2025-01-17", "2025-01-18"),  # Friday's
+    ],
+)
+def test_a_work_deadline_is_today_this_week_or_this_month(text, start, end) -> None:
+    found = find_time_expressions(text, REF)
+    assert [(p.start, p.end) for p in found][-1:] == [(utc(start), utc(end))]
+
+
+@pytest.mark.parametrize(
+    "text", ["At the end of the day, family matters.", "I ate corn on the cob.", "Eod said hi."]
+)
+def test_the_end_of_the_day_as_an_idiom_is_no_time(text) -> None:
+    assert find_time_expressions(text, REF) == []
+
+
 edges_of_time = st.one_of(
     st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(1, 3, 1)),
     st.datetimes(min_value=datetime(9999, 11, 1), max_value=datetime(9999, 12, 30)),

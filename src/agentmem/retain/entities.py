@@ -214,7 +214,9 @@ _CHAT_WORDS = _word_set(
     "anyone someone nobody everybody somebody god oh ah wow hmm um uh "
     # Interjections chat capitalises at the start of a turn ("Congrats Joanna!", "Woah").
     "bye goodbye welcome cheers congrats congratulations glad awesome nah wanna gonna gotta "
-    "ya yay yup woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh"
+    "ya yay yup woah whoa woohoo aww awww bummer looky perfect haha hehe oops ugh yikes gosh "
+    # Work chat's abbreviations: "by EOD", "I'm OOO", "WFH today", "TBH".
+    "eod eow eom eoy cob ooo wfh pto eta imo imho tbh idk rsvp"
 )
 _JOB_TITLES = _word_set("ceo cto cfo coo cmo cio ciso cpo vp svp evp avp gp pa")
 # Capitalised kinship words used as names ("Call Mom") refer to a person.

@@ -965,6 +965,25 @@ def _counted(match: re.Match[str], at: _Reading, sign: int) -> _Interval:
     return _Interval(first.start, last.end, "range", True)
 
 
+_DEADLINE_UNITS = {"eow": "week", "eom": "month", "eoy": "year"}
+# Before a deadline's words: not "at the end of the day", which is an idiom.
+_DEADLINE_BEFORE = re.compile(r"\b(?:by|before|until|till)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _work_deadline_in_context(text: str, match: re.Match[str]) -> bool:
+    """An abbreviation in capitals ("EOD"; "cob" is corn's), or the words after "by",
+    "before" or "until"."""
+    if match["abbr"]:
+        return match["abbr"].isupper()
+    return _just_before(_DEADLINE_BEFORE, text, match.start()) is not None
+
+
+def _resolve_work_deadline(match: re.Match[str], at: _Reading) -> _Interval:
+    """The day (EOD, COB, end of day), week, month or year it ends, told from now."""
+    unit = _DEADLINE_UNITS.get((match["abbr"] or "").lower(), "day")
+    return _period(unit, at.ref, 0)
+
+
 def _resolve_half_years_ago(match: re.Match[str], at: _Reading) -> _Interval:
     """ "half a year ago" is the month six months back; "a year and a half ago" eighteen."""
     months = 6 + (12 * _number(match["whole"]) if match["whole"] else 0)
@@ -1417,6 +1436,16 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b{_FEW}?{_NUMBER}\s+{_UNIT}\s+(?:or\s+(?:so|{_MORE})\s+)?"
         r"(?P<dir>ago|back|from\s+now|hence)\b",
         _resolve_units_ago,
+    ),
+    _rule(
+        # A deadline as work writes it: "by EOD", "before close of business", "by EOW".
+        "work_deadline",
+        r"\b(?:(?P<abbr>EOD|COB|EOW|EOM|EOY)|close\s+of\s+business"
+        r"|end\s+of\s+(?:the\s+)?(?:business\s+|work(?:ing)?\s+)?day)\b"
+        # "EOD Friday" is Friday's.
+        r"(?!,?\s+(?:on\s+)?(?:mon|tue|wed|thu|fri|sat|sun|tomorrow|the\s+\d))",
+        _resolve_work_deadline,
+        _work_deadline_in_context,
     ),
     _rule(
         # "half a year ago", "a year and a half ago", "two and a half years from now".
