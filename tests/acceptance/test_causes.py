@@ -153,6 +153,12 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
             "The printer jammed because the paper was damp, and I gave up on it.",
             "The paper was damp.",
         ),
+        # ... nor what came next with its own subject ("and then Ana called").
+        ("We stayed in because it was raining, and then Ana called.", "It was raining."),
+        (
+            "We left because the band played badly and then stopped.",
+            "The band played badly and then stopped.",
+        ),
         # One word says enough when it is what someone was or did, or what the weather did.
         ("Since it was raining, we stayed in.", "It was raining."),
         ("I was exhausted, so I went to bed early.", "I was exhausted."),

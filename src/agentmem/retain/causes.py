@@ -173,6 +173,8 @@ _CONSEQUENCE = re.compile(
 _NEXT_CLAUSE = re.compile(
     r",\s*(?:and\s+)?(?:so|but|yet)\s+(?!that\b|much\b)"
     r"|,\s*and\s+(?:then\s+)?(?=(?:i|we|he|she|they)\s)"  # ", and I watched a film": a new clause
+    # what came next, with its own subject: "because it rained, and then Ana called"
+    r"|,?\s+and\s+then\s+(?=(?-i:[A-Z])[\w'’-]*\s|(?:i|we|he|she|they)\s)"
     r"|,?\s+(?:which|whereas|while|although|though)\s+",
     re.IGNORECASE,
 )
