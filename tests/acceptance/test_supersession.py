@@ -198,6 +198,7 @@ UPDATES: list[tuple[str, str, str]] = [
     ("Tia: Bob is my manager.", "Tia: My new manager is Alice.", "Who is Tia's manager?"),
     ("Uli: My GP is Dr. Rao.", "Uli: Dr Okafor is now my GP.", "Who is Uli's GP?"),
     ("Vera: I'm 34.", "Vera: I just turned 35!", "How old is Vera?"),
+    ("Wim: I work at Google.", "Wim: I got laid off from Google.", "Where does Wim work?"),
     ("Walt: I weigh 80 kg.", "Walt: I'm down to 74 kg now.", "How much does Walt weigh?"),
     (
         "Xena: My rent is $1,200 a month.",

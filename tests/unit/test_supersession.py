@@ -42,6 +42,12 @@ from agentmem.retain.supersession import supersedes
         ("Sara's new number is 555-9876.", Slot("sara", "phone", "5559876")),
         ("Kofi's manager is Bob.", Slot("kofi", "role manager", "bob")),
         ("Tom got engaged to Rita.", Slot("tom", "partner", "rita")),
+        # A job started or lost in other words; a home moved back to; no one in a role.
+        ("Ana: I started working at Meta last month.", Slot("ana", "job", "meta")),
+        ("Ana: I just got hired at Meta.", Slot("ana", "job", "meta")),
+        ("Ana: I got laid off from Google.", Slot("ana", "job", "none")),
+        ("Ana: I moved back home to Dublin.", Slot("ana", "home", "dublin")),
+        ("Ana: Sam is no longer my manager.", Slot("ana", "role manager", "none")),
         # An age, a weight, an amount a thing of someone's costs, each as one value however
         # it is spelled.
         ("Ana: I'm 34.", Slot("ana", "age", "34")),
@@ -99,6 +105,8 @@ def test_a_statement_fills_its_slot(text, slot):
         "Ana: My car is worth $5,000.",
         "Ana: Rent is $1,200 here.",
         "She moved to Leeds.",  # a pronoun names no one
+        "Ana: I was fired up about it.",
+        "Ana: I started working on a new project.",
     ],
 )
 def test_what_does_not_say_what_holds_now_fills_no_slot(text):

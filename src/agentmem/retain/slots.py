@@ -31,7 +31,7 @@ from agentmem.models.nlp import MODEL_PACKAGE, load_nlp
 # Families and, for the store's prefilter, words one of their statements must contain.
 FAMILY_WORDS: dict[str, str] = {
     "home": r"live|lives|living|moved|moving|relocat|based in|settled",
-    "job": r"work|job|position|joined|joining|hired|employ|quit|internship",
+    "job": r"work|job|position|joined|joining|hired|employ|quit|internship|laid off|fired|let go|redundant",  # noqa: E501
     "partner": r"girlfriend|boyfriend|partner|wife|husband|fianc|dating|seeing|going out|married|engaged|broke up|split up|divorced|single",  # noqa: E501
     "phone": r"phone|number|mobile|cell",
     "email": r"@",
@@ -90,7 +90,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "home",
             _SUBJECT
             + _ADVERBS
-            + r"\s+(?:moved|moving|relocated|relocating)\s+(?:back\s+)?(?:to|into)\b",  # noqa: E501
+            + r"\s+(?:moved|moving|relocated|relocating)\s+(?:back\s+)?(?:home\s+)?(?:to|into)\b",  # noqa: E501
         ),
         ("home", _SUBJECT + _ADVERBS + r"\s+(?:based|settled)\s+in\b"),
         ("home", r"\b(?P<s>[Mm]y|[Oo]ur) (?:new )?home is (?:now )?(?:in\b)?"),
@@ -103,13 +103,25 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         ("job", _SUBJECT + _ADVERBS + r"\s+(?:joined|joining|started at|starting at)\b"),
         (
+            "job",  # "I started working at Meta", "she began work for the BBC"
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:started|starting|began|beginning)\s+(?:working|work)\s+(?:at|for)\b",
+        ),
+        (
             "job",  # "I quit Google and joined Stripe", "she left Acme to join Initech"
             _SUBJECT
             + _ADVERBS
             + rf"\s+(?:quit|left)\s+{_UPPER}[\w&'-]*(?:\s+{_UPPER}[\w&'-]*)*\s+(?:and|to)\s+"
             r"(?:join|joined|start at|started at)\b",
         ),
-        ("job", _SUBJECT + _ADVERBS + r"\s+(?:was |got |been )?(?:hired|employed) by\b"),
+        ("job", _SUBJECT + _ADVERBS + r"\s+(?:was |got |been )?(?:hired|employed) (?:by|at)\b"),
+        (
+            "job",  # "I got laid off", "she was fired from Acme": no employer now
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:was|were|got|been|have been|has been)\s+(?:laid off|fired(?! up)|let go|made redundant)\b(?P<none>)",  # noqa: E501
+        ),
         ("job", r"\b(?P<s>[Mm]y) (?:new )?(?:employer|company|job) is (?:now )?(?:at\b)?"),
         (
             "job",
@@ -166,8 +178,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # Rao is now my GP", "Kenji left, and Laura is my manager now".
 _ROLE_FIRST = re.compile(
     r"(?:^|(?<=[,;] )|(?<=\band )|(?<=\bbut )|(?<=\bso ))"
-    rf"(?P<v>(?:Dr\.? )?{_UPPER}[\w'-]*(?: {_UPPER}[\w'-]*)?) (?:is|'s) (?:now |still )?(?P<s>my) "
-    rf"(?:new )?(?P<x>{_ROLES})\b"
+    rf"(?P<v>(?:Dr\.? )?{_UPPER}[\w'-]*(?: {_UPPER}[\w'-]*)?) (?:is|'s) "
+    rf"(?:now |still |(?P<no>no longer |not ))?(?P<s>my) (?:new )?(?P<x>{_ROLES})\b"
 )
 # A favourite named first: "Blue is my favourite colour now."
 _FAVOURITE_FIRST = re.compile(
@@ -387,7 +399,9 @@ def _sentence_slots(sentence: Any, speaker: str | None, doc: Any) -> list[Slot]:
         ):
             if named := pattern.search(text):
                 subject = _subject(named["s"], speaker)
-                slots.append(Slot(subject, family_of(named["x"]), value_of(named["v"])))
+                # "Sam is no longer my manager": no one is, as far as it says.
+                value = "none" if named.groupdict().get("no") else value_of(named["v"])
+                slots.append(Slot(subject, family_of(named["x"]), value))
     return list(dict.fromkeys(slots))
 
 
