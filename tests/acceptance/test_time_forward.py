@@ -68,6 +68,8 @@ CASES: list[tuple[str, str, str, str]] = [
     # A work deadline: today, this week.
     ("I'll send the slides by EOD.", FEB_20, FEB_20, "2025-02-20"),
     ("I'll have the draft by EOW.", FEB_20, FEB_20, "2025-02-23"),
+    # Half a year ahead; "We built it in half a year" is how long it took (NOT_DATES).
+    ("The lease ends in half a year.", FEB_20, "2025-08-01", "2025-08-31"),
     ("iOS 18 ships in September.", FEB_20, "2025-09-01", "2025-09-30"),
     # Past, said after the date.
     ("I paid the invoice on March 3.", FEB_20, "2024-03-03", "2024-03-03"),
@@ -578,6 +580,7 @@ def test_a_clause_is_dated_on_its_side_of_when_it_was_said(
 
 NOT_DATES = [
     "I gave a gift to June.",  # a month after "to" that nothing is moved to is a name
+    "We built the shed in half a year.",  # how long it took
     "Use 3/4 of a cup of flour.",
     "The score was 3/4 at half time.",
     "Upgrade to version 1.2.2025 now.",

@@ -984,9 +984,13 @@ def _resolve_work_deadline(match: re.Match[str], at: _Reading) -> _Interval:
     return _period(unit, at.ref, 0)
 
 
-def _resolve_half_years_ago(match: re.Match[str], at: _Reading) -> _Interval:
-    """ "half a year ago" is the month six months back; "a year and a half ago" eighteen."""
+def _resolve_half_years_ago(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """ "half a year ago" is the month six months back; "a year and a half ago" eighteen; "in
+    half a year" six ahead, unless its clause tells of the past ("we built it in half a
+    year": how long it took)."""
     months = 6 + (12 * _number(match["whole"]) if match["whole"] else 0)
+    if match["in"]:
+        return None if _tense_of(match, at) == "past" else _period("month", at.ref, months)
     sign = 1 if match["dir"].lower() not in ("ago", "back") else -1
     return _period("month", at.ref, sign * months)
 
@@ -1448,12 +1452,12 @@ _RULES: tuple[_Rule, ...] = (
         _work_deadline_in_context,
     ),
     _rule(
-        # "half a year ago", "a year and a half ago", "two and a half years from now".
+        # "half a year ago", "a year and a half ago", "in two and a half years".
         "half_years_ago",
-        r"\b(?:half\s+a\s+year|(?P<whole>\d{1,4}|an?|"
+        r"\b(?P<in>in\s+)?(?:half\s+a\s+year|(?P<whole>\d{1,4}|an?|"
         + "|".join(NUMBER_WORDS)
-        + r")(?:\s+years?\s+and\s+a\s+half|\s+and\s+a\s+half\s+years?))\s+"
-        r"(?P<dir>ago|back|from\s+now|hence)\b",
+        + r")(?:\s+years?\s+and\s+a\s+half|\s+and\s+a\s+half\s+years?))"
+        r"(?(in)(?:['’]?\s+time)?|\s+(?P<dir>ago|back|from\s+now|hence))\b",
         _resolve_half_years_ago,
     ),
     _rule(
@@ -1678,7 +1682,9 @@ _WHICH_GROUPS = ("rel", "year", "yy", "year2", "yrel")
 
 #: Rules whose resolver reads its clause's tense with no calendar name to pick: "in" + an
 #: amount (how long in the past, else ahead) and "for" + an amount (a present perfect).
-_AMOUNTS_BY_TENSE = tuple(rule for rule in _RULES if rule.name in ("units_ahead", "lasting"))
+_AMOUNTS_BY_TENSE = tuple(
+    rule for rule in _RULES if rule.name in ("units_ahead", "half_years_ago", "lasting")
+)
 
 
 # A period that holds the moment it is said: its clause's tense decides the side stored.
