@@ -199,6 +199,7 @@ UPDATES: list[tuple[str, str, str]] = [
     ("Uli: My GP is Dr. Rao.", "Uli: Dr Okafor is now my GP.", "Who is Uli's GP?"),
     ("Vera: I'm 34.", "Vera: I just turned 35!", "How old is Vera?"),
     ("Wim: I work at Google.", "Wim: I got laid off from Google.", "Where does Wim work?"),
+    ("Yoko: I work as a teacher.", "Yoko: I now work as a nurse.", "What does Yoko do for work?"),
     ("Walt: I weigh 80 kg.", "Walt: I'm down to 74 kg now.", "How much does Walt weigh?"),
     (
         "Xena: My rent is $1,200 a month.",
@@ -261,6 +262,7 @@ NON_UPDATES: list[tuple[str, str]] = [
     ("Jia: I weigh 60 kg.", "Jia: My suitcase weighs 23 kg."),
     ("Kit: My rent is $900.", "Kit: My salary is $4,000."),
     ("Lux: My rent is $900.", "Lux: My rent is $900 a month."),
+    ("Moe: I work as a teacher.", "Moe: I also work as a tutor."),
 ]
 
 

@@ -48,6 +48,10 @@ from agentmem.retain.supersession import supersedes
         ("Ana: I got laid off from Google.", Slot("ana", "job", "none")),
         ("Ana: I moved back home to Dublin.", Slot("ana", "home", "dublin")),
         ("Ana: Sam is no longer my manager.", Slot("ana", "role manager", "none")),
+        # What someone works as.
+        ("Ana: I work as a nurse at St Mary's.", Slot("ana", "occupation", "nurse")),
+        ("Ana: I was promoted to team lead.", Slot("ana", "occupation", "team lead")),
+        ("Ana: I got a job as a barista.", Slot("ana", "occupation", "barista")),
         # An age, a weight, an amount a thing of someone's costs, each as one value however
         # it is spelled.
         ("Ana: I'm 34.", Slot("ana", "age", "34")),
@@ -107,6 +111,10 @@ def test_a_statement_fills_its_slot(text, slot):
         "She moved to Leeds.",  # a pronoun names no one
         "Ana: I was fired up about it.",
         "Ana: I started working on a new project.",
+        "Ana: I work as hard as I can.",
+        "Ana: I work as part of a team.",
+        "Ana: I worked as a waiter in college.",
+        "Ana: My sister works as a nurse.",
     ],
 )
 def test_what_does_not_say_what_holds_now_fills_no_slot(text):

@@ -1,11 +1,12 @@
 """What a fact says of someone, read as *slots*: (subject, attribute family, value).
 
-The families: home, job, partner, phone, email, address, favourite thing, the one person in a
-role (manager, doctor, landlord...), plan, age, weight, an amount of money a thing of theirs
-is ("my rent"). The subject is the speaker for first-person statements ("I", "we", "my ...")
-or a person named as the subject; the value is the place, organisation or name the statement
-gives (spaCy's entities, from the pipeline the offline extractor uses), an e-mail address,
-digits, a number with its unit, or "none" ("we broke up", "I quit my job").
+The families: home, job, occupation, partner, phone, email, address, favourite thing, the one
+person in a role (manager, doctor, landlord...), plan, age, weight, an amount of money a thing
+of theirs is ("my rent"). The subject is the speaker for first-person statements ("I", "we",
+"my ...") or a person named as the subject; the value is the place, organisation or name the
+statement gives (spaCy's entities, from the pipeline the offline extractor uses), an e-mail
+address, digits, a number with its unit, what someone works as, or "none" ("we broke up", "I
+quit my job").
 Questions, hypotheticals ("thinking of moving to"), the past ("I lived in Rome") and additions
 ("I also work at ...") fill no slot. Supersession (``retain/supersession.py``) links the
 statements of one slot.
@@ -40,6 +41,8 @@ FAMILY_WORDS: dict[str, str] = {
     # Roles one person holds for someone at a time: "Bob is my manager", "my new GP is Dr Rao".
     "role": r"manager|boss|supervisor|doctor|GP|dentist|therapist|landlord|landlady",
     "plan": r"trip|meeting|party|dinner|wedding|flight|appointment|vacation|holiday|visit|concert|lunch|reunion|interview|barbecue|picnic",  # noqa: E501
+    # What someone works as: "I work as a nurse", "I was promoted to team lead".
+    "occupation": r"work as|works as|working as|job as|promoted to",
     # How old someone is ("I'm 34", "Ana turned 35"), what they weigh, and an amount of
     # money a thing of theirs costs or pays ("my rent is $1,200", "raised my rent to ...").
     "age": r"turned|turns|years old|year old|'m [0-9]|’m [0-9]|am [0-9]|is [0-9]|'s [0-9]|’s [0-9]",
@@ -102,6 +105,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             + r"\s+(?:got|started|start|starting|took|accepted|landed|began)\s+(?:a|my|the|an)\s+(?:new\s+)?(?:job|position|role|internship)\s+(?:at|with)\b",  # noqa: E501
         ),
         ("job", _SUBJECT + _ADVERBS + r"\s+(?:joined|joining|started at|starting at)\b"),
+        (
+            "occupation",
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:work|works|working|(?:got|started|took|landed) (?:a|my|the) (?:new )?job)"
+            r"\s+as\s+an?\b",  # not "I work as hard as I can", "as part of a team"
+        ),
+        (
+            "occupation",
+            _SUBJECT + _ADVERBS + r"\s+(?:was|got|been|have been|has been)\s+promoted to\b",
+        ),
         (
             "job",  # "I started working at Meta", "she began work for the BBC"
             _SUBJECT
@@ -456,6 +470,11 @@ def _value(family: str, text: str, found: re.Match[str], doc: Any, offset: int) 
     if family == "phone":
         digits = _DIGITS.search(rest)
         return re.sub(r"\D", "", digits[0]) if digits else None
+    if family == "occupation":
+        value = re.split(
+            r"[.,;!?(]| at | for | in | with | and | but | since | now\b", rest, maxsplit=1
+        )[0]
+        return _norm(value) if 0 < len(value.split()) <= 5 else None
     if family in ("favourite", "address"):
         value = re.split(r"[.,;!]| and | but | now\b", rest.strip(), maxsplit=1)[0]
         return _norm(value) or None

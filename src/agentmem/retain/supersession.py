@@ -1,6 +1,6 @@
-"""Supersession: a newer statement of someone's home, job, partner, phone, email, address,
-favourite thing, the one person in a role (manager, doctor, landlord...), plan, age, weight
-or an amount of money (rent, salary...) replaces the older one.
+"""Supersession: a newer statement of someone's home, job, occupation, partner, phone, email,
+address, favourite thing, the one person in a role (manager, doctor, landlord...), plan, age,
+weight or an amount of money (rent, salary...) replaces the older one.
 
 "Ana: I live in Berlin." (January), then "Ana: We moved to Lisbon last week." (March): the
 March memory gets a ``supersedes`` link to the January one. Nothing is deleted (the old fact
