@@ -397,7 +397,8 @@ def cmd_repair(args: argparse.Namespace, console: Console) -> int:
     console.print(
         f"re-embedded {rebuilt['on open'] + repair.reembedded} vectors from DuckDB, "
         f"removed {repair.removed} vectors of no memory, embedded the sentences of "
-        f"{repair.pieces} memories; {report.memories} memories in {len(report.banks)} banks"
+        f"{repair.pieces} memories, kept the slots of {repair.slots} statements; "
+        f"{report.memories} memories in {len(report.banks)} banks"
     )
     for problem in report.problems:
         console.print(f"[red]problem:[/red] {escape(problem)}")

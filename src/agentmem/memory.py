@@ -44,6 +44,7 @@ from agentmem.store.reconcile import (
     begin_session,
     end_session,
     repair_pieces,
+    repair_slots,
     repair_vectors,
 )
 from agentmem.store.records import insert_bank
@@ -436,7 +437,9 @@ class AgentMemory:
         this compares ids, bank by bank. ``progress(done, total)`` follows the re-embedding.
         It also embeds the sentences of facts stored without piece vectors (a store upgraded
         from an agentmem before them) or with unreadable ones, and on PostgreSQL builds a
-        bank's vector index if it is missing. Then every entity profile citing a fact its
+        bank's vector index if it is missing. It keeps again the slots of statements read
+        under other rules (an upgraded store: see docs/updates.md), which retains would
+        otherwise parse again as they meet them. Then every entity profile citing a fact its
         bank no longer holds is rebuilt (or deleted)."""
         self._check_open()
         self._engine.vectors.build_missing_indexes()
@@ -449,8 +452,9 @@ class AgentMemory:
                 progress=progress,
             )
             pieces = repair_pieces(self._engine)
+            slots = repair_slots(self._engine)
         self._repair_profiles()
-        return replace(repaired, pieces=pieces)
+        return replace(repaired, pieces=pieces, slots=slots)
 
     def _repair_profiles(self) -> None:
         """Rebuild every bank's profiles that cite a fact it no longer holds: what a process

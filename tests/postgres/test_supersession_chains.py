@@ -106,3 +106,25 @@ def test_an_age_a_weight_and_an_amount_are_superseded_on_postgresql(pg_url):
             expected.add((ids[1], ids[0]))
         assert _links(mem) >= expected
         assert mem.check_integrity().ok
+
+
+def test_repair_keeps_again_the_slots_of_an_upgraded_bank_on_postgresql(pg_url):
+    """Slots kept under other rules (an upgrade) are read and kept by ``repair()``."""
+    with agentmem.AgentMemory(pg_url, embedder=HashEmbedder()) as mem:
+        bank = mem.bank("upgraded")
+        for n, text in enumerate(["I live in Berlin.", "My rent is €900.", "Thanks!"]):
+            bank.retain(
+                [{"role": "user", "name": "Ana", "content": text}],
+                mentioned_at=T0 + timedelta(days=n),
+            )
+        mem._engine.db.execute(
+            "UPDATE memories SET statement_slots = '[\"other rules\", []]' "
+            "WHERE bank_id = 'upgraded' AND statement_slots IS NOT NULL"
+        )
+        assert mem.repair().slots >= 2  # other banks of the database may hold some too
+        kept = mem._engine.db.fetchall(
+            "SELECT statement_slots FROM memories WHERE bank_id = 'upgraded' "
+            "AND statement_slots IS NOT NULL"
+        )
+        assert len(kept) == 2 and all(slots.is_kept_current(value) for (value,) in kept)
+        assert mem.check_integrity().ok

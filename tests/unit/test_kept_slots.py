@@ -154,3 +154,23 @@ def test_a_store_written_before_kept_slots_is_upgraded_and_links_as_before(tmp_p
     parsed = []
     assert _move(store, parsed, monkeypatch, "Seville") == {"Ana: We moved to Madrid last week."}
     assert parsed == []
+
+
+@pytest.mark.duckdb_only("edits the embedded store file")
+@pytest.mark.parametrize("damaged", ['["another rules digest", []]', None])
+def test_repair_keeps_again_the_slots_read_under_other_rules(tmp_path, monkeypatch, damaged):
+    """An upgrade (slots kept under other rules) or a store written before them: ``repair()``
+    reads and keeps them all, so the retains after it parse none and link as before."""
+    store = tmp_path / "store"
+    _history(store)
+    with agentmem.AgentMemory(store, embedder=HashEmbedder()) as mem:
+        # A family's word in a text that fills no slot: nothing to keep, now or later.
+        mem.bank("b").retain(_said("Ana", "I love working here."), mentioned_at=T0)
+    _set_kept(store, damaged)
+    with agentmem.AgentMemory(store, embedder=HashEmbedder()) as mem:
+        assert mem.repair().slots == 12  # Ana's statements; Ben's thanks hold no family word
+        assert mem.repair().slots == 0  # kept: nothing left to read
+        assert mem.check_integrity().ok
+    parsed: list[str] = []
+    assert _move(store, parsed, monkeypatch) == {"Ana: I live in Vienna."}
+    assert parsed == []

@@ -180,7 +180,7 @@ class StoredStatements:
             stale += self._take(passed, key)
             self._tested_to[key] = self._read_to
         if stale:
-            _keep_slots(cur, bank_id, stale)
+            keep_slots(cur, bank_id, stale)
 
     def _read_since(self, cur: Any, bank_id: str, first_new: int, new: set[str]) -> None:  # noqa: ANN401
         """Hold the rows of the bank stored since the last read (but the retain's own)."""
@@ -422,7 +422,7 @@ def _replaces(later: Statement, earlier: Statement, slot_key: tuple[str, str]) -
     return any(supersedes(n, o) for n in _slots(later, slot_key) for o in _slots(earlier, slot_key))
 
 
-def _keep_slots(cur: Any, bank_id: str, rows: list[tuple[str, int, str | None]]) -> None:  # noqa: ANN401
+def keep_slots(cur: Any, bank_id: str, rows: list[tuple[str, int, str | None]]) -> None:  # noqa: ANN401
     """Keep the slots parsed again in rows whose kept ones were missing (a store written
     before they were kept, an import) or written under other rules, so that the next process
     reads them instead of parsing the texts again."""

@@ -37,9 +37,11 @@ from agentmem.config import BankConfig
 from agentmem.errors import NotFoundError
 from agentmem.protocols import Embedder
 from agentmem.retain.pieces import PIECE_FACT_TYPES, piece_texts, readable, stored_pieces
+from agentmem.retain.slots import ANY_FAMILY_WORDS, is_kept_current, kept_slots
+from agentmem.retain.supersession import keep_slots
 from agentmem.store.changes import record_change
 from agentmem.store.database import Database
-from agentmem.store.dialect import share_lock
+from agentmem.store.dialect import regex_search, share_lock
 from agentmem.store.records import json_list, require_bank, sql_list, write_pieces
 from agentmem.store.staged_vectors import DROP, StagedVectorStore
 from agentmem.store.vectors import VectorStore, vector_metadata
@@ -121,11 +123,13 @@ def begin_session(
 @dataclass(frozen=True, slots=True)
 class VectorRepair:
     """What :func:`repair_vectors` did: vectors re-embedded from DuckDB, vectors of no memory
-    removed from Chroma; and :func:`repair_pieces`: memories given their piece vectors."""
+    removed from Chroma; :func:`repair_pieces`: memories given their piece vectors; and
+    :func:`repair_slots`: statements whose slots were read and kept again."""
 
     reembedded: int = 0
     removed: int = 0
     pieces: int = 0
+    slots: int = 0
 
 
 def repair_vectors(
@@ -284,6 +288,41 @@ def repair_pieces(engine: Engine) -> int:
                 version = record_change(db, cur, bank_id, "repair", [i for i, _ in kept])
             engine.bank_changed(bank_id, version)
             written += len(kept)
+    return written
+
+
+def repair_slots(engine: Engine) -> int:
+    """Keep with every stored statement the slots the current rules read in it
+    (``retain/slots.py``): statements stored before slots were kept, imported, or kept under
+    other rules (an upgrade of agentmem) are otherwise parsed again by the first retains that
+    need them (on a 100k bank, ~10k parses over the first 150 sessions). Returns how many
+    were written."""
+    db = engine.db
+    written = 0
+    for (bank_id,) in db.fetchall("SELECT bank_id FROM banks ORDER BY bank_id"):
+        with db.transaction() as cur:
+            rows = cur.execute(
+                "SELECT id, seq, text, statement_slots FROM memories WHERE bank_id = $bank "
+                "AND fact_type IN ('world', 'experience') "
+                f"AND {regex_search(cur, 'text', 'words')} ORDER BY seq",
+                {"bank": bank_id, "words": ANY_FAMILY_WORDS},
+            ).fetchall()
+        stale = [row for row in rows if not is_kept_current(row[3])]
+        for first in range(0, len(stale), _CHUNK):
+            chunk = stale[first : first + _CHUNK]
+            kept = kept_slots([text for _, _, text, _ in chunk])
+            # A text with a family's word may fill no slot ("I love working here"): it keeps
+            # nothing, and nothing is written for it.
+            changed = [
+                (memory_id, seq, value)
+                for (memory_id, seq, _, old), value in zip(chunk, kept, strict=True)
+                if value != old
+            ]
+            if changed:
+                with db.transaction() as cur:
+                    # A row changed since (its seq moved) is left to the retain that reads it.
+                    keep_slots(cur, bank_id, changed)
+            written += len(changed)
     return written
 
 
