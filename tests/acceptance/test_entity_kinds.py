@@ -883,3 +883,30 @@ def test_an_airline_a_bank_a_paper_a_breed_a_basilica_a_runner_and_a_holiday(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A number right after a name is the name's own, and no person's name has digits
+        # ("Apollo" alone a person before; "Gemini 2" a person at no weight).
+        ("Apollo 13 is my favourite film.", {"Apollo 13": "product"}),
+        ("Apollo 11 landed on the moon in 1969.", {"Apollo 11": "org"}),
+        ("Gemini 2 launched in 1965.", {"Gemini 2": "concept"}),
+        ("I ordered Pixel 9 yesterday.", {"Pixel 9": "product"}),
+        ("Have you heard about Cyberpunk 2077?", {"Cyberpunk 2077": "product"}),
+        # Not a number counting what follows, a date, a score (spaCy took "2-1" into the
+        # name; "United" makes a team of a city) or a first name's number.
+        ("I saw Hamilton 3 times.", {"Hamilton": "person"}),
+        ("We stayed in Rome 3 nights.", {"Rome": "place"}),
+        ("I moved to Berlin 2019.", {"Berlin": "place"}),
+        ("We were in Crete 28 April - 2 May.", {"Crete": "place"}),
+        ("Version 2.3 ships on 12/03.", {"Version 2.3": "product"}),
+        ("We lost to Leeds United 2-1 on Saturday.", {"Leeds United": "org"}),
+        ("I texted Priya 3 times.", {"Priya": "person"}),
+    ],
+)
+def test_a_name_keeps_its_number_and_is_then_no_person(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

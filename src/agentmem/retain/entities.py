@@ -365,6 +365,10 @@ def recognize_entities(
             end += 1
         if kind == "org" and end > named_end:
             kind = "product"
+        # "Apollo 13", "Mario Kart 8" read as ORG "Apollo" and a cardinal: the name's number.
+        if end < len(doc) and end not in covered and _is_names_number(doc, end, doc[start].lower_):
+            covered.add(end)
+            end += 1
         located.extend(_from_spacy_entity(doc, start, end, kind, speaker_key))
 
     if not shouted:
@@ -649,6 +653,8 @@ def _from_spacy_entity(
             or doc[end - 1].text.islower()  # "Zvartnots airport": the noun is context
         ):
             end -= 1
+        if _ends_in_a_score(doc, start, end):
+            end -= 3  # "beat Federer 6-4": the score is no part of the name
     start = _with_glued_number(doc, start)
     if start is None:
         return
@@ -729,7 +735,7 @@ def _from_spacy_entity(
         votes["person"] += GIVEN_NAME_WEIGHT
     _family_vote(doc, start, end, votes)
     _prior_vote(votes, name, kind)
-    no_person = _no_article_for_a_person(doc, start, end, votes)
+    no_person = _no_article_for_a_person(doc, start, end, votes) or _has_digits(name, votes)
     found, confidence = decide_kind(votes, "concept" if no_person and kind == "person" else kind)
     if is_qualification(name):
         found = "concept"
@@ -812,6 +818,15 @@ def _no_article_for_a_person(doc: Doc, start: int, end: int, votes: dict[str, fl
     if start < 1 or doc[start - 1].lower_ != "the" or doc[end - 1].text.endswith("s"):
         return False
     if end < len(doc) and doc[end].tag_ in ("NN", "NNS"):
+        return False
+    votes["person"] = 0.0
+    return True
+
+
+def _has_digits(name: str, votes: dict[str, float]) -> bool:
+    """ "Q3", "Room 101", "Apollo 13": no person's name has digits, whatever its first word
+    says; whether it has (the person's votes are then gone)."""
+    if not any(c.isdigit() for c in name):
         return False
     votes["person"] = 0.0
     return True
@@ -923,8 +938,6 @@ def _name_votes(
             votes["person"] += FIRST_NAME_WEIGHT
     elif n_words == 1 and key in _KINSHIP_NAMES:
         votes["person"] += SHAPE_WEIGHT
-    if any(c.isdigit() for c in key):
-        votes["person"] = 0.0  # "Q3", "Room 101": no person's name has digits
 
 
 # -- capitalised words spaCy missed --------------------------------------------------------
@@ -1044,12 +1057,8 @@ def _from_capitalised_words(
                 j += 2  # "University of Michigan", "Ben & Jerry"
             elif _joins_by_hyphen(doc, j, covered):
                 j += 2  # "T-Mobile", "Rolls-Royce", "Seo-yeon": one word the tokenizer cut
-            elif (
-                (token.like_num or RACE_RE.match(token.text))
-                and any(c.isdigit() for c in token.text)
-                and first not in FIRST_NAMES
-            ):
-                j += 1  # "Room 101", "iPhone 15 Pro"; but "Priya 3 times" is not a name
+            elif _is_names_number(doc, j, first):
+                j += 1  # "Room 101", "iPhone 15 Pro"
             else:
                 break
         if j - i > 1 or not _is_a_verb_without_its_subject(doc, i):
@@ -1109,6 +1118,33 @@ def _proper_subject(doc: Doc, start: int, end: int) -> bool:
     if after.tag_ == "POS":
         return end + 1 < len(doc) and doc[end + 1].tag_ in ("NN", "NNS", "JJ", "VBG")
     return after.tag_ in ("VBD", "VBZ", "MD") and after.text.isalpha() and after.text.islower()
+
+
+def _ends_in_a_score(doc: Doc, start: int, end: int) -> bool:
+    """Whether ``doc[start:end]`` ends in a score or range after a name ("Federer 6-4")."""
+    if end - start < 4:
+        return False
+    last, dash, first = doc[end - 1], doc[end - 2], doc[end - 3]
+    return last.is_digit and first.is_digit and dash.text in ("-", "–", "—")
+
+
+def _is_names_number(doc: Doc, j: int, first: str) -> bool:
+    """Whether ``doc[j]``, right after a name, is a number of the name ("Room 101", "Apollo
+    13", "iPhone 15 Pro", "the Porto 10k"). Not after a first name ("Priya 3 times"), nor a
+    number counting what follows ("Hamilton 3 times"), a date ("moved to Berlin 2019", "in
+    Crete 28 April") or a score or range ("Madrid 3-1")."""
+    token = doc[j]
+    race = RACE_RE.match(token.text)  # spaCy reads "the Porto 10k" as a date
+    if not (token.like_num or race) or not any(c.isdigit() for c in token.text):
+        return False
+    if first in FIRST_NAMES or (token.ent_type_ in _TIMES and not race):
+        return False
+    after = doc[j + 1] if j + 1 < len(doc) else None
+    if after is None:
+        return True
+    counts = after.tag_ == "NNS" and token.text.isdigit()  # not "Version 2.3 ships"
+    day = after.lower_.rstrip(".") in _MONTHS_AND_DAYS  # "in Crete 28 April"
+    return not (counts or day or (after.text in "-–—:" and not token.whitespace_))
 
 
 def _with_glued_number(doc: Doc, start: int) -> int | None:
@@ -1188,6 +1224,7 @@ def _capitalised_mention(
     _family_vote(doc, start, end, votes)
     _prior_vote(votes, name, None)
     _no_article_for_a_person(doc, start, end, votes)
+    _has_digits(name, votes)
     kind, confidence = decide_kind(votes)
     if is_qualification(name):
         kind = "concept"

@@ -84,7 +84,7 @@ _ORG_SUFFIXES = _words(
     "pharma systems technologies software solutions partners imports trading foods logistics "
     "analytics energy retail shipping airlines airways motors media press post times studios "
     "records symphony orchestra association society council ministry agency capital ventures "
-    "consulting industries enterprises networks insurance health"
+    "consulting industries enterprises networks insurance health united fc afc"
 )
 _ORG_HEADS = _words("university bank institute college ministry department school")
 _PLACE_SUFFIXES = _words(
