@@ -223,11 +223,13 @@ def test_a_mountain_climbed_or_a_ride_taken_is_a_place_and_a_home_is_a_persons(
         ("Wiremu plays rugby for the Chiefs.", {"Wiremu": "person", "Chiefs": "org"}),
         ("We watched the Yankees game.", {"Yankees": "org"}),
         ("The Sharmas invited us to dinner on Saturday.", {"Sharmas": "person"}),
-        # A side that won or lost with nothing after but a time, a title or a margin; a
+        # A side that won or lost with nothing after but a time, a title, a margin or a score; a
         # family is "the" and the plural of a person's name, whatever spaCy's label.
         ("The Warriors won again last night.", {"Warriors": "org"}),
         ("The Celtics won the championship.", {"Celtics": "org"}),
         ("The Warriors lost by ten.", {"Warriors": "org"}),
+        ("The Lakers won 110-98.", {"Lakers": "org"}),
+        ("The Lakers lost 3–1 on Sunday.", {"Lakers": "org"}),
         ("The Sharmas lost their house in the fire.", {"Sharmas": "person"}),
         ("We spent Sunday with the Johnsons.", {"Johnsons": "person"}),
         ("We had dinner with the Joneses.", {"Joneses": "person"}),
@@ -877,6 +879,7 @@ def test_a_range_of_days_the_model_files_as_a_name_is_a_date(
         ("We broke up the week before Valentine's Day.", {}),
         ("I haven't seen Ben since New Year's Eve.", {"Ben": "person"}),
         ("Happy New Year, Tom!", {"Tom": "person"}),
+        ("Two Christmases ago we were in Rome.", {"Rome": "place"}),
     ],
 )
 def test_an_airline_a_bank_a_paper_a_breed_a_basilica_a_runner_and_a_holiday(

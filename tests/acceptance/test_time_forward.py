@@ -333,6 +333,11 @@ CASES: list[tuple[str, str, str, str]] = [
     ("See you this coming Friday.", FEB_20, "2025-02-21", "2025-02-21"),
     ("This coming weekend we hike.", FEB_20, "2025-02-22", "2025-02-23"),
     ("I saw her two Fridays ago.", FEB_20, "2025-02-07", "2025-02-07"),
+    # Summers and holidays counted back: one summer ago is the last one over.
+    ("Two summers ago we were in Rome.", FEB_20, "2023-06-01", "2023-08-31"),
+    ("Two Christmases ago we were in Rome.", FEB_20, "2023-12-24", "2023-12-26"),
+    ("Three Easters ago I broke my arm.", FEB_20, "2022-04-15", "2022-04-18"),
+    ("Two winters ago the pipes froze.", FEB_20, "2022-12-01", "2023-02-28"),
     ("I finished it a week or so ago.", FEB_20, "2025-02-10", "2025-02-16"),
     ("I finished it a week or two ago.", FEB_20, "2025-02-03", "2025-02-16"),
     ("We'll be done in a day or two.", FEB_20, "2025-02-21", "2025-02-22"),

@@ -202,6 +202,7 @@ _DATE_OPENER_TAGS = frozenset({"IN", "TO", "DT", "JJ", "CD", "PRP$", "POS", ","}
 _HOLIDAYS = _word_set(
     "christmas easter thanksgiving halloween ramadan eid diwali hanukkah passover"
 )
+_HOLIDAYS |= {w + ("es" if w.endswith("s") else "s") for w in _HOLIDAYS}  # "two Easters ago"
 _CALENDAR_WORDS = _HOLIDAYS | _word_set(
     "new year years eve day night morning weekend spring summer autumn fall winter"
 )

@@ -598,15 +598,22 @@ def is_a_team(doc: Doc, start: int, end: int) -> bool:
     return p >= 0 and doc[p].lower_ in _CONTEST_VERBS
 
 
+_SCORE = re.compile(r"\d+[-–—]\d+")
+
+
 def _a_contest_ends(doc: Doc, j: int) -> bool:
     """Whether what follows "won" or "lost" at ``j`` says a contest was decided: nothing more
-    than a time ("the Warriors won again last night"), a title ("won the championship") or a
-    margin ("lost by ten"); not what a family wins or loses ("the Sharmas won the lottery",
-    "lost their house")."""
+    than a time ("the Warriors won again last night"), a title ("won the championship"), a
+    margin ("lost by ten") or a score ("won 110-98"); not what a family wins or loses ("the
+    Sharmas won the lottery", "lost their house")."""
     while j < len(doc) and doc[j].lower_ in _BEFORE_THE_RESULT:
         j += 1
     if j >= len(doc) or doc[j].is_punct or doc[j].lower_ in _WHEN_DECIDED:
         return True
+    if _SCORE.fullmatch(doc[j].text):  # "3–1" as one token
+        return True
+    if j + 2 < len(doc) and doc[j].is_digit and doc[j + 2].is_digit:
+        return doc[j + 1].text in ("-", "–", "—")
     return doc[j].lower_ == "by" or (
         doc[j].lower_ == "the" and j + 1 < len(doc) and doc[j + 1].lower_ in _TITLES
     )

@@ -114,6 +114,7 @@ import calendar
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime, timedelta, timezone
 from typing import Literal
@@ -1002,6 +1003,24 @@ def _resolve_weekdays_ago(match: re.Match[str], at: _Reading) -> _Interval:
     return _days(day, day, "day", True)
 
 
+def _resolve_yearly_ago(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """ "Two summers ago", "three Christmases ago": the occurrence that many back among those
+    over (one summer ago is the last one over, as "last summer")."""
+    name = match["yearly"].lower()
+    seasonal = name in _SEASONS
+    occurrence = _season_occurrence(name) if seasonal else _HOLIDAYS[name]
+    count, today = _count_of(match), at.ref.date()
+    over = []
+    for year in range(max(1, today.year - count - 1), today.year + 1):
+        with suppress(ValueError):  # a winter before year 1
+            span = occurrence(year)
+            if span[1] < today:
+                over.append(span)
+    if not 0 < count <= len(over):
+        return None
+    return _days(*over[-count], "season" if seasonal else "holiday", True)
+
+
 def _resolve_units_ahead(match: re.Match[str], at: _Reading) -> _Interval | None:
     # In a clause about the past, "in" + an amount says how long something took ("I finished
     # the marathon in 4 hours", "we built the shed in two weeks"), not when it happens.
@@ -1467,6 +1486,12 @@ _RULES: tuple[_Rule, ...] = (
         _resolve_units_away,
     ),
     _rule("weekdays_ago", rf"\b{_NUMBER}\s+{_WEEKDAY}s\s+ago\b", _resolve_weekdays_ago),
+    _rule(
+        "yearly_ago",
+        rf"\b{_NUMBER}\s+(?P<yearly>spring|summer|autumn|winter|christmas|xmas|easter"
+        r"|thanksgiving|halloween)e?s\s+ago\b",
+        _resolve_yearly_ago,
+    ),
     _rule(
         "units_ahead",
         rf"\bin\s+{_FEW}?{_NUMBER}\s+{_UNIT}(?:['’]?\s+time|\s+or\s+{_MORE})?\b",
