@@ -462,6 +462,13 @@ def test_stored_occurrence(
             "2025-02-20T10:00:00",
             "2025-02-24T00:00:00",
         ),
+        # Until after a coming holiday or day: through it (its date alone before).
+        ("The shop is closed until after Easter.", "2025-02-20T10:00:00", "2025-04-22T00:00:00"),
+        (
+            "The project is on hold till after the 14th.",
+            "2025-02-20T10:00:00",
+            "2025-03-15T00:00:00",
+        ),
         # Through a coming day or month, like until.
         ("The sale runs through March 3.", "2025-02-20T10:00:00", "2025-03-04T00:00:00"),
         ("The museum is open thru June.", "2025-02-20T10:00:00", "2025-07-01T00:00:00"),
@@ -472,6 +479,7 @@ def test_stored_occurrence(
         ("I was inspired by Halloween.", "2024-10-31T00:00:00", "2024-11-01T00:00:00"),
         ("I lived in Berlin until 2019.", "2019-01-01T00:00:00", "2020-01-01T00:00:00"),
         ("I won't know until Saturday.", "2025-02-22T00:00:00", "2025-02-23T00:00:00"),
+        ("I won't know until after Easter.", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
         ("The launch was pushed back until June.", "2025-06-01T00:00:00", "2025-07-01T00:00:00"),
         ("Only three weeks until Easter!", "2025-04-18T00:00:00", "2025-04-22T00:00:00"),
         ("By Monday I was exhausted.", "2025-02-17T00:00:00", "2025-02-18T00:00:00"),

@@ -2148,7 +2148,8 @@ def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None
 
 _POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
 _BETWEEN_WORD = re.compile(
-    r"\b(?P<word>since|after|before|by|until|till|through|thru)\s+$", re.IGNORECASE
+    r"\b(?P<word>(?:until|till)\s+after|since|after|before|by|until|till|through|thru)\s+$",
+    re.IGNORECASE,
 )
 # A negation before "until" says when something starts, not how long it lasts: "I won't know
 # until Friday", "no running until June".
@@ -2160,9 +2161,10 @@ _COUNTDOWN = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+$", re.IGNORECASE)
 
 
 _LIST_AFTER = re.compile(r"\s+(?:and|or|&)\s", re.IGNORECASE)
-# What holds until a coming date holds from now through it: "until Friday", "runs through
-# March 20" (a day or a month: "through Christmas" is rather during it).
-_UNTIL_WORDS = frozenset({"until", "till", "through", "thru"})
+# What holds until a coming date holds from now through it: "until Friday", "closed until
+# after Easter", "runs through March 20" (a day or a month: "through Christmas" is rather
+# during it).
+_UNTIL_WORDS = frozenset({"until", "till", "until after", "till after", "through", "thru"})
 
 
 # A participle right before "by" names an agent ("inspired by autumn", "taken by surprise"),
@@ -2194,7 +2196,7 @@ def _between_it_and_now(text: str, found: list[_Candidate], ref: datetime) -> li
         if word is None or _POSSESSIVE_AFTER.match(text, candidate.end):
             continue  # "after yesterday's meeting": after the meeting, not the day
         period = candidate.interval
-        which = word["word"].lower()
+        which = " ".join(word["word"].lower().split())
         if which == "by" and (
             period.start <= ref  # "by Friday", said on Friday: the day itself
             or _AGENT_BY.search(text, 0, word.start())  # "inspired by autumn": no deadline
