@@ -60,6 +60,8 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
         ("Will is my best friend.", {"Will": "person"}),
         ("Will said he would drive to Porto.", {"Will": "person", "Porto": "place"}),
         ("Will it rain in Oslo?", {"Oslo": "place"}),
+        # A first name the tagger reads as an adverb opening a statement (no entity before).
+        ("Sven is allergic to peanuts.", {"Sven": "person"}),
         # A modal opening a question stays a verb: its subject is the only name.
         ("Will Sam come to the party?", {"Sam": "person"}),
         # The article between a preposition and a name is no cue; the preposition is.

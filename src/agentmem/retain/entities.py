@@ -998,12 +998,30 @@ def _is_name_word(token: Token) -> bool:
         return True
     if lower in given_names() and not token.is_sent_start and not token.is_stop:
         return True  # so is "Agathe", which the tagger may read as a determiner
+    if lower in FIRST_NAMES and _opens_a_statement(token) and _prior_says_person(text):
+        return True  # "Sven is allergic to peanuts": the tagger read "Sven" as an adverb
     if token.tag_ == "UH" or (token.tag_ == "RB" and not lower.endswith("ly")):
         # The tagger reads an unfamiliar word opening a sentence as an interjection or an
         # adverb ("Raj and his wife moved", "Raj said so"): a name if grammar says it is
         # someone's. An -ly word is a real adverb ("Finally got the job").
         return not token.is_stop and reads_as_person(token.doc, token.i, token.i + 1)
     return coarse_pos(token) in _NAME_POS and not token.is_stop
+
+
+def _opens_a_statement(token: Token) -> bool:
+    """Whether ``token`` opens its sentence right before a finite verb, as a subject does."""
+    after = token.i + 1
+    return (
+        token.is_sent_start
+        and after < len(token.doc)
+        and token.doc[after].tag_ in _FINITE_VERB_TAGS
+    )
+
+
+def _prior_says_person(word: str) -> bool:
+    """Whether the embedding model reads the bare word as a person's name (not "Hope", "Will")."""
+    prior = name_prior(word)
+    return prior is not None and prior[0] == "person"
 
 
 def _can_start_name(token: Token) -> bool:
