@@ -757,7 +757,8 @@ def build_parser() -> argparse.ArgumentParser:
     repair = command(
         "repair",
         "re-embed vectors missing from Chroma (e.g. a deleted chroma/) and sentence vectors "
-        "missing from an upgraded store",
+        "missing from an upgraded store, and keep with each statement the slots the current "
+        "rules read in it (after an upgrade)",
     )
     repair.add_argument("store", help=STORE_HELP)
     repair.set_defaults(func=cmd_repair)
