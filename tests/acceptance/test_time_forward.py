@@ -385,6 +385,17 @@ CASES: list[tuple[str, str, str, str]] = [
     ("I'll call you at 15:30.", FEB_20, "2025-02-20T15:30Z", "2025-02-20T16:30Z"),
     ("I have a meeting at 4pm.", FEB_20, "2025-02-20T16:00Z", "2025-02-20T17:00Z"),
     ("My flight is at 7am.", FEB_20, "2025-02-21T07:00Z", "2025-02-21T08:00Z"),
+    # One occasion's simple present is when it next happens (a shop's or a class's is a
+    # habit: below), whether the tagger reads the verb as one or as a plural noun.
+    ("My flight leaves at 6:45 pm.", FEB_20, "2025-02-20T18:45Z", "2025-02-20T19:45Z"),
+    ("My flight leaves at 8 am.", FEB_20, "2025-02-21T08:00Z", "2025-02-21T09:00Z"),
+    ("The meeting starts at 3pm.", FEB_20, "2025-02-20T15:00Z", "2025-02-20T16:00Z"),
+    (
+        "Zoe's flight from Toronto lands at 6:45 pm.",
+        FEB_20,
+        "2025-02-20T18:45Z",
+        "2025-02-20T19:45Z",
+    ),
 ]
 
 
@@ -628,6 +639,8 @@ NOT_DATES = [
     "She is the 3rd in line.",
     # A time of day alone in a timetable, of a birth, or saying neither morning nor evening.
     "The shop opens at 9am.",
+    "My class starts at 9am.",
+    "Our team meeting starts at 9am every Monday.",
     "I have lunch at noon.",
     "She was born at 3 am.",
     "We arrived at 10.",

@@ -126,6 +126,7 @@ from agentmem.temporal.tense import (
     RANGE_JOINS,
     STARTING,
     Direction,
+    an_occasion_is_due,
     asks_without_a_verb,
     clause_direction,
     in_simple_present,
@@ -1966,7 +1967,12 @@ def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
         return None
     # Read from the "at", as before a date: "I have a meeting at", "the party is at".
     direction = clause_direction(text, clock.start("clock"), clock.end())
-    if direction not in ("past", "forward") or in_simple_present(text, clock.start()):
+    if in_simple_present(text, clock.start()):
+        # A timetable or a habit, unless its subject is one occasion ("my flight leaves at").
+        direction = "forward" if an_occasion_is_due(text, clock.start()) else None
+    elif direction is None and an_occasion_is_due(text, clock.start(), tagged_present=False):
+        direction = "forward"  # "Zoe's flight from Toronto lands at", "lands" read as a noun
+    if direction not in ("past", "forward"):
         return None
     step = 1 if direction == "forward" else -1
     moments = []

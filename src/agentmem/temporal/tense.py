@@ -392,6 +392,32 @@ def in_simple_present(text: str, start: int) -> bool:
     )
 
 
+# One occasion someone has, as the subject of a clause: "my flight", "Zoe's interview", "the
+# meeting". Its simple present tells when it next happens ("My flight leaves at 6:45 pm"),
+# where a place's or a service's tells a habit ("The shop opens at 9am", "The train leaves
+# at 6pm").
+_AN_OCCASION = re.compile(
+    r"\b(?:(?i:my|our|your|his|her|their|the)|[A-Z][a-z]+['’]s)\s+(?:[a-z]+\s+)?"
+    r"(?:flight|meeting|appointment|interview|surgery|operation|exam|call|party|wedding"
+    r"|ceremony|concert|match|game|show|presentation|demo|reservation|date|funeral)\s+"
+    r"(?:[\w'’-]+\s+){0,3}$",
+)
+# A third person's present right before the time (the tagger may read "lands" as a noun).
+_PRESENT_BEFORE = re.compile(r"\b[a-z]+[^s\W]s\s+$")
+
+
+def an_occasion_is_due(text: str, start: int, *, tagged_present: bool = True) -> bool:
+    """Whether the part of the sentence before ``text[start:]`` has one occasion for subject
+    and a simple present for verb ("My flight leaves at", "The meeting starts at", "Zoe's
+    flight from Toronto lands at"): a time of day after it is when that occasion next
+    happens. Unless ``tagged_present`` (the tagger read the verb so), the word before must
+    read as a present in "-s". No tags are read."""
+    part_start = _bounds(text, start, start, _PART_END)[0]
+    if _AN_OCCASION.search(text, part_start, start) is None:
+        return False
+    return tagged_present or _PRESENT_BEFORE.search(text, part_start, start) is not None
+
+
 def says_it_is_to_come(text: str, start: int, end: int) -> bool:
     """Whether the sentence around the date at ``text[start:end]`` says in words that what it
     tells is to come ("I'll", "going to", "planning", "due"), not only by a present tense,
