@@ -396,6 +396,13 @@ CASES: list[tuple[str, str, str, str]] = [
         "2025-02-20T18:45Z",
         "2025-02-20T19:45Z",
     ),
+    # The subject's own clause tells no tense of the sentence (the day before, from "booked").
+    (
+        "The flight I booked to Rome leaves at 7 pm.",
+        FEB_20,
+        "2025-02-20T19:00Z",
+        "2025-02-20T20:00Z",
+    ),
 ]
 
 
@@ -641,6 +648,7 @@ NOT_DATES = [
     "The shop opens at 9am.",
     "My class starts at 9am.",
     "Our team meeting starts at 9am every Monday.",
+    "The train we took to Leeds leaves at 6 pm.",
     "I have lunch at noon.",
     "She was born at 3 am.",
     "We arrived at 10.",

@@ -297,10 +297,30 @@ def _plural_after_a_subject(tags: list[str]) -> int | None:
     return None
 
 
+_ENDS_A_NAME = _NAME_TAGS | {"NNPS"}  # "to Leeds leaves at": the model tags "Leeds" a plural
+
+
+def _plural_after_a_relative_clause(tags: list[str]) -> int | None:
+    """Where a plural noun follows a subject that holds a clause of its own and comes before
+    what follows a verb: "The flight I booked to Rome leaves at 7 pm" (an opener, a noun, a
+    pronoun and its verb, then no other verb)."""
+    if len(tags) < 6 or tags[0] not in _OPENERS or tags[1] not in ("NN", "NNS"):
+        return None
+    if tags[2] != "PRP" or tags[3] not in _FINITE:
+        return None
+    for at in range(4, len(tags) - 1):
+        if tags[at] in _VERB:
+            return None
+        if tags[at] == "NNS" and tags[at - 1] in _ENDS_A_NAME and tags[at + 1] in _AFTER_A_VERB:
+            return at
+    return None
+
+
 def _retag_verbs_read_as_nouns(texts: list[str], tagged: list[list[Token]]) -> None:
-    """Tag as ``VBZ`` the plural noun of a verbless sentence that opens as above, when the
-    model tags the same word as a verb after "It" ("It leaves on Monday"): without it the
-    sentence tells no tense and its weekday is read as the last one. "The beach photos from
+    """Tag as ``VBZ`` the plural noun of a verbless sentence that opens as above, or of one
+    whose only verb is its subject's own clause's, when the model tags the same word as a
+    verb after "It" ("It leaves on Monday"): without it the sentence tells no tense (or the
+    subject's clause's) and its weekday is read as the last one. "The beach photos from
     Monday" keeps its noun ("It photos from Monday" is no sentence to the model either)."""
     suspects: list[tuple[int, int]] = []  # (text, token) of plural nouns that may be verbs
     for n, tokens in enumerate(tagged):
@@ -309,10 +329,13 @@ def _retag_verbs_read_as_nouns(texts: list[str], tagged: list[list[Token]]) -> N
             if token[2] != ".":
                 sentence.append(i)
                 continue
-            if (
-                token[3] != "?"  # "Any success stories lately?" asks, no timetable
-                and not any(tokens[k][2] in _VERB for k in sentence)
-                and (plural := _plural_after_a_subject([tokens[k][2] for k in sentence]))
+            tags = [tokens[k][2] for k in sentence]
+            if token[3] != "?" and (  # "Any success stories lately?" asks, no timetable
+                (
+                    not any(tag in _VERB for tag in tags)
+                    and (plural := _plural_after_a_subject(tags))
+                )
+                or (plural := _plural_after_a_relative_clause(tags))
             ):
                 suspects.append((n, sentence[plural]))
             sentence = []
@@ -400,7 +423,7 @@ _AN_OCCASION = re.compile(
     r"\b(?:(?i:my|our|your|his|her|their|the)|[A-Z][a-z]+['’]s)\s+(?:[a-z]+\s+)?"
     r"(?:flight|meeting|appointment|interview|surgery|operation|exam|call|party|wedding"
     r"|ceremony|concert|match|game|show|presentation|demo|reservation|date|funeral)\s+"
-    r"(?:[\w'’-]+\s+){0,3}$",
+    r"(?:[\w'’-]+\s+){0,5}$",
 )
 # A third person's present right before the time (the tagger may read "lands" as a noun).
 _PRESENT_BEFORE = re.compile(r"\b[a-z]+[^s\W]s\s+$")
