@@ -396,7 +396,13 @@ CASES: list[tuple[str, str, str, str]] = [
         "2025-02-20T18:45Z",
         "2025-02-20T19:45Z",
     ),
-    # The subject's own clause tells no tense of the sentence (the day before, from "booked").
+    # The subject's own clause tells no tense of the sentence (the day before, from "booked";
+    # last April, January's 28th and last Monday, from "signed", "applied" and "paid"); a verb
+    # after the plural keeps it a noun ("of boats in May are lovely": last May).
+    ("The course I signed up for starts in April.", FEB_20, "2025-04-01", "2025-04-30"),
+    ("The job I applied for closes on the 28th.", FEB_20, "2025-02-28", "2025-02-28"),
+    ("The dress I paid for arrives on Monday.", FEB_20, "2025-02-24", "2025-02-24"),
+    ("The pictures I took of boats in May are lovely.", FEB_20, "2024-05-01", "2024-05-31"),
     (
         "The flight I booked to Rome leaves at 7 pm.",
         FEB_20,

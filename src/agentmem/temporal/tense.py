@@ -300,10 +300,17 @@ def _plural_after_a_subject(tags: list[str]) -> int | None:
 _ENDS_A_NAME = _NAME_TAGS | {"NNPS"}  # "to Leeds leaves at": the model tags "Leeds" a plural
 
 
+def _ends_a_subject(tags: list[str], at: int) -> bool:
+    """Whether the words before ``at`` may end a subject that holds a clause: a name ("to Rome
+    leaves") or a preposition left at its verb's end ("signed up for starts")."""
+    before = tags[at - 1]
+    return before in _ENDS_A_NAME or (before == "IN" and tags[at - 2] in (*_FINITE, "RP"))
+
+
 def _plural_after_a_relative_clause(tags: list[str]) -> int | None:
     """Where a plural noun follows a subject that holds a clause of its own and comes before
     what follows a verb: "The flight I booked to Rome leaves at 7 pm" (an opener, a noun, a
-    pronoun and its verb, then no other verb)."""
+    pronoun and its verb, then no other verb before or after it)."""
     if len(tags) < 6 or tags[0] not in _OPENERS or tags[1] not in ("NN", "NNS"):
         return None
     if tags[2] != "PRP" or tags[3] not in _FINITE:
@@ -311,8 +318,9 @@ def _plural_after_a_relative_clause(tags: list[str]) -> int | None:
     for at in range(4, len(tags) - 1):
         if tags[at] in _VERB:
             return None
-        if tags[at] == "NNS" and tags[at - 1] in _ENDS_A_NAME and tags[at + 1] in _AFTER_A_VERB:
-            return at
+        if tags[at] == "NNS" and tags[at + 1] in _AFTER_A_VERB and _ends_a_subject(tags, at):
+            # The sentence's verb, unless one comes after ("... of boats in May are lovely").
+            return None if any(tag in _VERB for tag in tags[at + 1 :]) else at
     return None
 
 
