@@ -403,6 +403,29 @@ CASES: list[tuple[str, str, str, str]] = [
     ("The job I applied for closes on the 28th.", FEB_20, "2025-02-28", "2025-02-28"),
     ("The dress I paid for arrives on Monday.", FEB_20, "2025-02-24", "2025-02-24"),
     ("The pictures I took of boats in May are lovely.", FEB_20, "2024-05-01", "2024-05-31"),
+    # A date in the subject's own clause tells of the subject when the sentence has its own
+    # (yesterday, last Sunday and last Friday before).
+    ("The doctor I saw yesterday wants me back in two weeks.", FEB_20, "2025-03-03", "2025-03-09"),
+    (
+        "The team we played last Sunday plays us again on the 15th.",
+        FEB_20,
+        "2025-03-15",
+        "2025-03-15",
+    ),
+    (
+        "The film we watched on Friday comes out on DVD in March.",
+        FEB_20,
+        "2025-03-01",
+        "2025-03-31",
+    ),
+    (
+        "The apartment we looked at last week is still available.",
+        FEB_20,
+        "2025-02-10",
+        "2025-02-16",
+    ),
+    # An event verb's "on" or "from" phrase before the date, like its "to" (last June before).
+    ("She comes back from Paris in June.", FEB_20, "2025-06-01", "2025-06-30"),
     (
         "The flight I booked to Rome leaves at 7 pm.",
         FEB_20,

@@ -32,6 +32,7 @@ from agentmem.temporal.tense import (
     may_narrate,
     narrates,
     says_it_is_to_come,
+    subject_clause_end,
     tag_texts,
 )
 
@@ -115,12 +116,15 @@ def _at_time_of_day(fact: ExtractedFact) -> ExtractedFact:
 
 def _first_time(fact: ExtractedFact, date_order: str) -> ParsedTime | None:
     """The first time expression of a fact whose occurrence is read from its text, passing
-    one that only describes a noun when another follows ("The Q3 roadmap review is on the
-    12th": the review is on the 12th)."""
+    one that only describes a noun ("The Q3 roadmap review is on the 12th": the review is on
+    the 12th) or tells of the subject in its own clause ("The film we watched on Friday comes
+    out in March": March) when another follows."""
     if not _to_anchor(fact):
         return None
     expressions = find_time_expressions(fact.text, fact.mentioned_at, date_order=date_order)
     telling = [e for e in expressions if not _describes_a_noun(fact.text, e)]
+    if len(telling) > 1 and (verb := subject_clause_end(fact.text)) is not None:
+        telling = [e for e in telling if e.span[0] >= verb] or telling
     return (telling or expressions or [None])[0]
 
 

@@ -143,7 +143,7 @@ _STATIVE = frozenset(
 _COMPLEMENT = frozenset(
     {"IN", "CD", "RP", "PRP", "PRP$", "RB", "DT", "TO", "JJ", "NN", "NNS", "NNP", "NNPS", "POS"}
 )
-_COMPLEMENT_PREPOSITIONS = frozenset({"to", "into", "at", "for", "with"})
+_COMPLEMENT_PREPOSITIONS = frozenset({"to", "into", "at", "for", "with", "on", "from"})
 _MAX_COMPLEMENT = 6
 # What makes a noun one thing of its kind ("an exam", "our wedding"), and words of an amount
 # ("a lot of rain", "a bit of snow"), which make it generic.
@@ -321,6 +321,25 @@ def _plural_after_a_relative_clause(tags: list[str]) -> int | None:
         if tags[at] == "NNS" and tags[at + 1] in _AFTER_A_VERB and _ends_a_subject(tags, at):
             # The sentence's verb, unless one comes after ("... of boats in May are lovely").
             return None if any(tag in _VERB for tag in tags[at + 1 :]) else at
+    return None
+
+
+def subject_clause_end(text: str) -> int | None:
+    """Where the verb of ``text``'s first sentence starts when its subject holds a clause of
+    its own in the past ("The film we watched on Friday | comes out on DVD in March", "The
+    doctor I saw yesterday | wants me back in two weeks"): a date before it tells of the
+    subject, not of what the sentence says. None for any other sentence."""
+    tokens = _tagged(text)
+    tags = [token[2] for token in tokens]
+    if len(tags) < 5 or tags[0] not in _OPENERS or tags[1] not in ("NN", "NNS"):
+        return None
+    if tags[2] not in ("PRP", "NNP") or tags[3] != "VBD":
+        return None
+    for start, _, tag, _ in tokens[4:]:
+        if tag == ".":
+            return None
+        if tag in _FINITE:
+            return start
     return None
 
 
