@@ -424,6 +424,11 @@ CASES: list[tuple[str, str, str, str]] = [
         "2025-02-10",
         "2025-02-16",
     ),
+    # What was arranged for a weekday comes before it (last Saturday and Monday before).
+    ("I made a reservation for Saturday.", FEB_20, "2025-02-22", "2025-02-22"),
+    ("I got an appointment for Monday.", FEB_20, "2025-02-24", "2025-02-24"),
+    ("The guy I met at the gym asked me out for Saturday.", FEB_20, "2025-02-22", "2025-02-22"),
+    ("I had an appointment on Monday.", FEB_20, "2025-02-17", "2025-02-17"),
     # An event verb's "on" or "from" phrase before the date, like its "to" (last June before).
     ("She comes back from Paris in June.", FEB_20, "2025-06-01", "2025-06-30"),
     (

@@ -1214,12 +1214,24 @@ def _weekday_of_week(today: date, weekday: int, weeks: int) -> date:
     return _monday(today) + timedelta(days=weekday, weeks=weeks)
 
 
+# What is arranged for a day, which it comes before: "made a reservation for Saturday",
+# "got an appointment for Monday", "asked me out for Friday".
+_ARRANGED_FOR = re.compile(
+    r"\b(?:reservation|appointment|booking|table|tickets?|plans|slot"
+    r"|asked\s+\w+\s+out|invited\s+\w+)\s+for\s+$",
+    re.IGNORECASE,
+)
+
+
 def _coming_day(match: re.Match[str], at: _Reading) -> bool:
     """Whether a weekday without last/this/next means its coming occurrence: its clause
-    points forward or is a timeless present (``_points_forward`` for a day), or it has a time
-    of day and a clause that does not place it in the past, an appointment ("Dinner Friday
-    at 8?", "Lunch Tuesday at noon works"), or a question with no verb, a proposal
-    ("Drinks Friday?"). The clause's tense is read once."""
+    points forward or is a timeless present (``_points_forward`` for a day), it is what was
+    arranged for ("I made a reservation for Saturday", said on a Thursday: the coming one),
+    or it has a time of day and a clause that does not place it in the past, an appointment
+    ("Dinner Friday at 8?", "Lunch Tuesday at noon works"), or a question with no verb, a
+    proposal ("Drinks Friday?"). The clause's tense is read once."""
+    if at.by_tense and _just_before(_ARRANGED_FOR, match.string, match.start()) is not None:
+        return True
     direction = _tense_of(match, at)
     if direction in ("forward", "present"):
         return True
