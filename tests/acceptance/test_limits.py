@@ -266,3 +266,40 @@ def test_values_nested_thousands_deep_are_invalid_input_never_recursion(bank, ca
 def test_a_bank_id_nested_thousands_deep_is_invalid_input(mem):
     with pytest.raises(agentmem.InvalidInputError):
         mem.bank(deep_list(5000))
+
+
+# Said at the first and last moments a store holds, and a day inside them, what the text
+# tells relative to then may fall off the calendar: it is dated within it or not at all.
+_RELATIVE_TEXTS = [
+    "I'm meeting Zoe for coffee at 6:45 pm.",
+    "I met Zoe at 8 am.",
+    "My flight leaves at 8 am.",
+    "See you tomorrow.",
+    "It happened yesterday.",
+    "Two summers ago we were in Rome.",
+    "The shop is closed until after Easter.",
+    "I made a reservation for Saturday.",
+    "The doctor I saw yesterday wants me back in two weeks.",
+    "We'll be done in a day or two.",
+]
+_CALENDAR_ENDS = [
+    datetime(1, 1, 2, tzinfo=UTC),
+    datetime(1, 1, 3, 12, tzinfo=UTC),
+    datetime(9999, 12, 29, 12, tzinfo=UTC),
+    datetime(9999, 12, 30, tzinfo=UTC),
+]
+
+
+@pytest.mark.parametrize("moment", _CALENDAR_ENDS, ids=lambda m: m.isoformat()[:13])
+def test_times_told_from_the_ends_of_the_calendar_stay_within_it(tmp_path, moment):
+    # A time of day said at 9999-12-30 00:00 raised OverflowError from retain.
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("ends")
+        for text in _RELATIVE_TEXTS:
+            stored = bank.retain(text, mentioned_at=moment)
+            for memory in stored:
+                if memory.occurred_start is not None:
+                    assert memory.occurred_start <= memory.occurred_end
+                    assert memory.occurred_start.year >= 1 and memory.occurred_end.year <= 9999
+        assert len(bank.memories()) == len(_RELATIVE_TEXTS)
+        assert mem.check_integrity().ok

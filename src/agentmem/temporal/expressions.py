@@ -1991,9 +1991,9 @@ def time_of_day_alone(text: str, ref: datetime) -> ParsedTime | None:
     for days in (0, step):
         try:
             day = ref.date() + timedelta(days=days)
-        except OverflowError:  # past year 9999 or before year 1
+            moments.append(_clock_on(clock, _days(day, day, "day", True)))
+        except OverflowError:  # past year 9999 or before year 1 (the day's end too)
             continue
-        moments.append(_clock_on(clock, _days(day, day, "day", True)))
     found = [
         m
         for m in moments
