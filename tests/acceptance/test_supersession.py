@@ -206,6 +206,11 @@ UPDATES: list[tuple[str, str, str]] = [
         "Xena: The landlord raised my rent to $1,350.",
         "How much is Xena's rent?",
     ),
+    (
+        "Zack: My dentist is Dr. Shah.",
+        "Zack: I switched to a new dentist, Dr. Kim.",
+        "Who is Zack's dentist?",
+    ),
 ]
 
 # (older, newer): same subject and another attribute, other subjects, or compatible facts.
@@ -230,6 +235,7 @@ NON_UPDATES: list[tuple[str, str]] = [
     ("Bel: My mum lives in Kent.", "Bel: My dad lives in Essex."),
     ("Cyd: I live in Berlin.", "Cyd: I still live in Berlin."),
     ("Dan: I work at Acme.", "Dan: I also work at a cafe on weekends."),
+    ("Dan: My dentist is Dr. Shah.", "Dan: I also have a new dentist, Dr. Lee."),
     ("Eve: My favourite colour is blue.", "Eve: Blue is still my favourite colour."),
     ("Fox: We're planning a trip to Porto.", "Fox: We're also planning a trip to Rome."),
     ("Gwen: I work at Nike.", "Gwen: I work at Nike as a designer."),

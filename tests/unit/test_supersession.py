@@ -48,6 +48,10 @@ from agentmem.retain.supersession import supersedes
         ("Ana: I got laid off from Google.", Slot("ana", "job", "none")),
         ("Ana: I moved back home to Dublin.", Slot("ana", "home", "dublin")),
         ("Ana: Sam is no longer my manager.", Slot("ana", "role manager", "none")),
+        # Someone new in a role, named beside it.
+        ("Ana: I switched to a new dentist, Dr. Kim.", Slot("ana", "role dentist", "kim")),
+        ("Ana: I've got a new GP called Dr Rao.", Slot("ana", "role gp", "rao")),
+        ("Ana: My new manager, Omar, starts Monday.", Slot("ana", "role manager", "omar")),
         # What someone works as.
         ("Ana: I work as a nurse at St Mary's.", Slot("ana", "occupation", "nurse")),
         ("Ana: I was promoted to team lead.", Slot("ana", "occupation", "team lead")),
@@ -115,6 +119,8 @@ def test_a_statement_fills_its_slot(text, slot):
         "Ana: I work as part of a team.",
         "Ana: I worked as a waiter in college.",
         "Ana: My sister works as a nurse.",
+        "Ana: I also have a new dentist, Dr. Lee.",
+        "Ana: I might switch to a new dentist, Dr. Kim.",
     ],
 )
 def test_what_does_not_say_what_holds_now_fills_no_slot(text):

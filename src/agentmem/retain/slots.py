@@ -168,6 +168,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("phone", _OWNER + r" (?:phone |mobile |cell )?number (?:has )?changed to\b"),
         ("email", _OWNER + r" e-?mail(?: address)? (?:has )?changed to\b"),
         ("role", _OWNER + rf" (?:new )?(?P<x>{_ROLES}) is(?: now)?\b"),
+        # Someone new in the role, named beside it: "I switched to a new dentist, Dr. Kim",
+        # "I've got a new GP called Dr Rao", "My new manager, Omar, starts Monday".
+        (
+            "role",
+            _SUBJECT
+            + _ADVERBS
+            + r"\s+(?:have|has|got|switched to|changed to|moved to|found|registered with)\s+"
+            + rf"(?:a|an)\s+new\s+(?P<x>{_ROLES})(?:,|\s+called\b|\s+named\b)",
+        ),
+        ("role", _OWNER + rf" new (?P<x>{_ROLES}),"),
         ("age", rf"{_SUBJECT_IS}\s+(?:now\s+|only\s+|already\s+)?{_AGE}"),
         ("age", _SUBJECT + _ADVERBS + rf"\s+(?:turned|turns)\s+{_AGE}"),
         ("weight", _SUBJECT + _ADVERBS + rf"\s+(?:weigh|weighs)\s+{_WEIGHT}"),
