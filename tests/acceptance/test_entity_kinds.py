@@ -882,6 +882,8 @@ def test_a_range_of_days_the_model_files_as_a_name_is_a_date(
         ("I haven't seen Ben since New Year's Eve.", {"Ben": "person"}),
         ("Happy New Year, Tom!", {"Tom": "person"}),
         ("Two Christmases ago we were in Rome.", {"Rome": "place"}),
+        # One goes to the concert, not to its performer (a place before).
+        ("We went to the Adele concert.", {"Adele": "person"}),
     ],
 )
 def test_an_airline_a_bank_a_paper_a_breed_a_basilica_a_runner_and_a_holiday(

@@ -151,6 +151,8 @@ _PLACE_NOUNS = _words(
     "lake mountain valley cities towns countries"
 )
 _EVENT_NOUNS = _words("festival conference marathon race tournament concert match")
+# What a performer gives: "the Adele concert" is hers, wherever it is.
+_PERFORMANCES = _words("concert concerts gig gigs show tour recital premiere")
 # A named animal is an individual as a person is ("our cat Luna", "a puppy named Biscuit").
 _PET_NOUNS = _words(
     "pet pets dog dogs puppy puppies pup cat cats kitten kittens kitty goldfish parrot budgie "
@@ -664,6 +666,11 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     moving = any(w in _MOTION_WORDS for w in before)
     if is_a_team(doc, start, end):
         votes["org"] += SHAPE_WEIGHT  # as telling as "FC" in a name
+        return
+    if lead < start and end < n and doc[end].lower_ in _PERFORMANCES:
+        # "going to the Coldplay concert": one goes to the concert, not to Coldplay, a band
+        # (a weak vote: "the Adele concert" is a person's).
+        votes["org"] += SPACY_WEIGHT / 2
         return
     if previous == "in" and before and before[-1] in _WRITINGS:
         votes["org"] += CUE_WEIGHT  # "an article in The Economist": a publisher
