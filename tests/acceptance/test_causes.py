@@ -387,6 +387,9 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
         ("Most of the outages were mainly due to one bad disk.", "One bad disk."),
         # As a noun phrase before "caused" is (guard: stored before too).
         ("Heavy rain caused the concert to be postponed.", "Heavy rain."),
+        # What someone was rewarded or punished for, what a pain is from (no cause before).
+        ("He got promoted for fixing the outage.", "Fixing the outage."),
+        ("My knee hurts from running.", "Running."),
     ],
 )
 def test_a_cause_named_by_a_noun_phrase_is_stored_and_linked(

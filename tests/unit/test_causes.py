@@ -46,6 +46,13 @@ CAUSES = [
     ("Prices rose as a consequence of the drought.", "the drought"),
     ("The road was icy. As a result of the storm, the bus was late.", "the storm"),
     ("The game was called off owing to rain, so we went home.", "rain"),
+    # What someone was rewarded or punished for; what a pain or tiredness comes from.
+    ("He got promoted for fixing the outage.", "fixing the outage"),
+    ("She was fined for speeding on the M4.", "speeding on the M4"),
+    ("My knee hurts from running.", "running"),
+    ("I'm exhausted from the flight.", "the flight"),
+    # A clause stated as the cause says more than what it is "from".
+    ("They look tired from all the walking, so they rest.", "They look tired from all the walking"),
 ]
 NO_CAUSE = [
     "I have lived in Oslo since 2019.",
@@ -73,6 +80,11 @@ NO_CAUSE = [
     "The launch is on May 6.",
     "She smiled, causing nothing.",  # the cause says too little on its own
     "I met Ana, who caused a stir at the party.",  # "who": a person, not the clause
+    # How long or how often, not why; where one was away from.
+    "He was fired for the third time.",
+    "He was suspended for two weeks.",
+    "She was banned for life.",
+    "I was off sick from work on Monday.",
 ]
 
 

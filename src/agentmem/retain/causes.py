@@ -26,6 +26,9 @@ was delayed" states a cause and its effect at once.
 - "as a result", "which is why", "that's why" after the cause, in its sentence or opening the
   next one ("The road was icy. As a result, the bus crashed.": the sentence before is the
   cause);
+- what someone was rewarded or punished for ("He got promoted for fixing the outage", "She
+  was fined for speeding") and what a pain or tiredness is from ("My knee hurts from
+  running", "I'm exhausted from the flight"; not "off sick from work");
 - "X led to / caused / resulted in Y": X is the cause, as is Z of "Y was caused by Z"; so
   is the clause before ", causing", ", leading to", ", resulting in", ", forcing" or ",
   which led to / caused / forced / meant".
@@ -154,6 +157,27 @@ _HAPPENING_WAS = re.compile(
 _VERB = re.compile(
     r"^(?P<cause>[^,;]{6,120}?)(?<!\bwas)(?<!\bwere)(?<!\bis)(?<!\bare)(?<!\bbeen)(?<!\bbe)"
     r"\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+# What someone was rewarded or punished for, and what a pain or tiredness comes from: "He
+# got promoted for fixing the outage", "She was fined for speeding", "My knee hurts from
+# running", "I'm exhausted from the flight". Not "off sick from work" (away from it).
+_FOR_A_DEED = re.compile(
+    r"^(?P<effect>.{4,}?\b(?:promoted|fired|sacked|dismissed|expelled|suspended|grounded"
+    r"|banned|arrested|fined|ticketed|punished|blamed|sued|praised|thanked|rewarded"
+    r"|congratulated|critici[sz]ed|honou?red|recogni[sz]ed))\s+for\s+"
+    # How long or how often, not why: "suspended for two weeks", "fired for the third time".
+    r"(?!(?:the\s+)?(?:first|second|third|fourth|fifth|last|next|\d+\w*)\s+time\b"
+    r"|(?:an?|one|two|three|four|five|six|several|a\s+few|a\s+couple\s+of|\d+)\s+(?:\w+\s+)?"
+    r"(?:minutes?|hours?|days?|nights?|weeks?|months?|years?|games?|matches?|seasons?|times?)\b"
+    r"|life\b|good\b|ever\b|now\b|a\s+while\b)"
+    r"(?P<cause>[^.;!?]{3,120})",
+    re.IGNORECASE,
+)
+_FROM_A_STRAIN = re.compile(
+    r"^(?P<effect>.{2,}?(?<!\boff)\s(?:hurts?|hurting|aches?|aching|sore|tired|exhausted|sick"
+    r"|stiff|sunburn[te]d|drained|wiped\s+out|worn\s+out|hoarse|dizzy|bruised|jet-?lagged))"
+    r"\s+from\s+(?!(?:work|school|home|college|class|the\s+office)\b)(?P<cause>[^.;!?]{3,120})",
     re.IGNORECASE,
 )
 # "The outage was caused by a bad config push": the cause named after the passive's "by".
@@ -289,7 +313,8 @@ def _cause_in(sentence: str) -> str | None:
         enough = _says_something(cause) or (pattern is _VERB and _content_words(cause))
         if match and enough and _words(match.group("effect")) >= 2:
             return _clean(cause)
-    return None
+    # Last: a clause stated as the cause ("tired from all the walking, so ...") says more.
+    return _reason_cause(sentence)
 
 
 def _named_cause(sentence: str) -> str | None:
@@ -314,6 +339,13 @@ def _as_cause(sentence: str) -> str | None:
     if not _says_something(cause) or _words(match["effect"]) < 2:
         return None
     return _clean(cause)
+
+
+def _reason_cause(sentence: str) -> str | None:
+    """The cause a sentence names after what someone was rewarded or punished for, or after
+    a pain or tiredness "from" ("fired for being late", "sore from the gym")."""
+    match = _FOR_A_DEED.match(sentence) or _FROM_A_STRAIN.match(sentence)
+    return None if match is None else _noun_phrase_cause(match)
 
 
 def _passive_cause(sentence: str) -> str | None:
