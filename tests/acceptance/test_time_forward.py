@@ -424,6 +424,19 @@ CASES: list[tuple[str, str, str, str]] = [
         "2025-02-10",
         "2025-02-16",
     ),
+    # A plan said not to have held gives way to the date said after it (last June before).
+    (
+        "The wedding was supposed to be in June but it's now in September.",
+        FEB_20,
+        "2025-09-01",
+        "2025-09-30",
+    ),
+    (
+        "I was supposed to fly to Denver yesterday but it got cancelled.",
+        FEB_20,
+        "2025-02-19",
+        "2025-02-19",
+    ),
     # What was arranged for a weekday comes before it (last Saturday and Monday before).
     ("I made a reservation for Saturday.", FEB_20, "2025-02-22", "2025-02-22"),
     ("I got an appointment for Monday.", FEB_20, "2025-02-24", "2025-02-24"),

@@ -125,7 +125,26 @@ def _first_time(fact: ExtractedFact, date_order: str) -> ParsedTime | None:
     telling = [e for e in expressions if not _describes_a_noun(fact.text, e)]
     if len(telling) > 1 and (verb := subject_clause_end(fact.text)) is not None:
         telling = [e for e in telling if e.span[0] >= verb] or telling
+    if len(telling) > 1:
+        telling = [e for e in telling if not _in_a_plan_given_up(fact.text, e)] or telling
     return (telling or expressions or [None])[0]
+
+
+# A plan that did not hold, up to the date: "The wedding was supposed to be in June but it's
+# now in September" (the wedding is in September).
+_PLAN_GIVEN_UP = re.compile(
+    r"\b(?:was|were)\s+(?:supposed|meant|going|scheduled|planned|set)\s+to\b"
+    r"|\bhad\s+(?:planned|hoped|meant)\s+to\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[;,]|\bbut\b|\bthen\b", re.IGNORECASE)
+
+
+def _in_a_plan_given_up(text: str, found: ParsedTime) -> bool:
+    """Whether ``found`` dates a plan said not to have held, in its clause before it."""
+    start = found.span[0]
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(text, 0, start)]
+    return _PLAN_GIVEN_UP.search(text, breaks[-1] if breaks else 0, start) is not None
 
 
 # "the Q3 roadmap", "our 2024 budget": a determiner, the expression, then a noun.
