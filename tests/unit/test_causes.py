@@ -85,6 +85,7 @@ NO_CAUSE = [
     "He was suspended for two weeks.",
     "She was banned for life.",
     "I was off sick from work on Monday.",
+    "It must feel great to be recognized for your gaming skills.",  # what would be, not was
 ]
 
 

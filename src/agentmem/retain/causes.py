@@ -163,7 +163,9 @@ _VERB = re.compile(
 # got promoted for fixing the outage", "She was fined for speeding", "My knee hurts from
 # running", "I'm exhausted from the flight". Not "off sick from work" (away from it).
 _FOR_A_DEED = re.compile(
-    r"^(?P<effect>.{4,}?\b(?:promoted|fired|sacked|dismissed|expelled|suspended|grounded"
+    # Said as what happened ("was fired for"), not what would ("to be recognized for").
+    r"^(?P<effect>.{2,}?\b(?:was|were|got|gets|get|is|are|been|'s|’s|'re|’re)\s+"
+    r"(?:\w+ly\s+)?(?:promoted|fired|sacked|dismissed|expelled|suspended|grounded"
     r"|banned|arrested|fined|ticketed|punished|blamed|sued|praised|thanked|rewarded"
     r"|congratulated|critici[sz]ed|honou?red|recogni[sz]ed))\s+for\s+"
     # How long or how often, not why: "suspended for two weeks", "fired for the third time".
