@@ -902,6 +902,8 @@ def test_an_airline_a_bank_a_paper_a_breed_a_basilica_a_runner_and_a_holiday(
         ("Gemini 2 launched in 1965.", {"Gemini 2": "concept"}),
         ("I ordered Pixel 9 yesterday.", {"Pixel 9": "product"}),
         ("Have you heard about Cyberpunk 2077?", {"Cyberpunk 2077": "product"}),
+        # A label's number is no part of the name (spaCy: a person "Zorblat").
+        ("Zorblat 4: the weather was grey and the trains were late.", {"Zorblat": "person"}),
         # Not a number counting what follows, a date, a score (spaCy took "2-1" into the
         # name; "United" makes a team of a city) or a first name's number.
         ("I saw Hamilton 3 times.", {"Hamilton": "person"}),

@@ -366,8 +366,14 @@ def recognize_entities(
             end += 1
         if kind == "org" and end > named_end:
             kind = "product"
-        # "Apollo 13", "Mario Kart 8" read as ORG "Apollo" and a cardinal: the name's number.
-        if end < len(doc) and end not in covered and _is_names_number(doc, end, doc[start].lower_):
+        # "Apollo 13", "Mario Kart 8" read as ORG "Apollo" and a cardinal: the name's number
+        # (not a label's: "Zorblat 4: the weather was grey").
+        if (
+            end < len(doc)
+            and end not in covered
+            and _is_names_number(doc, end, doc[start].lower_)
+            and not (end + 1 < len(doc) and doc[end + 1].text == ":")
+        ):
             covered.add(end)
             end += 1
         located.extend(_from_spacy_entity(doc, start, end, kind, speaker_key))
@@ -1163,7 +1169,14 @@ def _is_names_number(doc: Doc, j: int, first: str) -> bool:
         return True
     counts = after.tag_ == "NNS" and token.text.isdigit()  # not "Version 2.3 ships"
     day = after.lower_.rstrip(".") in _MONTHS_AND_DAYS  # "in Crete 28 April"
-    return not (counts or day or (after.text in "-–—:" and not token.whitespace_))
+    return not (counts or day or _a_score_from(doc, j))
+
+
+def _a_score_from(doc: Doc, j: int) -> bool:
+    """Whether ``doc[j]`` opens a score or range ("3-1", "2:0"), not a label ("Step 5: ...")."""
+    if j + 2 >= len(doc) or doc[j].whitespace_ or doc[j + 1].text not in ("-", "–", "—", ":"):
+        return False
+    return doc[j + 2].is_digit
 
 
 def _with_glued_number(doc: Doc, start: int) -> int | None:
