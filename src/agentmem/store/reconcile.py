@@ -300,7 +300,7 @@ def repair_slots(engine: Engine) -> int:
     db = engine.db
     written = 0
     for (bank_id,) in db.fetchall("SELECT bank_id FROM banks ORDER BY bank_id"):
-        with db.transaction() as cur:
+        with db.snapshot() as cur:  # a read: no writer need wait for it
             rows = cur.execute(
                 "SELECT id, seq, text, statement_slots FROM memories WHERE bank_id = $bank "
                 "AND fact_type IN ('world', 'experience') "

@@ -352,15 +352,20 @@ def _which(word: str | None) -> Which:
     return _WHICH[word.lower() if word else None]
 
 
+def _occurrences(occurrence: Occurrence, years: range) -> list[tuple[date, date]]:
+    """The occurrences of ``years`` that exist (not February 29 of most years, nor a winter
+    before year 1), in order."""
+    spans: list[tuple[date, date]] = []
+    for year in years:
+        with suppress(ValueError):
+            spans.append(occurrence(year))
+    return spans
+
+
 def _annual(occurrence: Occurrence, today: date, which: Which) -> tuple[date, date] | None:
     """Pick one yearly occurrence relative to ``today`` (rules in the module docstring)."""
-    spans: list[tuple[date, date]] = []
     # February 29 recurs up to eight years apart, so look that far back (and ahead).
-    for year in range(max(1, today.year - 8), min(9999, today.year + 9) + 1):
-        try:
-            spans.append(occurrence(year))
-        except ValueError:
-            continue
+    spans = _occurrences(occurrence, range(max(1, today.year - 8), min(9999, today.year + 9) + 1))
     started = [s for s in spans if s[0] <= today]
     over = [s for s in spans if s[1] < today]
     upcoming = [s for s in spans if s[0] > today]
@@ -1011,12 +1016,8 @@ def _resolve_yearly_ago(match: re.Match[str], at: _Reading) -> _Interval | None:
     seasonal = name in _SEASONS
     occurrence = _season_occurrence(name) if seasonal else _HOLIDAYS[name]
     count, today = _count_of(match), at.ref.date()
-    over = []
-    for year in range(max(1, today.year - count - 1), today.year + 1):
-        with suppress(ValueError):  # a winter before year 1
-            span = occurrence(year)
-            if span[1] < today:
-                over.append(span)
+    years = range(max(1, today.year - count - 1), today.year + 1)
+    over = [span for span in _occurrences(occurrence, years) if span[1] < today]
     if not 0 < count <= len(over):
         return None
     return _days(*over[-count], "season" if seasonal else "holiday", True)
