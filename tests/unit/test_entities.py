@@ -1227,7 +1227,7 @@ def test_kinds_are_decided_without_the_prior_when_its_model_fails(monkeypatch, c
 
     monkeypatch.setattr(prior, "_model", broken)
     monkeypatch.setattr(prior, "_failed", False)
-    prior._cosines.cache_clear()
+    prior._reading.cache_clear()
     try:
         with caplog.at_level("WARNING", logger="agentmem"):
             assert ("Priya", "person") in found("My boss Priya approved the budget.")
@@ -1238,7 +1238,7 @@ def test_kinds_are_decided_without_the_prior_when_its_model_fails(monkeypatch, c
             "'/nowhere/model.onnx'"
         ) == 1
     finally:
-        prior._cosines.cache_clear()
+        prior._reading.cache_clear()
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -58,40 +59,50 @@ _failed = False
 def name_prior(name: str) -> tuple[str, float] | None:
     """The kind a bare ``name`` most likely denotes and the weight of that vote, or ``None``
     when no description is clearly nearer than the others."""
-    cosines = _cosines(name.casefold())  # the tokenizer lower-cases anyway
-    if cosines is None:
+    reading = _reading(name.casefold())  # the tokenizer lower-cases anyway
+    if reading is None or reading.kind is None:
         return None
-    first, second = np.argsort(-cosines)[:2]
-    if cosines[first] - cosines[second] < NAME_PRIOR_MARGIN:
-        return None
-    return _KINDS[int(first)], NAME_PRIOR_WEIGHT
+    return reading.kind, NAME_PRIOR_WEIGHT
 
 
 def may_name_a_person(name: str) -> bool:
     """Whether the model does not place the bare ``name`` clearly (by the margin) nearer
     another kind's description than a person's: true of "Wojciech", "Aoife" and "Cal", not of
     "Bali" or "Chelsea"; true when the model cannot be run."""
-    cosines = _cosines(name.casefold())
-    return cosines is None or float(cosines.max() - cosines[_PERSON]) < NAME_PRIOR_MARGIN
+    reading = _reading(name.casefold())
+    return reading is None or reading.nearer_than_person < NAME_PRIOR_MARGIN
 
 
 _KINDS = list(_DESCRIPTIONS)
 _PERSON = _KINDS.index("person")
 
 
+class _Reading(NamedTuple):
+    """What the model makes of one name, worked out once: its kind when one description is
+    nearer than the next by the margin, and how much nearer than a person's the nearest is."""
+
+    kind: str | None
+    nearer_than_person: float
+
+
 @functools.lru_cache(maxsize=_CACHED_NAMES)
-def _cosines(key: str) -> np.ndarray | None:
-    """The cosines of a name with the descriptions, or None when the model cannot be run."""
+def _reading(key: str) -> _Reading | None:
+    """The model's reading of a name, or None when the model cannot be run. Cached as plain
+    floats: a retain asks about the same names again and again, and numpy's sort of five
+    cosines gives up the interpreter lock each time, to wait behind the embedding thread."""
     global _failed  # noqa: PLW0603 - reported once per process
     if _failed:
         return None
     try:
         embedder, descriptions = _model()
-        return descriptions @ embedder.embed([key])[0]
+        cosines = (descriptions @ embedder.embed([key])[0]).tolist()
     except ModelError as exc:
         _failed = True
         log.warning("entity kinds without the name prior: %s", exc)
         return None
+    first, second = sorted(range(len(cosines)), key=cosines.__getitem__, reverse=True)[:2]
+    clear = cosines[first] - cosines[second] >= NAME_PRIOR_MARGIN
+    return _Reading(_KINDS[first] if clear else None, cosines[first] - cosines[_PERSON])
 
 
 def _model() -> tuple[MiniLMEmbedder, np.ndarray]:
