@@ -782,6 +782,30 @@ def test_what_is_sent_from_a_place_tickets_for_an_event_and_a_last_day_at_work(
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        # A company hires us and ours or people by the number, recalls goods, lays people
+        # off (a concept at no weight before: the model places neither name).
+        ("Google hired my sister.", {"Google": "org"}),
+        ("Acme hired 200 engineers.", {"Acme": "org"}),
+        ("Amazon hired me!", {"Amazon": "org"}),  # spaCy's label alone before (guard)
+        ("Tesla recalled my car last week.", {"Tesla": "org"}),
+        ("Meta laid off 200 people.", {"Meta": "org"}),
+        # A person hires a nanny or recalls a night, and a name hired says nothing of
+        # who hires (guards).
+        ("Wojciech hired a nanny.", {"Wojciech": "person"}),
+        ("Helga Brandt hired Emil.", {"Helga Brandt": "person", "Emil": "person"}),
+        ("Sarah hired a plumber.", {"Sarah": "person"}),
+        ("Tom recalled the night we met.", {"Tom": "person"}),
+    ],
+)
+def test_what_companies_do_to_people_and_goods_says_a_company(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         # Someone at somewhere, read by the model as one title ("Lily at Lake Como": a
         # person before).
         (

@@ -287,6 +287,18 @@ _MAKE = _words("make makes made making")
 # Whose object is a person more often than not, but a company sometimes ("called Globex").
 _CONTACT_VERBS = _words("call called calling phoned rang emailed messaged asked")
 _ORG_VERBS = _words("acquired acquires billed invoiced charged employs merged sent issued")
+# A company hires us and ours, or people by the number ("Google hired my sister", "Acme
+# hired 200 engineers"); a person hires "a nanny", and a name hired says nothing either
+# ("Brandt hired Emil Sorensen": Brandt is a founder).
+_HIRE_VERBS = _words("hired hires")
+# A company recalls goods ("Tesla recalled my car"); a person recalls a night or a name.
+_RECALL_VERBS = _words("recalled recalls")
+_RECALLED_GOODS = _words(
+    "car cars vehicle vehicles truck trucks model models product products phone phones "
+    "laptop laptops battery batteries airbag airbags units"
+)
+# "Meta laid off 200 people": a phrasal verb of companies.
+_LAID = _words("laid lays")
 # A person sends photos as often as a company sends an invoice: "sent" says a company only
 # with what companies send ("Hooli sent an invoice", not "Yasmin sent photos").
 _SEND_VERBS = _words("sent sends")
@@ -796,7 +808,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     verb = doc[k].lower_ if k < n else ""
     if verb in _PERSON_VERBS:
         votes["person"] += CUE_WEIGHT + 0.5
-    elif verb in _ORG_VERBS and (verb not in _SEND_VERBS or _sends_a_bill(doc, k + 1)):
+    elif _does_what_companies_do(doc, k):
         votes["org"] += CUE_WEIGHT
     elif verb in _PRODUCT_VERBS_AFTER:
         votes["product"] += CUE_WEIGHT
@@ -1158,6 +1170,23 @@ def _is_a_first_or_last_day(before: list[str]) -> bool:
         and before[-2] in ("first", "last")
         and before[-1] in _WORK_SPANS
     )
+
+
+def _does_what_companies_do(doc: Doc, k: int) -> bool:
+    """Whether the verb at ``k`` and what follows it are what a company, not a person, does:
+    acquires, bills, sends an invoice, hires us or people by the number, recalls goods, lays
+    people off."""
+    verb = doc[k].lower_
+    if verb in _ORG_VERBS:
+        return verb not in _SEND_VERBS or _sends_a_bill(doc, k + 1)
+    after = doc[k + 1] if k + 1 < len(doc) else None
+    if after is None:
+        return False
+    if verb in _HIRE_VERBS:
+        return after.tag_ in ("PRP", "PRP$", "CD")
+    if verb in _RECALL_VERBS:
+        return any(token.lower_ in _RECALLED_GOODS for token in doc[k + 1 : k + 5])
+    return verb in _LAID and after.lower_ == "off"
 
 
 def _sends_a_bill(doc: Doc, j: int) -> bool:
