@@ -569,6 +569,39 @@ def test_after_a_past_date_or_before_by_or_until_a_coming_one_is_stored_as_the_t
         assert bank.check_integrity().problems == ()
 
 
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # A trip out and back spans both days, the return read from the trip's start (the
+        # first day alone before; "back on the 10th" after a comma was the last 10th).
+        ("I'm flying to Lisbon on the 5th and back on the 12th.", "2025-03-05", "2025-03-13"),
+        ("We're off to Crete on the 3rd, back on the 10th.", "2025-03-03", "2025-03-11"),
+        ("I'm flying out on the 28th and back on the 2nd.", "2025-02-28", "2025-03-03"),
+        ("We leave Friday, coming home Sunday.", "2025-02-21", "2025-02-24"),
+        ("I'll be away from Monday and back by Thursday.", "2025-02-24", "2025-02-28"),
+        ("I flew out on the 5th and got back on the 12th.", "2025-02-05", "2025-02-13"),
+        ("I left in March and came back in May.", "2024-03-01", "2024-06-01"),
+        # A second visit, or what came back, is no return from a trip (guards).
+        ("We went to Spain in 2019 and went back in 2022.", "2019-01-01", "2020-01-01"),
+        ("I paid on the 5th and got the money back on the 12th.", "2025-02-05", "2025-02-06"),
+    ],
+)
+def test_a_trip_out_and_back_spans_both_days(
+    store_path: Path, text: str, start: str, end: str
+) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("trips").retain(text, mentioned_at=FEB_20)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("trips")
+        [memory] = bank.memories()
+        stored = (memory.occurred_start, memory.occurred_end + timedelta(microseconds=1))
+        assert stored == (
+            datetime.fromisoformat(start).replace(tzinfo=UTC),
+            datetime.fromisoformat(end).replace(tzinfo=UTC),
+        )
+        assert bank.check_integrity().problems == ()
+
+
 def test_the_invoice_is_found_in_the_month_it_is_due(mem: agentmem.AgentMemory) -> None:
     bank = mem.bank("billing")
     bank.retain("The invoice is due on March 3.", mentioned_at=FEB_20)

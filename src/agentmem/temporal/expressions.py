@@ -395,12 +395,14 @@ class _Reading:
 
     ``ref`` is when the text was said; ``date_order`` how to read "03/04/2025"; ``by_tense``
     False reads a calendar name without a year as its latest occurrence whatever the clause
-    says (a range re-anchoring its first end, see ``_join``).
+    says (a range re-anchoring its first end, see ``_join``); ``onward`` as its coming one
+    from ``ref`` (a trip's return read from its start, see ``_back_after``).
     """
 
     ref: datetime
     date_order: DateOrder = "MDY"
     by_tense: bool = True
+    onward: bool = False
 
 
 _SINCE_BEFORE = re.compile(r"\bsince\s+$", re.IGNORECASE)
@@ -409,6 +411,8 @@ _SINCE_BEFORE = re.compile(r"\bsince\s+$", re.IGNORECASE)
 def _tense_of(match: re.Match[str], at: _Reading) -> Direction | None:
     """The direction of the clause around ``match``, read from where its date begins: at a
     modifier before it ("is at the end of May", "fly out in late April") if there is one."""
+    if at.onward:
+        return "forward"
     if not at.by_tense:
         return None
     text, start = match.string, match.start()
@@ -434,6 +438,8 @@ def _which_for(
     tense: the coming one (not yet over) when it points forward, else the latest."""
     if rel:
         return _which(rel)
+    if at.onward:
+        return "coming"
     if _just_before(_LOOKING_BACK, match.string, match.start()):
         return "last"
     return "coming" if _points_forward(match, at, daily=daily) else "latest"
@@ -2118,10 +2124,23 @@ _RANGE_JOIN = re.compile(
 )
 
 
+# A trip out and back: "flying out on the 5th and back on the 12th", "we leave Friday, coming
+# home Sunday" span both days. Not "went back" (a second visit: "We went to Spain in 2019
+# and went back in 2022").
+_THERE_AND_BACK = re.compile(
+    r",?\s+(?:and\s+)?(?:then\s+)?(?:(?:fly|flying|flies|flew|come|coming|comes|came|get"
+    r"|getting|gets|got|head|heading|heads|headed|drive|driving|drives|drove|be|being|was"
+    r"|were)\s+)?"
+    r"(?:back|home|returning|return|returns)\s+(?:on\s+|by\s+|in\s+)?",
+    re.IGNORECASE,
+)
+
+
 def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate]:
     """Compose two expressions: "between March and May", "from June to August 2024", "28 April
-    - 2 May" (a dash needs no "from"); after a move ("the meeting was moved from Monday to
-    Thursday") the new day alone."""
+    - 2 May" (a dash needs no "from"), a trip out and back ("on the 5th and back on the
+    12th"); after a move ("the meeting was moved from Monday to Thursday") the new day
+    alone."""
     by_start: dict[int, list[_Candidate]] = {}
     for candidate in found:
         by_start.setdefault(candidate.start, []).append(candidate)
@@ -2129,14 +2148,17 @@ def _ranges(text: str, found: list[_Candidate], at: _Reading) -> list[_Candidate
     for first in found:
         opener = _just_before(_RANGE_OPEN_BEFORE, text, first.start)
         join = _RANGE_JOIN.match(text, first.end)
-        if join is None or (opener is None and join[0].strip() not in _DASHES):
-            continue
         start = first.start if opener is None else opener.start()
-        moved = _just_before(MOVED_FROM, text, first.start) is not None
-        for last in by_start.get(join.end(), []):
-            interval = last.interval if moved else _join(first, last, at)
-            if interval is not None:
-                composed.append(_Candidate(start, last.end, interval, True, -1))
+        if join is not None and (opener is not None or join[0].strip() in _DASHES):
+            moved = _just_before(MOVED_FROM, text, first.start) is not None
+            for last in by_start.get(join.end(), []):
+                interval = last.interval if moved else _join(first, last, at)
+                if interval is not None:
+                    composed.append(_Candidate(start, last.end, interval, True, -1))
+        if (back := _THERE_AND_BACK.match(text, first.end)) is not None:
+            for last in by_start.get(back.end(), []):
+                if (interval := _back_after(first, last, at)) is not None:
+                    composed.append(_Candidate(start, last.end, interval, True, -1))
     return composed
 
 
@@ -2163,6 +2185,19 @@ def _join(first: _Candidate, last: _Candidate, at: _Reading) -> _Interval | None
     if head.start >= tail.end:
         return None
     return _Interval(head.start, max(head.end, tail.end), "range", head.relative or tail.relative)
+
+
+def _back_after(out: _Candidate, back: _Candidate, at: _Reading) -> _Interval | None:
+    """From the start of ``out`` to the end of ``back``, the first occurrence of the return's
+    date from the trip's start: "off to Crete on the 3rd, back on the 10th", said on 20
+    February, is 3 to 10 March (the 10th read alone would be the last one, 10 February)."""
+    if back.rule is None or back.match is None:
+        return None
+    head = out.interval
+    tail = _resolve(back.rule, back.match, replace(at, ref=head.start, onward=True))
+    if tail is None or tail.end <= head.start:
+        return None
+    return _Interval(head.start, tail.end, "range", head.relative or tail.relative)
 
 
 _POSSESSIVE_AFTER = re.compile(r"['’]s?\b")
