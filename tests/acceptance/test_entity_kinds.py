@@ -191,6 +191,8 @@ def test_a_seller_an_employer_or_a_school_is_an_organisation(
         # Where a ride goes is a place; whose home it is, a person (spaCy: a person, places).
         ("We took an Uber to JFK.", {"JFK": "place"}),
         ("I took the train to Jordan's place.", {"Jordan": "person"}),
+        # Where one is off to is a place (spaCy: a person).
+        ("We're off to Crete on the 3rd.", {"Crete": "place"}),
         ("We crashed at Sydney's house after the party.", {"Sydney": "person"}),
         ("Paris's house prices are crazy.", {"Paris": "place"}),
     ],

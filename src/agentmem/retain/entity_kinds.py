@@ -675,7 +675,7 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     lead = start - 1 if start > 1 and doc[start - 1].lower_ == "the" else start
     previous = doc[lead - 1].lower_ if lead > 0 else ""
     before = [doc[i].lower_ for i in range(max(0, lead - 6), lead - 1)]
-    moving = any(w in _MOTION_WORDS for w in before)
+    moving = any(w in _MOTION_WORDS for w in before) or _off_to(before)
     if is_a_team(doc, start, end):
         votes["org"] += SHAPE_WEIGHT  # as telling as "FC" in a name
         return
@@ -1170,6 +1170,12 @@ def _is_a_first_or_last_day(before: list[str]) -> bool:
         and before[-2] in ("first", "last")
         and before[-1] in _WORK_SPANS
     )
+
+
+def _off_to(before: list[str]) -> bool:
+    """Whether the words before a "to" say someone is off there ("We're off to Crete"), not
+    that something is sent off ("I sent the form off to Klarna")."""
+    return bool(before) and before[-1] == "off" and not any(w in _SEND_VERBS for w in before)
 
 
 def _does_what_companies_do(doc: Doc, k: int) -> bool:
