@@ -821,6 +821,11 @@ def test_what_companies_do_to_people_and_goods_says_a_company(
         ),
         # What a work is printed or shown as (an org before).
         ("Jordan lent me his copy of Dune.", {"Jordan": "person", "Dune": "product"}),
+        # A name after a work's noun that does something to it is its reader or giver, not
+        # its title (a product before); the title itself stays one (guard).
+        ("I finished the book Noor lent me.", {"Noor": "person"}),
+        ("I read the book Priya gave me.", {"Priya": "person"}),
+        ("The book Dune changed my life.", {"Dune": "product"}),
         # What one buys or books through is a seller (a place before: "tickets" travel);
         # a word of reach is no place ("World" was stored as one).
         ("I bought the tickets through Ticketmaster.", {"Ticketmaster": "org"}),

@@ -459,7 +459,11 @@ def _category_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> 
         before -= 1
     if before >= 0 and doc[before].text == ",":  # "his daughter, Lily"
         before -= 1
-    if before >= 0 and (kind := _NOUN_KINDS.get(doc[before].lower_)):
+    if (
+        before >= 0
+        and (kind := _NOUN_KINDS.get(doc[before].lower_))
+        and not _opens_a_relative_clause(doc, before, end)
+    ):
         votes[kind] += STRONG_CUE_WEIGHT
     # "Marco's sister is Giulia": the noun is the subject of a copula whose complement is X.
     if (
@@ -1169,6 +1173,20 @@ def _is_a_first_or_last_day(before: list[str]) -> bool:
         and before[-3] in ("my", "his", "her", "your")
         and before[-2] in ("first", "last")
         and before[-1] in _WORK_SPANS
+    )
+
+
+def _opens_a_relative_clause(doc: Doc, noun: int, end: int) -> bool:
+    """Whether the name after the category noun at ``noun`` is the subject of a clause about
+    that noun, not its title: "I finished the book Noor lent me", "we loved the film Sam
+    recommended" (an object after a verb or preposition, then the name and a finite verb);
+    not "the book Dune changed my life" (the subject of the sentence)."""
+    return (
+        end < len(doc)
+        and doc[end].tag_ in ("VBD", "VBZ", "VBP")
+        and noun >= 2
+        and doc[noun - 1].lower_ in DETERMINERS
+        and doc[noun - 2].tag_.startswith(("VB", "IN"))
     )
 
 

@@ -861,7 +861,10 @@ def _direction(chain: list[Token], words: str) -> Direction | None:
                 return "forward"
             return "present" if word in _BE_OR_HAVE and main is first else None
         if main[2] == "VBN":
-            return "past" if word in _HAVE and not planned else "forward"
+            # "she's getting married", "it's being fixed": "'s" before a progressive is
+            # "is", not a perfect's "has".
+            progressive = any(t[2] == "VBG" for t in chain[1:-1])
+            return "past" if word in _HAVE and not planned and not progressive else "forward"
         return "forward"  # "want to visit", "do you meet"
     if tag == "VBN":
         return "forward" if planned else "past"
