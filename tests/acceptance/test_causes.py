@@ -390,6 +390,8 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
         # What someone was rewarded or punished for, what a pain is from (no cause before).
         ("He got promoted for fixing the outage.", "Fixing the outage."),
         ("My knee hurts from running.", "Running."),
+        # What a thing meant, a clause after it (no cause before).
+        ("The power cut meant we lost all the food in the freezer.", "The power cut."),
     ],
 )
 def test_a_cause_named_by_a_noun_phrase_is_stored_and_linked(

@@ -51,6 +51,10 @@ CAUSES = [
     ("She was fined for speeding on the M4.", "speeding on the M4"),
     ("My knee hurts from running.", "running"),
     ("I'm exhausted from the flight.", "the flight"),
+    # What a thing meant, when a clause follows, is its consequence.
+    ("The power cut meant we lost all the food in the freezer.", "The power cut"),
+    ("The strike meant that the trains were cancelled.", "The strike"),
+    ("The new job meant we had to move to Leeds.", "The new job"),
     # A clause stated as the cause says more than what it is "from".
     ("They look tired from all the walking, so they rest.", "They look tired from all the walking"),
 ]
@@ -86,6 +90,12 @@ NO_CAUSE = [
     "She was banned for life.",
     "I was off sick from work on Monday.",
     "It must feel great to be recognized for your gaming skills.",  # what would be, not was
+    # What one meant to do, or what something meant to someone.
+    "I meant to call you.",
+    "Her words meant the world to me.",
+    "That trip meant everything to my dad.",
+    "It meant we could finally relax.",  # "it" names nothing here
+    "My grandma meant well.",
 ]
 
 

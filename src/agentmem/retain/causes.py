@@ -29,7 +29,8 @@ was delayed" states a cause and its effect at once.
 - what someone was rewarded or punished for ("He got promoted for fixing the outage", "She
   was fined for speeding") and what a pain or tiredness is from ("My knee hurts from
   running", "I'm exhausted from the flight"; not "off sick from work");
-- "X led to / caused / resulted in Y": X is the cause, as is Z of "Y was caused by Z"; so
+- "X led to / caused / resulted in Y", and "X meant" a clause ("The power cut meant we lost
+  the food"): X is the cause, as is Z of "Y was caused by Z"; so
   is the clause before ", causing", ", leading to", ", resulting in", ", forcing" or ",
   which led to / caused / forced / meant".
 
@@ -157,6 +158,17 @@ _HAPPENING_WAS = re.compile(
 _VERB = re.compile(
     r"^(?P<cause>[^,;]{6,120}?)(?<!\bwas)(?<!\bwere)(?<!\bis)(?<!\bare)(?<!\bbeen)(?<!\bbe)"
     r"\s+(?:led to|leads to|caused|causes|resulted in|results in)\s+(?P<effect>[^.;!?]{4,})",
+    re.IGNORECASE,
+)
+# "The power cut meant we lost all the food", "The strike meant that the trains were
+# cancelled": what a thing meant is its consequence when a clause follows (not "I meant to
+# call", "it meant a lot to me"; a pronoun's "it meant" names nothing).
+_MEANT = re.compile(
+    r"^(?P<cause>(?:the|my|our|your|his|her|their|this|that)\s[^,;]{2,80}?)\s+meant\s+"
+    r"(?:that\s+)?(?P<effect>(?:i|we|you|he|she|they)\s+(?!to\b)\w+[^.;!?]*"
+    r"|(?:the|my|our|your|his|her|their)\s+(?:\w+\s+){0,3}?"
+    r"(?:was|were|had|got|could|couldn['’]t|would|wouldn['’]t|didn['’]t|did|is|are|has|have)"
+    r"\b[^.;!?]*)",
     re.IGNORECASE,
 )
 # What someone was rewarded or punished for, and what a pain or tiredness comes from: "He
@@ -308,11 +320,11 @@ def _cause_in(sentence: str) -> str | None:
         state = _after_speaker(so_that["state"] + so_that["how"])
         if _says_something(state):
             return _clean(state)
-    for pattern in (_RESULT, _SO, _SO_NOUN, _VERB, _CONSEQUENCE):
+    for pattern in (_RESULT, _SO, _SO_NOUN, _VERB, _MEANT, _CONSEQUENCE):
         match = pattern.match(sentence)
         cause = _after_speaker(match.group("cause")) if match else ""
         # "The outage led to ...": a noun phrase may name the cause in one content word.
-        enough = _says_something(cause) or (pattern is _VERB and _content_words(cause))
+        enough = _says_something(cause) or (pattern in (_VERB, _MEANT) and _content_words(cause))
         if match and enough and _words(match.group("effect")) >= 2:
             return _clean(cause)
     # Last: a clause stated as the cause ("tired from all the walking, so ...") says more.
