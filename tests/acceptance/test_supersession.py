@@ -378,6 +378,24 @@ def test_a_statement_retained_late_is_superseded_by_the_newer_one_already_stored
         assert bank.check_integrity().problems == ()
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The store's prefilter lacked "started at", so the rule that reads it never ran.
+        ("Hugo: I work at Google.", "Hugo: I started at Meta this week."),
+        ("Hugo: I work at Google.", "Hugo: Tom says hi. I started at Meta on Monday."),
+    ],
+)
+def test_a_new_employer_one_started_at_supersedes_the_old(tmp_path, old, new):
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        before = mem.bank("b").retain(_content(old), mentioned_at=OLD).memories
+        after = mem.bank("b").retain(_content(new), mentioned_at=NEW).memories
+    with agentmem.AgentMemory(tmp_path / "s") as mem:
+        started = next(m for m in after if "started at" in m.text)
+        assert _supersedes(mem) == {(started.id, before[0].id)}
+        assert mem.bank("b").check_integrity().problems == ()
+
+
 @pytest.mark.parametrize("name", ["Jürgen Strauß", "Σοφία", "Ødegaard", "İlkay"])
 def test_speakers_whose_names_fold_in_case_are_superseded_like_any(tmp_path, name):
     """The subject of "I ..." is the speaker's name casefolded ("Strauß" → "strauss"): the

@@ -32,7 +32,7 @@ from agentmem.models.nlp import MODEL_PACKAGE, load_nlp
 # Families and, for the store's prefilter, words one of their statements must contain.
 FAMILY_WORDS: dict[str, str] = {
     "home": r"live|lives|living|moved|moving|relocat|based in|settled",
-    "job": r"work|job|position|joined|joining|hired|employ|quit|internship|laid off|fired|let go|redundant",  # noqa: E501
+    "job": r"work|job|position|joined|joining|started at|starting at|hired|employ|quit|internship|laid off|fired|let go|redundant",  # noqa: E501
     "partner": r"girlfriend|boyfriend|partner|wife|husband|fianc|dating|seeing|going out|married|engaged|broke up|split up|divorced|single",  # noqa: E501
     "phone": r"phone|number|mobile|cell",
     "email": r"@",
