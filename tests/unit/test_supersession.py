@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem.retain.slots import NARRATOR, Slot, slots_of, split_speaker
+from agentmem.retain.slots import FAMILY_WORDS, NARRATOR, Slot, slots_of, split_speaker
 from agentmem.retain.supersession import supersedes
 
 
@@ -84,6 +86,58 @@ def test_a_statement_fills_its_slot(text, slot):
     assert slot in slots_of([text])[0]
 
 
+# One statement for each way a slot is said. Each must pass the store's prefilter, the
+# family's words (``FAMILY_WORDS``), or no stored statement would ever be offered to the rule:
+# "I started at Meta", "My home is in Porto" and "I landed a role at Shopify" were not.
+ONE_PER_RULE = [
+    ("Ana: I live in Leeds.", "home"),
+    ("Ana: We moved to Denver.", "home"),
+    ("Ana: I'm based in Oslo.", "home"),
+    ("Ana: My home is in Porto now.", "home"),
+    ("Ana: I've been living in Cork since May.", "home"),
+    ("Ana: I work at Google.", "job"),
+    ("Ana: I started a new job at Klarna.", "job"),
+    ("Ana: I landed a role at Shopify.", "job"),
+    ("Ana: I joined Stripe.", "job"),
+    ("Ana: I started at Meta this week.", "job"),
+    ("Ana: I started working at Meta.", "job"),
+    ("Ana: I quit Google and joined Stripe.", "job"),
+    ("Ana: I was hired by Klarna.", "job"),
+    ("Ana: I got laid off.", "job"),
+    ("Ana: My employer is Spotify.", "job"),
+    ("Ana: I quit my job.", "job"),
+    ("Ana: I work as a nurse.", "occupation"),
+    ("Ana: I got promoted to team lead.", "occupation"),
+    ("Ana: My girlfriend is Sara.", "partner"),
+    ("Ana: I'm dating Tom.", "partner"),
+    ("Ana: I've been seeing Alex.", "partner"),
+    ("Ana: We broke up.", "partner"),
+    ("Ana: My phone number is 555-0101.", "phone"),
+    ("Ana: I changed my number to 555-0199.", "phone"),
+    ("Ana: My email is ana@example.com.", "email"),
+    ("Ana: I changed my email to bo@example.com.", "email"),
+    ("Ana: My address is 12 Elm Street.", "address"),
+    ("Ana: I updated my address to 4 Oak Road.", "address"),
+    ("Ana: My dentist is Dr. Shah.", "role"),
+    ("Ana: I switched to a new dentist, Dr. Kim.", "role"),
+    ("Ana: My new manager, Omar, starts Monday.", "role"),
+    ("Ana: I'm 34.", "age"),
+    ("Ana: I turned 35 yesterday.", "age"),
+    ("Ana: I weigh 70 kg.", "weight"),
+    ("Ana: My rent is $1,200.", "amount"),
+    ("Ana: My salary was raised to €50,000.", "amount"),
+    ("Ana: My favourite band is Radiohead.", "favourite"),
+    ("Ana: The Porto trip is cancelled.", "plan"),
+]
+
+
+@pytest.mark.parametrize(("text", "family"), ONE_PER_RULE)
+def test_each_way_of_saying_a_slot_passes_the_stores_prefilter(text: str, family: str) -> None:
+    found = slots_of([text])[0]
+    assert family in {slot.family.split()[0] for slot in found}, found
+    assert re.search(FAMILY_WORDS[family], split_speaker(text)[1], re.IGNORECASE)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -121,6 +175,8 @@ def test_a_statement_fills_its_slot(text, slot):
         "Ana: My sister works as a nurse.",
         "Ana: I also have a new dentist, Dr. Lee.",
         "Ana: I might switch to a new dentist, Dr. Kim.",
+        "Ana: I had been living in Rome before.",
+        "Ana: I'd been working at Google.",
     ],
 )
 def test_what_does_not_say_what_holds_now_fills_no_slot(text):

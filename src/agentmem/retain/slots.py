@@ -31,8 +31,8 @@ from agentmem.models.nlp import MODEL_PACKAGE, load_nlp
 
 # Families and, for the store's prefilter, words one of their statements must contain.
 FAMILY_WORDS: dict[str, str] = {
-    "home": r"live|lives|living|moved|moving|relocat|based in|settled",
-    "job": r"work|job|position|joined|joining|started at|starting at|hired|employ|quit|internship|laid off|fired|let go|redundant",  # noqa: E501
+    "home": r"live|lives|living|moved|moving|relocat|based in|settled|home is",
+    "job": r"work|job|position|role|joined|joining|started at|starting at|hired|employ|quit|internship|laid off|fired|let go|redundant",  # noqa: E501
     "partner": r"girlfriend|boyfriend|partner|wife|husband|fianc|dating|seeing|going out|married|engaged|broke up|split up|divorced|single",  # noqa: E501
     "phone": r"phone|number|mobile|cell",
     "email": r"@",
@@ -52,7 +52,7 @@ FAMILY_WORDS: dict[str, str] = {
 ANY_FAMILY_WORDS = "|".join(f"(?:{w})" for w in FAMILY_WORDS.values())
 _ANY_CUE = re.compile(ANY_FAMILY_WORDS, re.IGNORECASE)
 
-_ADVERBS = r"(?:\s+(?:have|has|had|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
+_ADVERBS = r"(?:\s+(?:have|has|had|been|just|finally|recently|now|officially|all|actually|am|are|is|currently|then|already|also|still|do|does|don't|doesn't|not|no|longer|never))*"  # noqa: E501
 
 
 def _letter_class(test: Callable[[str], bool]) -> str:
@@ -244,7 +244,7 @@ _DIGITS = re.compile(r"\+?\d[\d\s().-]{4,}\d")
 _NOT_CURRENT = re.compile(
     r"(?:\b(?:if|might|maybe|perhaps|considering|thinking (?:about|of)|want to|wants to|"
     r"would like|would love|dream|hope|hoping|wish|should|could|used to|planning to|plan to|"
-    r"going to|will|lived|worked|when I was|before I)\b|'d like|'d love|'ll\b)",
+    r"going to|will|lived|worked|when I was|before I|had been)\b|'d like|'d love|'d been|'ll\b)",
     re.IGNORECASE,
 )
 # Anywhere in a sentence: a second one of a kind, not a replacement.
