@@ -121,6 +121,7 @@ from typing import Literal
 
 from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
+from agentmem.temporal.gates import Gates
 from agentmem.temporal.tense import (
     MOVED_FROM,
     RANGE_JOINS,
@@ -1720,6 +1721,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
 )
 
+_GATES = Gates({rule.name: rule.pattern for rule in _RULES})
 _BY_TENSE = tuple(rule for rule in _RULES if rule.by_tense)
 # The groups that name the occurrence themselves: "last summer", "March 3, 2024", "Q3 2023".
 _WHICH_GROUPS = ("rel", "year", "yy", "year2", "yrel")
@@ -1748,15 +1750,17 @@ def may_read_tense(text: str) -> bool:
     week"), of which retain stores the side the tense speaks of. The patterns alone decide,
     nothing is resolved: retain asks it to tag all such texts of a call in one spaCy batch
     before it reads their times (a text it misses is tagged alone, with the same tags)."""
+    rules = _rules_for(text)
     return (
         any(
             _names_no_occurrence(rule, match)
             and not recurs(text, *match.span())
             and not moved_to(text, match.start())
             for rule in _BY_TENSE
+            if rule.name in rules
             for match in rule.pattern.finditer(text)
         )
-        or any(rule.pattern.search(text) for rule in _AMOUNTS_BY_TENSE)
+        or any(rule.pattern.search(text) for rule in _AMOUNTS_BY_TENSE if rule.name in rules)
         or _THIS_PERIOD.search(text) is not None
     )
 
@@ -1795,10 +1799,19 @@ def _resolve(
     return interval
 
 
+def _rules_for(text: str) -> frozenset[str]:
+    """The names of the rules that may match ``text`` (``temporal/gates.py``): most chat
+    texts name no time, and searching them with every rule was most of the time dates took."""
+    return _GATES.admitted(text)
+
+
 def _candidates(text: str, at: _Reading) -> list[_Candidate]:
     found: list[_Candidate] = []
     unreal: list[tuple[int, int]] = []  # spans of dates that do not exist (see _dates_unreal)
+    rules = _rules_for(text)
     for order, rule in enumerate(_RULES):
+        if rule.name not in rules:
+            continue
         for match in rule.pattern.finditer(text):
             if _recurring(rule, match):
                 continue

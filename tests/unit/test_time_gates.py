@@ -1,0 +1,70 @@
+"""The gates that spare a text the time rules it cannot match (temporal/gates.py): a rule a
+text matches is always admitted."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentmem.temporal.expressions import _RULES, _rules_for
+from agentmem.temporal.gates import Gates
+
+# Words and pieces the rules are made of, to build texts that match them often.
+PIECES = (  # noqa: SIM905 - a sentence of pieces reads better than a list of strings
+    "last next this coming past previous the a few couple two 3 12 2024 '19 1990s 80s ago "
+    "in on at by for since until through from to and or of early mid late end beginning "
+    "today tonight yesterday tomorrow morning evening night week weekend fortnight month "
+    "year decade quarter Q3 H1 spring summer fall winter Christmas Easter Xmas Halloween "
+    "Thanksgiving New Year's Eve Valentine's Day Monday Tue Fri Sunday January Feb March "
+    "Sept December 1st 2nd 3rd 14th twenty-first fifth EOD COB EOW close business half "
+    "away within hence 5/6 03/04/2025 2025-03-04 2025-03 9:30 T10:00 holidays festive - –"
+).split()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(PIECES), st.text(max_size=6)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([" ", "", "  ", "-"]),
+)
+def test_a_rule_a_text_matches_is_always_admitted(pieces: list[str], joiner: str) -> None:
+    text = joiner.join(pieces)
+    admitted = _rules_for(text)
+    for rule in _RULES:
+        if rule.pattern.search(text):
+            assert rule.name in admitted, (rule.name, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We met in ſummer.",  # a long s reads as "s" under IGNORECASE
+        "SEE YOU ON FRIDAY",
+        "ＭＯＮＤＡＹ works",  # full-width letters fold as the pattern reads them
+        "back on the ٣rd",  # a digit of another script
+        "The K\u212aelvin meeting is next week.",
+    ],
+)
+def test_case_and_script_do_not_hide_a_match_from_its_gate(text: str) -> None:
+    admitted = _rules_for(text)
+    for rule in _RULES:
+        if rule.pattern.search(text):
+            assert rule.name in admitted, rule.name
+
+
+def test_a_text_that_names_no_time_is_searched_by_no_rule() -> None:
+    assert _rules_for("That sounds great, thanks!") == frozenset()
+    assert "month" in _rules_for("We flew to Rome in March.")
+    assert "year" in _rules_for("It was 2019.")
+
+
+def test_a_pattern_whose_matches_need_no_word_is_always_searched() -> None:
+    gates = Gates({"letters": re.compile(r"[A-Z][a-z]+"), "word": re.compile(r"\bnoon\b")})
+    assert gates.admitted("xyz") == {"letters"}
+    assert gates.admitted("at NOON") == {"letters", "word"}
