@@ -50,6 +50,8 @@ from __future__ import annotations
 
 import re
 
+from agentmem._pattern_gates import Gates
+
 __all__ = ["EFFECT_OPENERS", "as_fact_text", "cause_clauses", "states_the_same"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“‘(])")
@@ -263,6 +265,8 @@ def cause_clauses(text: str) -> list[str]:
     found: list[str] = []
     sentences = [s.strip() for s in _SENTENCE.split(text.strip())]
     for before, sentence in zip(["", *sentences], sentences, strict=False):
+        if not _CUES.admitted(sentence):
+            continue  # no cue pattern can match: most sentences name no cause
         cause = _cause_in(sentence) or _cause_before(before, sentence)
         if cause and cause.casefold() not in (c.casefold() for c in found):
             found.append(cause)
@@ -299,6 +303,30 @@ _SO_THAT = re.compile(
 
 def _content_words(text: str) -> set[str]:
     return {w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _SMALL_WORDS}
+
+
+#: Each way of finding a cause starts with one of these patterns matching the sentence, so
+#: a sentence that holds none of the words their matches need names no cause.
+_CUE_PATTERNS = {
+    "opening": _OPENING,
+    "trailing": _TRAILING,
+    "named_opening": _NAMED_OPENING,
+    "named_trailing": _NAMED_TRAILING,
+    "caused_by": _CAUSED_BY,
+    "as_opening": _AS_OPENING,
+    "as_trailing": _AS_TRAILING,
+    "so_that": _SO_THAT,
+    "result": _RESULT,
+    "so": _SO,
+    "so_noun": _SO_NOUN,
+    "verb": _VERB,
+    "meant": _MEANT,
+    "consequence": _CONSEQUENCE,
+    "for_a_deed": _FOR_A_DEED,
+    "from_a_strain": _FROM_A_STRAIN,
+    "effect_openers": EFFECT_OPENERS,
+}
+_CUES = Gates(_CUE_PATTERNS)
 
 
 def _cause_in(sentence: str) -> str | None:

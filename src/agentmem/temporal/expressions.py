@@ -119,9 +119,9 @@ from dataclasses import dataclass, replace
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime, timedelta, timezone
 from typing import Literal
 
+from agentmem._pattern_gates import Gates
 from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
-from agentmem.temporal.gates import Gates
 from agentmem.temporal.tense import (
     MOVED_FROM,
     RANGE_JOINS,
@@ -1800,7 +1800,7 @@ def _resolve(
 
 
 def _rules_for(text: str) -> frozenset[str]:
-    """The names of the rules that may match ``text`` (``temporal/gates.py``): most chat
+    """The names of the rules that may match ``text`` (``_pattern_gates.py``): most chat
     texts name no time, and searching them with every rule was most of the time dates took."""
     return _GATES.admitted(text)
 

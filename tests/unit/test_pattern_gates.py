@@ -1,5 +1,5 @@
-"""The gates that spare a text the time rules it cannot match (temporal/gates.py): a rule a
-text matches is always admitted."""
+"""The gates that spare a text the patterns it cannot match (_pattern_gates.py): a time rule
+or a cause cue a text matches is always admitted."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentmem._pattern_gates import Gates
+from agentmem.retain.causes import _CUE_PATTERNS, _CUES
 from agentmem.temporal.expressions import _RULES, _rules_for
-from agentmem.temporal.gates import Gates
 
 # Words and pieces the rules are made of, to build texts that match them often.
 PIECES = (  # noqa: SIM905 - a sentence of pieces reads better than a list of strings
@@ -68,3 +69,23 @@ def test_a_pattern_whose_matches_need_no_word_is_always_searched() -> None:
     gates = Gates({"letters": re.compile(r"[A-Z][a-z]+"), "word": re.compile(r"\bnoon\b")})
     assert gates.admitted("xyz") == {"letters"}
     assert gates.admitted("at NOON") == {"letters", "word"}
+
+
+CUE_PIECES = (  # noqa: SIM905 - as PIECES
+    "because since so as that due to thanks owing result consequence caused causes led "
+    "leads resulted meant which is why that's why hence consequently causing forcing "
+    "leading fired fined promoted hurts sore exhausted tired from for of the rain we I it "
+    "was were is got felt late , . ; - my our the storm API down"
+).split()
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(CUE_PIECES), st.text(max_size=6)), min_size=1, max_size=14)
+)
+def test_a_cause_cue_a_sentence_matches_is_always_admitted(pieces: list[str]) -> None:
+    sentence = " ".join(pieces)
+    admitted = _CUES.admitted(sentence)
+    for name, pattern in _CUE_PATTERNS.items():
+        if pattern.search(sentence):
+            assert name in admitted, (name, sentence)
