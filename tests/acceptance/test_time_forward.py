@@ -559,17 +559,26 @@ def test_stored_occurrence(
 def test_after_a_past_date_or_before_by_or_until_a_coming_one_is_stored_as_the_time_between(
     store_path: Path, text: str, start: str, end: str
 ) -> None:
+    assert _stored_period(store_path, text) == _period(start, end)
+
+
+def _stored_period(store_path: Path, text: str) -> tuple[datetime, datetime]:
+    """The half-open period the one fact of ``text``, said on 20 February, is stored with,
+    read after reopening the store (whose integrity is checked)."""
     with agentmem.AgentMemory(store_path) as mem:
         mem.bank("between").retain(text, mentioned_at=FEB_20)
     with agentmem.AgentMemory(store_path) as mem:
         bank = mem.bank("between")
         [memory] = bank.memories()
-        stored = (memory.occurred_start, memory.occurred_end + timedelta(microseconds=1))
-        assert stored == (
-            datetime.fromisoformat(start).replace(tzinfo=UTC),
-            datetime.fromisoformat(end).replace(tzinfo=UTC),
-        )
         assert bank.check_integrity().problems == ()
+        return memory.occurred_start, memory.occurred_end + timedelta(microseconds=1)
+
+
+def _period(start: str, end: str) -> tuple[datetime, datetime]:
+    return (
+        datetime.fromisoformat(start).replace(tzinfo=UTC),
+        datetime.fromisoformat(end).replace(tzinfo=UTC),
+    )
 
 
 @pytest.mark.parametrize(
@@ -592,17 +601,7 @@ def test_after_a_past_date_or_before_by_or_until_a_coming_one_is_stored_as_the_t
 def test_a_trip_out_and_back_spans_both_days(
     store_path: Path, text: str, start: str, end: str
 ) -> None:
-    with agentmem.AgentMemory(store_path) as mem:
-        mem.bank("trips").retain(text, mentioned_at=FEB_20)
-    with agentmem.AgentMemory(store_path) as mem:
-        bank = mem.bank("trips")
-        [memory] = bank.memories()
-        stored = (memory.occurred_start, memory.occurred_end + timedelta(microseconds=1))
-        assert stored == (
-            datetime.fromisoformat(start).replace(tzinfo=UTC),
-            datetime.fromisoformat(end).replace(tzinfo=UTC),
-        )
-        assert bank.check_integrity().problems == ()
+    assert _stored_period(store_path, text) == _period(start, end)
 
 
 def test_the_invoice_is_found_in_the_month_it_is_due(mem: agentmem.AgentMemory) -> None:
