@@ -191,14 +191,6 @@ def fts_extension_path() -> Path:
     return path
 
 
-#: DuckDB's worker threads. agentmem's statements are small (a retain's inserts, a recall's
-#: rows by id), which gain nothing from parallel plans, while retain runs the embedder's
-#: and spaCy's threads beside them: with one DuckDB thread instead of one per core, bulk
-#: retain kept 0.81 of the models' rate against 0.79 (five alternated 5k builds on 2
-#: cores), recall and integrity checks at 100k unchanged.
-DUCKDB_THREADS = 1
-
-
 class Database:
     """A DuckDB database file with agentmem's schema and the fts extension loaded.
 
@@ -218,11 +210,7 @@ class Database:
         try:
             self._con = duckdb.connect(
                 str(path),
-                config={
-                    "autoinstall_known_extensions": False,
-                    "autoload_known_extensions": False,
-                    "threads": DUCKDB_THREADS,
-                },
+                config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
             )
         except duckdb.Error as exc:
             if _LOCKED.search(str(exc)):
