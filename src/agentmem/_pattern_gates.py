@@ -19,7 +19,11 @@ import re._parser as sre_parse
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Gates"]
+__all__ = ["IGNORECASE_TWINS", "Gates"]
+
+#: The four letters beyond ASCII that IGNORECASE matches with ASCII ones ("ſince" and
+#: "sınce" match "since", "K" matches "k"), mapped one for one to those, so offsets stay.
+IGNORECASE_TWINS = str.maketrans({"ſ": "s", "K": "K", "İ": "I", "ı": "i"})
 
 #: A requirement that stands for "a digit".
 _DIGIT = "\0digit"
@@ -39,8 +43,9 @@ class Gates:
 
     def admitted(self, text: str) -> frozenset[str]:
         """The names of the patterns ``text`` may match: each holds one of its words, as a
-        substring of the casefolded text (so "ſummer" is read as IGNORECASE reads it)."""
-        folded = text.casefold()
+        substring of the text casefolded with its IGNORECASE twins read as ASCII ("sınce"
+        holds "since", as the patterns read it)."""
+        folded = text.translate(IGNORECASE_TWINS).casefold()
         present = {word for word in self._words if word in folded}
         if any(c.isdigit() for c in text):
             present.add(_DIGIT)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmem._pattern_gates import Gates
-from agentmem.retain.causes import _CUE_PATTERNS, _CUES
+from agentmem.retain.causes import _CUE_PATTERNS, _CUES, cause_clauses
 from agentmem.temporal.expressions import _RULES, _rules_for
 
 # Words and pieces the rules are made of, to build texts that match them often.
@@ -63,6 +63,15 @@ def test_a_text_that_names_no_time_is_searched_by_no_rule() -> None:
     assert _rules_for("That sounds great, thanks!") == frozenset()
     assert "month" in _rules_for("We flew to Rome in March.")
     assert "year" in _rules_for("It was 2019.")
+
+
+def test_letters_ignorecase_takes_for_ascii_ones_pass_the_gate_as_those() -> None:
+    # "sınce" and "SİNCE" match "since" under IGNORECASE; the gate dropped them.
+    gates = Gates({"since": re.compile(r"\bsince\b", re.IGNORECASE)})
+    for text in ("sınce", "SİNCE", "ſince", "since"):
+        assert re.search(r"\bsince\b", text, re.IGNORECASE)
+        assert gates.admitted(text) == {"since"}, text
+    assert cause_clauses("We stayed home sınce it rained hard.") == ["it rained hard"]
 
 
 def test_a_pattern_whose_matches_need_no_word_is_always_searched() -> None:

@@ -119,7 +119,7 @@ from dataclasses import dataclass, replace
 from datetime import MAXYEAR, MINYEAR, UTC, date, datetime, timedelta, timezone
 from typing import Literal
 
-from agentmem._pattern_gates import Gates
+from agentmem._pattern_gates import IGNORECASE_TWINS, Gates
 from agentmem._time import EARLIEST, LATEST, to_utc
 from agentmem.errors import InvalidInputError
 from agentmem.temporal.tense import (
@@ -1750,7 +1750,7 @@ def may_read_tense(text: str) -> bool:
     week"), of which retain stores the side the tense speaks of. The patterns alone decide,
     nothing is resolved: retain asks it to tag all such texts of a call in one spaCy batch
     before it reads their times (a text it misses is tagged alone, with the same tags)."""
-    text = text.translate(_IGNORECASE_TWINS)
+    text = text.translate(IGNORECASE_TWINS)
     rules = _rules_for(text)
     return (
         any(
@@ -1806,14 +1806,10 @@ def _rules_for(text: str) -> frozenset[str]:
     return _GATES.admitted(text)
 
 
-# The four letters beyond ASCII that IGNORECASE matches with ASCII ones ("ſummer" is
-# "summer", "K" is "K"): read as those, one for one, so a matched word is a known key and
-# every offset stays the text's.
-_IGNORECASE_TWINS = str.maketrans({"ſ": "s", "K": "K", "İ": "I", "ı": "i"})
-
-
 def _candidates(text: str, at: _Reading) -> list[_Candidate]:
-    text = text.translate(_IGNORECASE_TWINS)
+    # "ſummer" matches the season rule as "summer": read it as that, so the matched word is
+    # a key of the rule's table of names (offsets unchanged).
+    text = text.translate(IGNORECASE_TWINS)
     found: list[_Candidate] = []
     unreal: list[tuple[int, int]] = []  # spans of dates that do not exist (see _dates_unreal)
     rules = _rules_for(text)
