@@ -745,6 +745,8 @@ HABITS = [
     "We usually go hiking in May.",
     "Every year in May we go to the lake.",
     "My mom calls me every Sunday.",
+    "I go hiking on weekends in summer.",
+    "I swim twice a week in June.",
 ]
 
 

@@ -522,6 +522,12 @@ RECURRENCES = [
     "She always visits her parents at Thanksgiving.",
     "We typically close the books on the 5th.",
     "He sees his kids every other weekend.",
+    # Days in the plural, or a count a unit: what recurs inside the period named.
+    "I go hiking on weekends in summer.",
+    "On Sundays in summer we swim in the lake.",
+    "We go skiing at weekends in January.",
+    "I swim twice a week in summer.",
+    "She trains three times a week until March.",
 ]
 
 
@@ -547,6 +553,11 @@ def test_a_recurrence_leaves_the_dates_of_its_other_parts_and_real_periods() -> 
     assert days("I loved every minute of our trip in May.") == [
         (utc("2024-05-01"), utc("2024-06-01"))
     ]
+    # Nor are weekends counted, or a day of the week after "to".
+    assert days("I spent three weekends in May painting the fence.") == [
+        (utc("2024-05-01"), utc("2024-06-01"))
+    ]
+    assert days("We moved the calls from Mondays to Friday.")[-1][0] == utc("2025-02-21")
 
 
 NUMERIC = [

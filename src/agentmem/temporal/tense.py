@@ -123,7 +123,12 @@ _RECURRENCE = re.compile(
     r"|morning|afternoon|evening|week(?:end)?|month|year|season|spring|summer|autumn|fall"
     r"|winter|quarter|holiday|birthday|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     r"|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b)",
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b"
+    # Days in the plural after "on"/"at" ("we go skiing on weekends in winter", "on Sundays
+    # in summer"), and a count a unit ("twice a week in June").
+    r"|(?:on|at)\s+(?:week(?:end|day)s|(?:mon|tues|wednes|thurs|fri|satur|sun)days)\b"
+    r"|\b(?:once|twice|(?:\d+|two|three|four|five|six|several|a\s+few|many)\s+times)"
+    r"\s+(?:a|an|per)\s+(?:day|week|month|year|fortnight)\b)",
     re.IGNORECASE,
 )
 # Verbs whose simple present tells of a state, not of an event the date schedules: "I miss
