@@ -392,6 +392,7 @@ def test_a_sentence_opening_with_an_effect_marker_is_caused_by_the_sentence_befo
         ("My knee hurts from running.", "Running."),
         # What a thing meant, a clause after it (no cause before).
         ("The power cut meant we lost all the food in the freezer.", "The power cut."),
+        ("The delay meant my sister missed her connection.", "The delay."),
     ],
 )
 def test_a_cause_named_by_a_noun_phrase_is_stored_and_linked(

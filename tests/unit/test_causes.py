@@ -55,6 +55,9 @@ CAUSES = [
     ("The power cut meant we lost all the food in the freezer.", "The power cut"),
     ("The strike meant that the trains were cancelled.", "The strike"),
     ("The new job meant we had to move to Leeds.", "The new job"),
+    # ... its subject then a past tense, no auxiliary.
+    ("The delay meant my sister missed her connection.", "The delay"),
+    ("The rain meant our team lost the final.", "The rain"),
     # A clause stated as the cause says more than what it is "from".
     ("They look tired from all the walking, so they rest.", "They look tired from all the walking"),
 ]
@@ -93,6 +96,7 @@ NO_CAUSE = [
     # What one meant to do, or what something meant to someone.
     "I meant to call you.",
     "Her words meant the world to me.",
+    "Her visit meant the red carpet treatment for us.",
     "That trip meant everything to my dad.",
     "It meant we could finally relax.",  # "it" names nothing here
     "My grandma meant well.",

@@ -169,7 +169,9 @@ _MEANT = re.compile(
     r"^(?P<cause>(?:the|my|our|your|his|her|their|this|that)\s[^,;]{2,80}?)\s+meant\s+"
     r"(?:that\s+)?(?P<effect>(?:i|we|you|he|she|they)\s+(?!to\b)\w+[^.;!?]*"
     r"|(?:the|my|our|your|his|her|their)\s+(?:\w+\s+){0,3}?"
-    r"(?:was|were|had|got|could|couldn['’]t|would|wouldn['’]t|didn['’]t|did|is|are|has|have)"
+    r"(?:was|were|had|got|could|couldn['’]t|would|wouldn['’]t|didn['’]t|did|is|are|has|have"
+    # or a past tense: "The delay meant my sister missed her connection".
+    r"|\w{3,}ed|lost|went|came|left|took|ran|fell|spent|paid|sold|broke)"
     r"\b[^.;!?]*)",
     re.IGNORECASE,
 )
