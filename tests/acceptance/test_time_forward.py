@@ -59,6 +59,9 @@ CASES: list[tuple[str, str, str, str]] = [
     ("We meet the contractor on Thursday.", FEB_20, "2025-02-27", "2025-02-27"),
     ("Mark takes the bar exam in July.", FEB_20, "2025-07-01", "2025-07-31"),
     ("I've been planning a trip to Oslo in July.", FEB_20, "2025-07-01", "2025-07-31"),
+    # Chat spellings of the days around today.
+    ("gonna see mom tmrw", FEB_20, "2025-02-21", "2025-02-21"),
+    ("went to the gym yday", FEB_20, "2025-02-19", "2025-02-19"),
     # "'s" before a progressive passive is "is", not a perfect's "has" (last May before).
     ("Lena told me she's getting married in May.", FEB_20, "2025-05-01", "2025-05-31"),
     ("The car's being fixed on Monday.", FEB_20, "2025-02-24", "2025-02-24"),

@@ -48,6 +48,16 @@ CASES_AT_REF = [
     ("today", "2025-01-15", "2025-01-16"),
     ("tomorrow", "2025-01-16", "2025-01-17"),
     ("tonight", "2025-01-15T18", "2025-01-16T06"),
+    # ... as chats spell them.
+    ("tmrw", "2025-01-16", "2025-01-17"),
+    ("Tmr", "2025-01-16", "2025-01-17"),
+    ("tommorow", "2025-01-16", "2025-01-17"),
+    ("2moro", "2025-01-16", "2025-01-17"),
+    ("yday", "2025-01-14", "2025-01-15"),
+    ("y'day", "2025-01-14", "2025-01-15"),
+    ("the day after tmrw", "2025-01-17", "2025-01-18"),
+    ("tonite", "2025-01-15T18", "2025-01-16T06"),
+    ("2nite", "2025-01-15T18", "2025-01-16T06"),
     ("this morning", "2025-01-15T06", "2025-01-15T12"),
     ("this afternoon", "2025-01-15T12", "2025-01-15T18"),
     ("this evening", "2025-01-15T18", "2025-01-16"),
@@ -300,6 +310,7 @@ NOT_TIME_EXPRESSIONS = [
     "a Christmas tree",
     "I teach Sunday school in the village",
     "Happy Friday to you!",
+    "The TMR scan is booked",  # an acronym, not "tmr"
     "",
     "   ",
 ]

@@ -932,10 +932,18 @@ _DAY_WORD_OFFSETS = {
     "tomorrow": 1,
     "day after tomorrow": 2,
 }
+# How chats spell the days around today: "gonna see mom tmrw", "went to the gym yday",
+# "out tonite", and the common misspellings ("tommorow").
+# ("TMR" in capitals is an acronym.)
+_TOMORROW = r"(?:tomm?orr?ow|tmrr?w|(?-i:[Tt]m[rw])|2mor(?:r?ow|o)|tomoz)"
+_YESTERDAY = r"(?:yesterday|y['’]?day|yest|yesterdy|yesturday)"
+_TONIGHT = r"(?:tonight|tonite|2nite|2night)"
+_CHAT_SPELLINGS = re.compile(rf"\b(?:(?P<tomorrow>{_TOMORROW})|(?P<yesterday>{_YESTERDAY}))\b")
 
 
 def _resolve_day_word(match: re.Match[str], at: _Reading) -> _Interval:
     words = " ".join(match.group(0).lower().split()).removeprefix("the ")
+    words = _CHAT_SPELLINGS.sub(lambda m: m.lastgroup or "", words)
     return _period("day", at.ref, _DAY_WORD_OFFSETS[words])
 
 
@@ -950,7 +958,7 @@ def _part_of_day(day: date, part: str, relative: bool) -> _Interval:
 def _resolve_part_of_today(match: re.Match[str], at: _Reading) -> _Interval:
     if match["part"]:
         return _part_of_day(at.ref.date(), match["part"].lower(), True)
-    tonight = match["night"].lower() == "tonight"
+    tonight = not match["night"].lower().startswith("last")
     return _part_of_day(at.ref.date() - (0 if tonight else 1) * _DAY, "night", True)
 
 
@@ -1466,13 +1474,13 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "day_word",
-        r"\b(?:(?:the\s+)?day\s+before\s+yesterday|(?:the\s+)?day\s+after\s+tomorrow"
-        r"|yesterday|today|tomorrow)\b",
+        rf"\b(?:(?:the\s+)?day\s+before\s+{_YESTERDAY}|(?:the\s+)?day\s+after\s+{_TOMORROW}"
+        rf"|{_YESTERDAY}|today|{_TOMORROW})\b",
         _resolve_day_word,
     ),
     _rule(
         "part_of_today",
-        r"\b(?:this\s+(?P<part>morning|afternoon|evening)|(?P<night>tonight|last\s+night))\b",
+        rf"\b(?:this\s+(?P<part>morning|afternoon|evening)|(?P<night>{_TONIGHT}|last\s+night))\b",
         _resolve_part_of_today,
     ),
     _rule(
@@ -1736,7 +1744,7 @@ _AMOUNTS_BY_TENSE = tuple(
 
 # A period that holds the moment it is said: its clause's tense decides the side stored.
 _THIS_PERIOD = re.compile(
-    r"\b(?:today|tonight|this\s+(?:morning|afternoon|evening|week|weekend|month|year|quarter"
+    rf"\b(?:today|{_TONIGHT}|this\s+(?:morning|afternoon|evening|week|weekend|month|year|quarter"
     r"|spring|summer|autumn|fall|winter|season|semester|term))\b",
     re.IGNORECASE,
 )
