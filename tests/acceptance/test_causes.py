@@ -129,6 +129,9 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
             "The roof leaked all night, so we moved the books upstairs.",
             "The roof leaked all night.",
         ),
+        # "because" as chats write it.
+        ("I'm so tired cuz the baby cried all night.", "The baby cried all night."),
+        ("I skipped the gym bc my knee hurt.", "My knee hurt."),
         (
             "The roads flooded overnight, so school was cancelled.",
             "The roads flooded overnight.",

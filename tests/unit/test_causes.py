@@ -51,6 +51,14 @@ CAUSES = [
     ("She was fined for speeding on the M4.", "speeding on the M4"),
     ("My knee hurts from running.", "running"),
     ("I'm exhausted from the flight.", "the flight"),
+    # "because" as chats write it.
+    ("I'm so tired cuz the baby cried all night.", "the baby cried all night"),
+    ("I skipped the gym bc my knee hurt.", "my knee hurt"),
+    ("I left early 'cause my head was killing me.", "my head was killing me"),
+    ("She quit becuase her boss kept yelling at her.", "her boss kept yelling at her"),
+    ("We cancelled the trip b/c the flights got too expensive.", "the flights got too expensive"),
+    ("Bc the car broke down, we missed the wedding.", "the car broke down"),
+    ("Cuz of the snow, school was closed.", "the snow"),
     # What a thing meant, when a clause follows, is its consequence.
     ("The power cut meant we lost all the food in the freezer.", "The power cut"),
     ("The strike meant that the trains were cancelled.", "The strike"),
@@ -94,6 +102,8 @@ NO_CAUSE = [
     "I was off sick from work on Monday.",
     "It must feel great to be recognized for your gaming skills.",  # what would be, not was
     # What one meant to do, or what something meant to someone.
+    "The city was founded in 500 BC by Greek settlers.",  # a year, not "bc"
+    "The COS team shipped the new model on Monday.",
     "I meant to call you.",
     "Her words meant the world to me.",
     "Her visit meant the red carpet treatment for us.",

@@ -89,13 +89,20 @@ EFFECT_OPENERS = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_END = r"(?P<end>[^.;!?]*)"
+# "because" as chats write it: "tired cuz the baby cried all night", "skipped the gym bc my
+# knee hurt", "'cause", and its common misspellings ("becuase"). Lower-case "bc" and "cos"
+# only: "500 BC" is a year, "COS" an acronym.
+BECAUSE = (
+    r"(?:because|becuase|beacuse|becasue|becouse|bcause|becuz|bcuz|b?cuz|coz|['’]cause"
+    r"|(?-i:[Bb]c|[Cc]os)|b/c)"
+)
 # (pattern, which group is the cause); each finds one cause in one sentence.
 _OPENING = re.compile(
-    r"^(?P<cue>because|since)\s+(?!of\b)(?P<cause>[^,;]{8,200}),\s*(?P<effect>.+)$",
+    rf"^(?P<cue>{BECAUSE}|since)\s+(?!of\b)(?P<cause>[^,;]{{8,200}}),\s*(?P<effect>.+)$",
     re.IGNORECASE,
 )
 _TRAILING = re.compile(
-    r"^(?P<effect>.{6,}?),?\s+(?P<cue>because|since)\s+(?!of\b)"
+    rf"^(?P<effect>.{{6,}}?),?\s+(?P<cue>{BECAUSE}|since)\s+(?!of\b)"
     r"(?P<cause>[^.;!?]{8,200})",
     re.IGNORECASE,
 )
@@ -134,7 +141,7 @@ _RESULT = re.compile(
 # "Because of the strike, we drove" / "The concert was postponed due to heavy rain": a
 # cause named, not stated. "because of that/this" opens an effect (EFFECT_OPENERS).
 _NAMED_CUE = (
-    r"(?:because\s+of|due\s+to|owing\s+to|thanks\s+to"
+    rf"(?:{BECAUSE}\s+of|due\s+to|owing\s+to|thanks\s+to"
     r"|(?:as\s+a\s+(?:result|consequence)|in\s+consequence)\s+of)"
 )
 _NAMED_OPENING = re.compile(

@@ -33,7 +33,7 @@ import numpy as np
 from agentmem.errors import InvalidInputError, shown
 from agentmem.links import normalize_kind, validate_weight
 from agentmem.models.cosine import CosineScale
-from agentmem.retain.causes import EFFECT_OPENERS, cause_clauses
+from agentmem.retain.causes import BECAUSE, EFFECT_OPENERS, cause_clauses
 
 if TYPE_CHECKING:
     from agentmem.engine import Engine
@@ -43,12 +43,12 @@ if TYPE_CHECKING:
 CUE_LINK_WEIGHT = 0.8
 _SPEAKER = re.compile(r"^[^:\n]{1,80}:\s+")
 _CAUSE_OPENERS = re.compile(
-    r"^(?:because|'cause|that'?s because|it'?s because|it was because|the reason (?:is|was))\b",
+    rf"^(?:{BECAUSE}|that'?s because|it'?s because|it was because|the reason (?:is|was))\b",
     re.IGNORECASE,
 )
 # A cause clause inside a fact; group "cause" is the clause to match against earlier memories.
 _CAUSE_CLAUSES = (
-    re.compile(r"\b(?:because(?: of)?|due to|owing to)\s+(?P<cause>[^.;!?]{8,160})", re.I),
+    re.compile(rf"\b(?:{BECAUSE}(?: of)?|due to|owing to)\s+(?P<cause>[^.;!?]{{8,160}})", re.I),
     re.compile(
         r"\bafter\s+(?P<cause>[^,.;!?]{8,160}),\s*(?:she|he|they|we|i|it|the\b)", re.IGNORECASE
     ),
