@@ -62,6 +62,10 @@ CASES: list[tuple[str, str, str, str]] = [
     # Chat spellings of the days around today.
     ("gonna see mom tmrw", FEB_20, "2025-02-21", "2025-02-21"),
     ("went to the gym yday", FEB_20, "2025-02-19", "2025-02-19"),
+    ("meeting w/ sarah on thurs", FEB_20, "2025-02-27", "2025-02-27"),
+    ("My mum's bday is on the 9th of march", FEB_20, "2025-03-09", "2025-03-09"),
+    ("my bf and i broke up last wk", FEB_20, "2025-02-10", "2025-02-16"),
+    ("the party's on sat nite", FEB_20, "2025-02-22T18:00:00Z", "2025-02-23"),
     # "'s" before a progressive passive is "is", not a perfect's "has" (last May before).
     ("Lena told me she's getting married in May.", FEB_20, "2025-05-01", "2025-05-31"),
     ("The car's being fixed on Monday.", FEB_20, "2025-02-24", "2025-02-24"),

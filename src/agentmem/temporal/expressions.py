@@ -476,9 +476,11 @@ def _yearly(
 # --------------------------------------------------------------------------------------------
 # Vocabulary
 
-_MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(calendar.month_name) if name}
+_MONTH_NUMBERS = {
+    name[:3].lower(): number for number, name in enumerate(calendar.month_name) if name
+}
 _FULL_WEEKDAYS = frozenset(name.lower() for name in calendar.day_name)
-_SHORT_WEEKDAYS = ["mon", "tue tues", "wed", "thu thur thurs", "fri", "sat", "sun"]
+_SHORT_WEEKDAYS = ["mon", "tue tues", "wed weds", "thu thur thurs", "fri", "sat", "sun"]
 _WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)} | {
     short: number for number, shorts in enumerate(_SHORT_WEEKDAYS) for short in shorts.split()
 }
@@ -564,7 +566,14 @@ _HOLIDAYS: dict[str, Occurrence] = {
 
 _MONTH = (
     r"\b(?P<month>(?-i:January|February|March|April|May|June|July|August|September|October"
-    r"|November|December)\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b\.?)"
+    r"|November|December)\b|(?-i:Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\b\.?"
+    # Chats write months in lower case: the names no other word spells ("in january", "by
+    # sept"), and "march" and "may" beside a day's number ("march 9th", "the 9th of may";
+    # not "we may 2 go": "2" is "to").
+    r"|(?-i:january|february|april|june|july|september|october|november|december"
+    r"|jan|feb|apr|jun|jul|aug|sept|sep|oct|nov)\b"
+    r"|(?-i:march|may)(?=\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b)"
+    r"|(?:(?<=\d\s)|(?<=\d[snrt][tdh]\s)|(?<=\d[snrt][tdh]\sof\s))(?-i:march|may)\b)"
 )
 # The number of a day of the month, 1 to 31 ("3", "03", "31").
 _DAY_DIGITS = r"(?:3[01]|[12]\d|0?[1-9])"
@@ -604,8 +613,9 @@ _NUMBER = (
     + "|".join(NUMBER_WORDS)
     + r")"
 )
-_CALENDAR_UNITS = "day|weekend|week|fortnight|month|year|decade"
-_UNIT = rf"(?P<unit>hour|{_CALENDAR_UNITS})s?"
+# ... and as chats abbreviate them ("last wk", "2 wks ago", "a yr ago"), see _unit_of.
+_CALENDAR_UNITS = "day|weekend|week|wk|fortnight|month|mth|year|yr|decade"
+_UNIT = rf"(?P<unit>hour|hr|{_CALENDAR_UNITS})s?"
 _CALENDAR_UNIT = rf"(?P<unit>{_CALENDAR_UNITS})s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
 # The second of two amounts: "a week or two ago", "in a day or two".
@@ -615,10 +625,13 @@ _FEW = r"(?:(?P<few>\d{1,3}|" + "|".join(NUMBER_WORDS) + r")\s*(?:or|to|-|–)\s
 # A weekend with a day off beside it: "the long weekend", "a three-day weekend".
 _LONG = r"(?P<long>long|three[-\s]day|3[-\s]day|holiday|bank\s+holiday)"
 # A weekday's name, or its abbreviation as chat writes it, capitalised ("on Sat", "next Wed";
-# "sat", "wed" are verbs).
+# "sat", "wed" are verbs), or in lower case right after "on", "this", "next", "last", "till"
+# or "until" ("meeting w/ sarah on thurs"; not "sun", nor "sat nav").
 _WEEKDAY = (
     r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-    r"|(?-i:Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)(?![a-z]))"
+    r"|(?-i:Mon|Tues?|Weds?|Thu(?:rs?)?|Fri|Sat|Sun)(?![a-z])"
+    r"|(?:(?<=\bon\s)|(?<=\bthis\s)|(?<=\bnext\s)|(?<=\blast\s)|(?<=\btill\s)|(?<=\buntil\s))"
+    r"(?-i:mon|tues?|weds?|thu(?:rs?)?|fri|sat)(?![a-z])(?!\s+nav\b))"
 )
 # "Thanksgiving this year", "in May next year", "Q1 of next year": the occurrence in the year
 # named so.
@@ -778,7 +791,7 @@ def _year_in_context(text: str, match: re.Match[str]) -> bool:
 
 
 def _month_of(match: re.Match[str]) -> int:
-    return _MONTH_NUMBERS[match.group("month")[:3]]
+    return _MONTH_NUMBERS[match.group("month")[:3].lower()]
 
 
 def _year_of(match: re.Match[str]) -> int | None:
@@ -807,8 +820,12 @@ def _number(written: str) -> int:
     return 1 if words in ("a", "an") else NUMBER_WORDS[words]
 
 
+_ABBREVIATED_UNITS = {"wk": "week", "mth": "month", "yr": "year", "hr": "hour"}
+
+
 def _unit_of(match: re.Match[str]) -> str:
-    return match.group("unit").lower()
+    unit = match.group("unit").lower()
+    return _ABBREVIATED_UNITS.get(unit, unit)
 
 
 def _amount(match: re.Match[str]) -> tuple[int, str]:
@@ -1480,7 +1497,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "part_of_today",
-        rf"\b(?:this\s+(?P<part>morning|afternoon|evening)|(?P<night>{_TONIGHT}|last\s+night))\b",
+        rf"\b(?:this\s+(?P<part>morning|afternoon|evening)|(?P<night>{_TONIGHT}|last\s+ni(?:ght|te)))\b",
         _resolve_part_of_today,
     ),
     _rule(
@@ -1543,7 +1560,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "relative_unit",
         r"\b(?:the\s+)?(?P<rel>last|previous|past|this|current|next|coming|following)\s+"
-        rf"(?:{_LONG}\s+(?=weekend))?(?P<unit>weekend|week|month|quarter|year|decade)\b",
+        rf"(?:{_LONG}\s+(?=weekend))?(?P<unit>weekend|week|wk|month|mth|quarter|year|yr|decade)\b",
         _resolve_relative_unit,
     ),
     # "I've been sick all week": the one holding the moment said (not "all year round").
@@ -1921,7 +1938,7 @@ def _on_its_weekday(day: _Interval, weekday: int) -> _Interval:
 
 
 _PART_OF_DAY_AFTER = re.compile(
-    r"\s+(?:in\s+the\s+|at\s+)?(?P<part>morning|afternoon|evening|night)\b", re.IGNORECASE
+    r"\s+(?:in\s+the\s+|at\s+)?(?P<part>morning|afternoon|evening|night|nite)\b", re.IGNORECASE
 )
 
 
@@ -1935,7 +1952,9 @@ def _with_part_of_day(text: str, found: list[_Candidate]) -> list[_Candidate]:
         if part is None:
             continue
         interval = _part_of_day(
-            candidate.interval.start.date(), part["part"].lower(), candidate.interval.relative
+            candidate.interval.start.date(),
+            part["part"].lower().replace("nite", "night"),
+            candidate.interval.relative,
         )
         composed.append(_Candidate(candidate.start, part.end(), interval, True, -1))
     return composed
