@@ -65,6 +65,7 @@ CASES: list[tuple[str, str, str, str]] = [
     ("meeting w/ sarah on thurs", FEB_20, "2025-02-27", "2025-02-27"),
     ("My mum's bday is on the 9th of march", FEB_20, "2025-03-09", "2025-03-09"),
     ("my bf and i broke up last wk", FEB_20, "2025-02-10", "2025-02-16"),
+    ("See you on 14.03.", FEB_20, "2025-03-14", "2025-03-14"),
     ("the party's on sat nite", FEB_20, "2025-02-22T18:00:00Z", "2025-02-23"),
     # "'s" before a progressive passive is "is", not a perfect's "has" (last May before).
     ("Lena told me she's getting married in May.", FEB_20, "2025-05-01", "2025-05-31"),

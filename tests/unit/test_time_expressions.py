@@ -616,6 +616,22 @@ def test_numeric_dates_follow_their_separator_and_the_date_order(
 
 
 @pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("See you on 14.03.", "2025-03-14"),
+        ("We met on 3.4. at the fair.", "2024-04-03"),
+        ("The flat is free on 1.6", "2025-06-01"),
+        ("I was there on 10.1.", "2025-01-10"),
+    ],
+)
+def test_a_day_and_month_with_dots_is_day_first_and_dated_by_its_clause(
+    text: str, day: str
+) -> None:
+    [found] = find_time_expressions(text, FEB_20, date_order="MDY")
+    assert (found.start, found.end) == (utc(day), utc(day) + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Use 3/4 of a cup.",
@@ -625,6 +641,11 @@ def test_numeric_dates_follow_their_separator_and_the_date_order(
         "Call 555-03-04-2025.",
         "We live on the 5th floor.",
         "We were down 10 in the 4th and won.",
+        # Dots without a year: a dose, an amount, a rating, the time of day the British way.
+        "I'm on 2.5 mg now.",
+        "It sold on 1.5 million copies.",
+        "I worked until 5.10 and went home.",
+        "We left after 9.05 at night.",
     ],
 )
 def test_numbers_that_are_no_dates(text: str) -> None:

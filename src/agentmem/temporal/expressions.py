@@ -905,6 +905,12 @@ def _numeric_day_in_context(text: str, match: re.Match[str]) -> bool:
     return _just_before(_TIME_PREPOSITION_BEFORE, text, start) is not None
 
 
+def _resolve_dotted_day(match: re.Match[str], at: _Reading) -> _Interval | None:
+    """A day and month written with dots, always day first ("14.03."); the year as a month
+    name's."""
+    return _yearly(_one_day(int(match["b"]), int(match["a"])), None, match, at, "day")
+
+
 def _monthly_day(day: int, today: date, which: Which) -> tuple[date, date] | None:
     """Day ``day`` of the month before, of, or after ``today``'s (skipping months too short)."""
     days = []
@@ -1486,6 +1492,18 @@ _RULES: tuple[_Rule, ...] = (
         # (not "5/6 of the votes", "rated 4/5", "24/7").
         r"(?<![\w/.-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/%-]|\.\d)(?!\s+of\b)",
         _resolve_numeric_day,
+        _numeric_day_in_context,
+        by_tense=True,
+    ),
+    _rule(
+        "dotted_day",
+        # "See you on 14.03.", "until 5.10.": a day and month with dots, day first, without
+        # the year, after a preposition of time, no noun after ("on 2.5 mg" is a dose). After
+        # another preposition than "on", only with its closing dot: "until 5.10" and "after
+        # 9.05" tell the time of day the British way.
+        rf"(?:(?<=\b(?P<on>on)\s)|(?<![\w/.-]))(?P<a>{_DAY_DIGITS})\.(?P<b>0?[1-9]|1[0-2])"
+        rf"(?(on)\.?|\.)(?![\w/%-]|\.\d|,\d){_NO_NOUN_AFTER}",
+        _resolve_dotted_day,
         _numeric_day_in_context,
         by_tense=True,
     ),
