@@ -323,6 +323,9 @@ NOT_TIME_EXPRESSIONS = [
     "3/4 of the team agreed",
     "I don't want to fall",
     "a Christmas tree",
+    "the cat knocked over the Christmas tree",  # a holiday before a noun of a thing
+    "LOL my cat knocked over the xmas tree",
+    "I found my Halloween costume under the bed",
     "I teach Sunday school in the village",
     "Happy Friday to you!",
     "The TMR scan is booked",  # an acronym, not "tmr"
@@ -427,6 +430,12 @@ def test_find_needs_context_for_ambiguous_words() -> None:
     # Before a preposition of its clause, and after "come" (neither was a date).
     assert [f.text for f in find_time_expressions("We met Tuesday for drinks.", REF)] == ["Tuesday"]
     assert [f.text for f in find_time_expressions("Come March, I'll be a dad.", REF)] == ["March"]
+    # A holiday before a time or an occasion of it is still that day.
+    for text, holiday in (
+        ("We met at the Halloween party.", "Halloween"),
+        ("Over the Easter break we rested.", "Easter"),
+    ):
+        assert [f.text for f in find_time_expressions(text, REF)] == [holiday], text
 
 
 def test_a_bare_weekday_or_weekend_in_a_future_clause_is_the_coming_one() -> None:

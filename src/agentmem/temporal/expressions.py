@@ -99,7 +99,8 @@ What is deliberately *not* matched, to keep false positives out of retain and re
 - A bare weekday or holiday only after a preposition (or "come"), at the end of a clause
   ("What did Alice do Friday?"), before a part of the day ("Friday night") or before a
   preposition of its clause ("met Tuesday for drinks"): "Sunday school", "Friday was fun"
-  and "a Christmas tree" are no dates.
+  and "a Christmas tree" are no dates; nor is a holiday before a noun of a thing even after
+  a preposition ("knocked over the Christmas tree"; "at the Christmas party" is).
 - Bare seasons, "the weekend" and "the third quarter" only after a preposition; a season
   followed by "of" only with a year: "a spring in her step", "the fall of Rome" are no dates.
 - Numeric dates need a four-digit year ("3/4" is a fraction) and are no part of a version
@@ -733,11 +734,32 @@ _ADVERBIAL_AFTER = re.compile(
 )
 
 
+# A holiday's name before a noun names a kind of thing ("knocked over the Christmas tree",
+# "a Halloween costume"), unless the noun is a time or an occasion of that day ("Christmas
+# morning", "the Christmas party", "over the Easter break").
+_HOLIDAY_THING_AFTER = re.compile(
+    r"\s+(?!(?:eve|day|morning|afternoon|evening|night|week|weekend|break|holidays?|vacation"
+    r"|season|time|period|party|parties|dinner|lunch|brunch|breakfast|market|markets|concert"
+    r"|parade|service|mass|sale|sales|trip|shopping|fireworks|celebrations?|festival|feast"
+    r"|at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before|after|until|from"
+    r"|we|i|you|he|she|they|it|is|was|will)\b)[a-z]",
+    re.IGNORECASE,
+)
+
+
 def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
     """A weekday or holiday alone is a date after a preposition, at the end of a clause,
     before a time of day ("the call is Tuesday at 3pm"), before a preposition of its clause
     ("we met Tuesday for drinks") or as what is some time away ("Christmas is still a few
-    weeks away": Christmas, not the weeks)."""
+    weeks away": Christmas, not the weeks); a holiday alone before a noun of a thing is none
+    ("over the xmas tree")."""
+    groups = match.groupdict()
+    if (
+        groups.get("holiday")
+        and not (groups.get("rel") or groups.get("year") or groups.get("yrel"))
+        and _HOLIDAY_THING_AFTER.match(text, match.end())
+    ):
+        return False
     return (
         _bare_needs_preposition(text, match)
         or _CLAUSE_END_AFTER.match(text, match.end()) is not None
