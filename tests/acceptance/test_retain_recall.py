@@ -114,6 +114,19 @@ def test_plain_text_is_split_into_sentence_facts(mem):
     assert result.memories[0].entities == ("Alice Chen", "Google")
 
 
+def test_a_fragment_ending_plain_text_stays_with_the_sentence_before_it(mem):
+    bank = mem.bank("notes")
+    texts = [
+        m.text
+        for m in bank.retain(
+            "We moved to Lisbon in 2019. Then Jake proposed last night!!! 💍 🎉", mentioned_at=T0
+        )
+    ]
+    # Each fact says something: the emoji is no memory of its own.
+    assert texts == ["We moved to Lisbon in 2019.", "Then Jake proposed last night!!! 💍 🎉"]
+    assert [m.text for m in bank.memories()] == texts
+
+
 def test_missing_mention_time_defaults_to_now_with_a_warning(mem, caplog):
     bank = mem.bank("undated")
     with caplog.at_level("WARNING", logger="agentmem"):

@@ -136,23 +136,35 @@ class OfflineExtractor:
             yield text
             return
         sentences = [s.text.strip() for s in doc.sents if s.text.strip()] or [text]
+        if is_text:
+            yield from self._sentence_facts(sentences)
+            return
         buffer = ""
         for sentence in sentences:
             joined = f"{buffer} {sentence}".strip()
-            if is_text:
-                # Plain text: a fact per sentence, with fragments merged forward.
-                if len(joined) < self.min_sentence_chars:
-                    buffer = joined
-                    continue
-                yield joined
-                buffer = ""
-            elif len(joined) > self.max_fact_chars and buffer:
+            if len(joined) > self.max_fact_chars and buffer:
                 yield buffer
                 buffer = sentence
             else:
                 buffer = joined
         if buffer:
             yield buffer
+
+    def _sentence_facts(self, sentences: list[str]) -> list[str]:
+        """Plain text's facts: one per sentence, a fragment merged into the next sentence, or
+        into the one before when it ends the text ("Jake proposed last night!!! 💍" is one)."""
+        facts: list[str] = []
+        buffer = ""
+        for sentence in sentences:
+            buffer = f"{buffer} {sentence}".strip()
+            if len(buffer) >= self.min_sentence_chars:
+                facts.append(buffer)
+                buffer = ""
+        if buffer and facts:
+            facts[-1] = f"{facts[-1]} {buffer}"
+        elif buffer:
+            facts.append(buffer)
+        return facts
 
 
 def split_segments(text: str, max_chars: int) -> list[str]:
