@@ -693,6 +693,20 @@ def test_months_weekdays_and_dates_are_not_entities(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("ugh my car broke down AGAIN, had to call a tow truck", set()),
+        ("I NEVER said that to Tom", {"Tom"}),
+        ("I ALWAYS forget my keys at Sam's", {"Sam"}),
+        # Acronyms that spell a short word of grammar stay what they were.
+        ("The WHO warned about the virus in Geneva", {"WHO", "Geneva"}),
+    ],
+)
+def test_a_word_of_grammar_shouted_in_capitals_is_no_name(text: str, names: set[str]) -> None:
+    assert {name for name, _ in found(text)} == names
+
+
+@pytest.mark.parametrize(
     ("text", "name"),
     [
         ("April said she'd come.", "April"),  # the subject of a verb of saying

@@ -1292,7 +1292,20 @@ def _is_not_a_name_here(doc: Doc, start: int, end: int, key: str) -> bool:
         _is_month_read_as_name(doc[start]) or _is_name_read_as_modal(doc[start])
     ):
         return False  # "April said", "May called me"
-    return _is_not_a_name(key) or _is_a_job_title(doc, start, end) or is_a_breed(doc, start, end)
+    return (
+        _is_not_a_name(key)
+        or _is_shouted_word(doc, start, end)
+        or _is_a_job_title(doc, start, end)
+        or is_a_breed(doc, start, end)
+    )
+
+
+def _is_shouted_word(doc: Doc, start: int, end: int) -> bool:
+    """Whether the mention is one word of grammar written in capitals for emphasis: "my car
+    broke down AGAIN", "I NEVER said that" ("WILL" too: the first name is written "Will").
+    Not under four letters, where acronyms spell such words: "US", "WHO", "IT"."""
+    token = doc[start]
+    return end - start == 1 and token.text.isupper() and len(token.text) >= 4 and token.is_stop
 
 
 # What stands before a job someone has or gets: "as a Financial Analyst", "promoted to
