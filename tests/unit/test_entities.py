@@ -891,6 +891,20 @@ def test_a_companion_and_the_venue_are_two_names(text: str, expected: list) -> N
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Mike & I are going to Cabo in Dec.", [("Mike", "person"), ("Cabo", "place")]),
+        ("I met Sam & Priya at the bar.", [("Sam", "person"), ("Priya", "person")]),
+        # A firm's name joined by "&" stays one.
+        ("Procter & Gamble hired my sister.", [("Procter & Gamble", "org")]),
+        ("AT&T raised prices again.", [("AT&T", "org")]),
+    ],
+)
+def test_people_joined_by_an_ampersand_are_each_a_name(text: str, expected: list) -> None:
+    assert found(text) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "name"),
     [
         ("Savannah is so humid in July.", "Savannah"),  # spaCy says PERSON

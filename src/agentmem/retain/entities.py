@@ -650,6 +650,7 @@ def _from_spacy_entity(
         start += 1
     shop_end = _shop_name_end(doc, start, end) if kind == "org" else None
     shop = shop_end is not None
+    owned = end > start and doc[end - 1].tag_ == "POS"  # "Ben & Jerry's": a firm's name
     if shop:
         end = shop_end
     else:
@@ -693,12 +694,18 @@ def _from_spacy_entity(
     words = [t for t in doc[start:end] if not t.is_space]
     lowered = [t.lower_ for t in words]
 
-    # "Grace and Hope" as one ORG: two people joined by "and".
-    if kind != "person" and "and" in lowered:
-        parts = [w for w in lowered if w != "and"]
-        if len(parts) >= 2 and all(p in FIRST_NAMES for p in parts):
+    # "Grace and Hope" as one ORG, "Sam & Priya" or "Mike & I" as one PERSON: people joined
+    # by "and" or "&" (not a firm's "Ben & Jerry's", nor names spaCy read as a person's
+    # whole name, "Grace and Hope" labelled PERSON).
+    joined_by = "&" if kind == "person" else "and|&"
+    if not (shop or owned) and any(w in joined_by.split("|") for w in lowered):
+        parts = [w for w in lowered if w not in ("and", "&", "i", "me")]
+        with_speaker = len(parts) < len(lowered) - 1  # "Mike & I"
+        if (len(parts) >= 2 or with_speaker) and all(
+            p in FIRST_NAMES or p in given_names() for p in parts
+        ):
             for token in words:
-                if token.lower_ != "and":
+                if token.lower_ not in ("and", "&", "i", "me"):
                     name = _clean_name(token.text)
                     if name:
                         yield token.i, EntityMention(name, "person", FIRST_NAME_WEIGHT)
