@@ -99,8 +99,9 @@ What is deliberately *not* matched, to keep false positives out of retain and re
 - A bare weekday or holiday only after a preposition (or "come"), at the end of a clause
   ("What did Alice do Friday?"), before a part of the day ("Friday night") or before a
   preposition of its clause ("met Tuesday for drinks"): "Sunday school", "Friday was fun"
-  and "a Christmas tree" are no dates; nor is a holiday before a noun of a thing even after
-  a preposition ("knocked over the Christmas tree"; "at the Christmas party" is).
+  and "a Christmas tree" are no dates; nor is a holiday between a determiner and a noun of a
+  thing even after a preposition ("knocked over the Christmas tree"; "at the Christmas
+  party" is).
 - Bare seasons, "the weekend" and "the third quarter" only after a preposition; a season
   followed by "of" only with a year: "a spring in her step", "the fall of Rome" are no dates.
 - Numeric dates need a four-digit year ("3/4" is a fraction) and are no part of a version
@@ -734,9 +735,13 @@ _ADVERBIAL_AFTER = re.compile(
 )
 
 
-# A holiday's name before a noun names a kind of thing ("knocked over the Christmas tree",
-# "a Halloween costume"), unless the noun is a time or an occasion of that day ("Christmas
-# morning", "the Christmas party", "over the Easter break").
+# A holiday's name between a determiner and a noun names a kind of thing ("knocked over the
+# Christmas tree", "my Halloween costume"), unless the noun is a time or an occasion of that
+# day ("the Christmas party", "over the Easter break"); without the determiner the noun may
+# open the next clause ("Since Halloween the shop has been closed").
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?:the|a|an|my|our|your|his|her|their|this|that)\s+$", re.IGNORECASE
+)
 _HOLIDAY_THING_AFTER = re.compile(
     r"\s+(?!(?:eve|day|morning|afternoon|evening|night|week|weekend|break|holidays?|vacation"
     r"|season|time|period|party|parties|dinner|lunch|brunch|breakfast|market|markets|concert"
@@ -757,6 +762,7 @@ def _named_day_in_context(text: str, match: re.Match[str]) -> bool:
     if (
         groups.get("holiday")
         and not (groups.get("rel") or groups.get("year") or groups.get("yrel"))
+        and _just_before(_DETERMINER_BEFORE, text, match.start())
         and _HOLIDAY_THING_AFTER.match(text, match.end())
     ):
         return False
