@@ -59,6 +59,11 @@ CASES: list[tuple[str, str, str, str]] = [
     ("We meet the contractor on Thursday.", FEB_20, "2025-02-27", "2025-02-27"),
     ("Mark takes the bar exam in July.", FEB_20, "2025-07-01", "2025-07-31"),
     ("I've been planning a trip to Oslo in July.", FEB_20, "2025-07-01", "2025-07-31"),
+    # What someone agreed, promised or arranged to do is to come, though told in the past;
+    # a pluperfect tells of the one before.
+    ("We agreed to meet on Sunday.", FEB_20, "2025-02-23", "2025-02-23"),
+    ("She promised to call on Monday.", FEB_20, "2025-02-24", "2025-02-24"),
+    ("We had agreed to meet on Sunday.", FEB_20, "2025-02-16", "2025-02-16"),
     # Chat spellings of the days around today.
     ("gonna see mom tmrw", FEB_20, "2025-02-21", "2025-02-21"),
     ("went to the gym yday", FEB_20, "2025-02-19", "2025-02-19"),

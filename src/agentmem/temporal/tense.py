@@ -101,6 +101,15 @@ _BOOKED_FOR = re.compile(
     r"|confirm(?:s|ed|ing)?)\b" + _FOR_THE_DATE,
     re.I,
 )
+# And the day of what someone agreed, promised or arranged to do: a commitment is to a time
+# to come, even told in the past ("We agreed to meet on Sunday", said on a Thursday, is the
+# coming Sunday; "She promised to call on Monday"). A pluperfect tells of one before ("we
+# had agreed to meet on Sunday"), as does a plan given up ("agreed to meet on Sunday, but").
+_COMMITTED_TO = re.compile(
+    r"(?<!had\s)\b(?:agreed|promised|arranged)\s+(?:\w+\s+)?to\s+[a-z]+\b"
+    r"[^.;!?]{0,40}?\b(?:on|in|at|for|by)\s+(?:the\s+)?$",
+    re.I,
+)
 # And the day what one wants or needs now is for: "my daughter wants an Xbox for Christmas",
 # "I need the report for Monday" (not "I wanted a bike for Christmas": past).
 _WANTED_FOR = re.compile(
@@ -492,12 +501,13 @@ def recurs(text: str, start: int, end: int) -> bool:
 
 def moved_to(text: str, start: int) -> bool:
     """Whether the date at ``text[start:]`` is the day something is moved or booked to ("we
-    moved the demo to Friday", "I booked a table for the 3rd"), or what one wants now is for
-    ("she wants an Xbox for Christmas"): ahead whatever the tense, so no tags are read."""
+    moved the demo to Friday", "I booked a table for the 3rd"), what one wants now is for
+    ("she wants an Xbox for Christmas") or what someone agreed to do ("we agreed to meet on
+    Sunday"): ahead whatever the tense, so no tags are read."""
     part_start = _bounds(text, start, start, _PART_END)[0]
     return any(
         pattern.search(text, part_start, start) is not None
-        for pattern in (_MOVED_TO, _BOOKED_FOR, _WANTED_FOR)
+        for pattern in (_MOVED_TO, _BOOKED_FOR, _WANTED_FOR, _COMMITTED_TO)
     )
 
 
