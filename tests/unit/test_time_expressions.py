@@ -924,6 +924,26 @@ relative_expressions = st.one_of(
 )
 
 
+@pytest.mark.parametrize(
+    "reference",
+    [datetime(2024, 2, 29, 12, tzinfo=UTC), datetime(2024, 3, 31, 12, tzinfo=UTC)],
+)
+def test_an_amount_back_or_from_a_day_is_well_formed_at_the_end_of_a_month(
+    reference: datetime,
+) -> None:
+    # "a year ago last night" said on 29 February: that night's morning has no 29 February a
+    # year before, and the night ended before it began.
+    for amount in ("a year", "two months", "a month", "4 years"):
+        for day in ("yesterday", "last night", "tonight", "this morning", "today", "tomorrow"):
+            for text in (f"{amount} ago {day}", f"{amount} from {day}"):
+                parsed = parse_time_expression(text, reference)
+                if parsed is not None:
+                    _assert_well_formed(parsed, text)
+    parsed = parse_time_expression("a year ago last night", datetime(2024, 2, 29, 12, tzinfo=UTC))
+    assert parsed is not None
+    assert (parsed.start, parsed.end) == (utc("2023-02-28T18"), utc("2023-03-01T06"))
+
+
 def _assert_well_formed(parsed: ParsedTime, text: str) -> None:
     assert parsed.start < parsed.end
     assert parsed.start.utcoffset() == timedelta(0) and parsed.end.utcoffset() == timedelta(0)

@@ -2439,9 +2439,17 @@ def _counted_back(words: re.Match[str], inner: _Interval) -> _Interval:
     """An amount back and a time told from now: "a year ago yesterday" is the day a year
     before yesterday, "two years ago last month" that month two years earlier."""
     count, unit = _amount(words)
-    return replace(
-        inner, start=_shifted(inner.start, -count, unit), end=_shifted(inner.end, -count, unit)
-    )
+    return _moved(inner, -count, unit)
+
+
+def _moved(inner: _Interval, count: int, unit: str) -> _Interval:
+    """``inner`` moved by ``count`` units. A day or less keeps its length: "a year ago last
+    night", said on 29 February, is the night from 28 February a year before, not a night
+    that ends before it starts (its morning's 29 February does not exist then)."""
+    start = _shifted(inner.start, count, unit)
+    if inner.end - inner.start <= _DAY:
+        return replace(inner, start=start, end=start + (inner.end - inner.start))
+    return replace(inner, start=start, end=_shifted(inner.end, count, unit))
 
 
 _COUNTED_FROM = re.compile(
@@ -2459,8 +2467,7 @@ def _counted_from(words: re.Match[str], inner: _Interval) -> _Interval:
     count, unit = _amount(words)
     if words["lasting"] or words["way"].lower() != "from":
         return _Interval(inner.start, _shifted(inner.start, count, unit), "range", inner.relative)
-    start, end = _shifted(inner.start, count, unit), _shifted(inner.end, count, unit)
-    return replace(inner, start=start, end=end)
+    return _moved(inner, count, unit)
 
 
 # The day a holiday of a few days is named for: what is "the day after" it counts from.
