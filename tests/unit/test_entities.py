@@ -1420,6 +1420,21 @@ def test_only_text_all_in_lower_case_is_read_again_with_capitals() -> None:
     assert found("jess flew to seattle.") == [("Jess", "person"), ("Seattle", "place")]
 
 
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my bestie jen is getting married in june", [("Jen", "person")]),
+        ("my hubby tom made dinner", [("Tom", "person")]),
+        ("my fiance is from ohio", [("Ohio", "place")]),
+    ],
+)
+def test_a_word_for_someone_after_my_is_no_name_in_lower_case_text(
+    text: str, expected: list
+) -> None:
+    assert found(text) == expected
+
+
 @given(
     st.lists(
         st.sampled_from(

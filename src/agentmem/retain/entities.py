@@ -455,7 +455,18 @@ def _likely_name(token: Token) -> bool:
             return False
         prior_kinds = ("place",)
     prior = name_prior(word)
+    if prior is not None and prior[0] == "person" and _after_a_possessive(token):
+        # "my bestie jen", "her hubby": a word for someone after "my" is what they are to
+        # the speaker, unless it is a first name.
+        return word in FIRST_NAMES or word in given_names()
     return prior is not None and prior[0] in prior_kinds
+
+
+def _after_a_possessive(token: Token) -> bool:
+    return token.i > 0 and token.doc[token.i - 1].lower_ in _POSSESSIVES
+
+
+_POSSESSIVES = _word_set("my your his her our their")
 
 
 def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list[EntityMention]:
