@@ -1420,7 +1420,6 @@ def test_only_text_all_in_lower_case_is_read_again_with_capitals() -> None:
     assert found("jess flew to seattle.") == [("Jess", "person"), ("Seattle", "place")]
 
 
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
