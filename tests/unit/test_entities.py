@@ -1397,6 +1397,9 @@ _FRAGMENTS = [
     "team",
     "Ana",
     "in",
+    "@sarah",
+    "@mike_92",
+    "@",
 ]
 
 
@@ -1418,6 +1421,19 @@ def test_only_text_all_in_lower_case_is_read_again_with_capitals() -> None:
     # A text with capitals of its own keeps them as they are: "seattle" is no name here.
     assert found("Jess flew to seattle.") == [("Jess", "person")]
     assert found("jess flew to seattle.") == [("Jess", "person"), ("Seattle", "place")]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("@sarah are you coming tonight?", [("Sarah", "person")]),
+        ("Lol @mike_92 forgot his keys", [("Mike", "person")]),
+        # A handle that is no first name names no one surely enough.
+        ("cc @john.smith and follow @nytimes", []),
+    ],
+)
+def test_a_chat_mention_of_a_first_name_is_a_person(text: str, expected: list) -> None:
+    assert found(text) == expected
 
 
 @pytest.mark.parametrize(

@@ -380,6 +380,7 @@ def recognize_entities(
 
     if not shouted:
         located.extend(_from_capitalised_words(doc, covered, speaker_key))
+    located.extend(_mentioned_handles(doc, covered))
     located.extend(
         (position, place)
         for position, mention in list(located)
@@ -1077,6 +1078,23 @@ def _is_name_read_as_modal(token: Token) -> bool:
     while j < len(doc) and doc[j].tag_ in ("NNP", "NNPS") and doc[j].text[:1].isupper():
         j += 1
     return token.i + 1 < j < len(doc) and doc[j].tag_ in _FINITE_VERB_TAGS
+
+
+# A chat's @-mention of someone by first name: "@sarah are you coming?", "ask @tom_92".
+_HANDLE_RE = re.compile(r"@(?P<name>[^\W\d_]{2,})[\d_]*")
+
+
+def _mentioned_handles(doc: Doc, covered: set[int]) -> Iterator[tuple[int, EntityMention]]:
+    """The people a chat @-mentions by a first name, however the handle is written (spaCy
+    labels "@Priya" but not "@sarah"); other handles ("@john.smith", "@nytimes") name no one
+    surely enough."""
+    for token in doc:
+        match = _HANDLE_RE.fullmatch(token.text)
+        if match is None or token.i in covered or token.ent_type_:
+            continue
+        word = match["name"].lower()
+        if word in FIRST_NAMES or word in given_names():
+            yield token.i, EntityMention(word.capitalize(), "person", FIRST_NAME_WEIGHT)
 
 
 def _from_capitalised_words(
