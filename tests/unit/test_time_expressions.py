@@ -625,6 +625,22 @@ def test_numeric_dates_follow_their_separator_and_the_date_order(
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # "till", "thru" and "through" join a range's days as "to" and "until" do.
+        ("I'll be OOO from the 3rd till the 10th.", "2025-03-03", "2025-03-11"),
+        ("We stayed from the 3rd thru the 5th.", "2025-02-03", "2025-02-06"),
+        # The first of two days in numbers takes the second's year.
+        ("The shop is closed from 9.3. till 12.3.", "2025-03-09", "2025-03-13"),
+        ("The shop is closed from 3/9 till 3/12.", "2025-03-09", "2025-03-13"),
+    ],
+)
+def test_ranges_of_days_joined_by_till_or_thru(text: str, start: str, end: str) -> None:
+    [found] = find_time_expressions(text, FEB_20)
+    assert (found.start, found.end) == (utc(start), utc(end))
+
+
+@pytest.mark.parametrize(
     ("text", "day"),
     [
         ("See you on 14.03.", "2025-03-14"),

@@ -648,7 +648,7 @@ _HOLIDAY = (
 # words that may follow a date.
 _NO_NOUN_AFTER = (
     r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
-    r"|after|until|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])"
+    r"|after|until|till|through|thru|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])"
 )
 _ISO_GUARD_BEFORE = r"(?<![\w/.:-])"
 _ISO_GUARD_AFTER = r"(?![\w/:-]|\.\d)"
@@ -746,7 +746,8 @@ _HOLIDAY_THING_AFTER = re.compile(
     r"\s+(?!(?:eve|day|morning|afternoon|evening|night|week|weekend|break|holidays?|vacation"
     r"|season|time|period|party|parties|dinner|lunch|brunch|breakfast|market|markets|concert"
     r"|parade|service|mass|sale|sales|trip|shopping|fireworks|celebrations?|festival|feast"
-    r"|at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before|after|until|from"
+    r"|at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before|after|until|till"
+    r"|through|thru|from"
     r"|we|i|you|he|she|they|it|is|was|will)\b)[a-z]",
     re.IGNORECASE,
 )
@@ -1521,6 +1522,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![\w/.-])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/%-]|\.\d)(?!\s+of\b)",
         _resolve_numeric_day,
         _numeric_day_in_context,
+        anchorable=True,
         by_tense=True,
     ),
     _rule(
@@ -1533,6 +1535,7 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?(on)\.?|\.)(?![\w/%-]|\.\d|,\d){_NO_NOUN_AFTER}",
         _resolve_dotted_day,
         _numeric_day_in_context,
+        anchorable=True,
         by_tense=True,
     ),
     _rule(
