@@ -1400,6 +1400,11 @@ _FRAGMENTS = [
     "@sarah",
     "@mike_92",
     "@",
+    "&",
+    "AGAIN",
+    "my",
+    "bestie",
+    "jen",
 ]
 
 
