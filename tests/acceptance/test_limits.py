@@ -306,6 +306,21 @@ def test_times_told_from_the_ends_of_the_calendar_stay_within_it(tmp_path, momen
         assert mem.check_integrity().ok
 
 
+def test_chat_turns_that_end_in_a_name_and_an_adverb_are_stored(tmp_path):
+    # "dating Jake now" raised a raw IndexError inside the extractor (retain then failed with
+    # ExtractionError): the verb after a subject's name was looked for past the text's end.
+    turns = [
+        {"role": "user", "name": "Ana", "content": "broke up w/ tom, dating Jake now"},
+        {"role": "user", "name": "Ben", "content": "omg Acme again"},
+    ]
+    with agentmem.AgentMemory(tmp_path / "s", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("chat")
+        stored = bank.retain(turns, mentioned_at=T0).memories
+        assert [m.text for m in stored] == [f"{t['name']}: {t['content']}" for t in turns]
+        assert "Jake" in {e.name for e in bank.entities()}
+        assert mem.check_integrity().ok
+
+
 # The four letters beyond ASCII that IGNORECASE matches with ASCII ones: a time word written
 # with them matched its rule, then missed the rule's table of names (a raw KeyError from
 # retain: "We met last ſummer.", "Frıday").

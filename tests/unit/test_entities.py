@@ -1405,6 +1405,11 @@ _FRAGMENTS = [
     "my",
     "bestie",
     "jen",
+    "now",
+    "again",
+    "Jake",
+    "dating",
+    ",",
 ]
 
 
@@ -1426,6 +1431,15 @@ def test_only_text_all_in_lower_case_is_read_again_with_capitals() -> None:
     # A text with capitals of its own keeps them as they are: "seattle" is no name here.
     assert found("Jess flew to seattle.") == [("Jess", "person")]
     assert found("jess flew to seattle.") == [("Jess", "person"), ("Seattle", "place")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["broke up w/ tom, dating Jake now", "Acme again", "ok so Priya now", "I saw Tom today"],
+)
+def test_a_name_followed_only_by_adverbs_ends_the_text_cleanly(text: str) -> None:
+    # "dating Jake now" raised IndexError: the verb after a subject was looked for past the end.
+    assert all(kind in ENTITY_KINDS for _, kind in found(text))
 
 
 @pytest.mark.parametrize(

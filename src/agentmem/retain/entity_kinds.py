@@ -1199,7 +1199,9 @@ def _off_to(before: list[str]) -> bool:
 def _does_what_companies_do(doc: Doc, k: int) -> bool:
     """Whether the verb at ``k`` and what follows it are what a company, not a person, does:
     acquires, bills, sends an invoice, hires us or people by the number, recalls goods, lays
-    people off."""
+    people off. Not past the text's end ("dating Jake now": only adverbs follow)."""
+    if k >= len(doc):
+        return False
     verb = doc[k].lower_
     if verb in _ORG_VERBS:
         return verb not in _SEND_VERBS or _sends_a_bill(doc, k + 1)
