@@ -53,6 +53,7 @@ BATCH_CHARS = 20_000
 _RECASED_BATCH = 64
 # Where a long message is cut, best first: a paragraph, a line, a sentence end, a space.
 _CUTS = ("\n\n", "\n", ". ", "? ", "! ", " ")
+_WORD_CHARACTER = re.compile(r"\w")
 
 
 class OfflineExtractor:
@@ -151,8 +152,10 @@ class OfflineExtractor:
             yield buffer
 
     def _sentence_facts(self, sentences: list[str]) -> list[str]:
-        """Plain text's facts: one per sentence, a fragment merged into the next sentence, or
-        into the one before when it ends the text ("Jake proposed last night!!! 💍" is one)."""
+        """Plain text's facts: one per sentence, a fragment merged into the next sentence; one
+        ending the text without a word in it goes with the sentence before ("Jake proposed
+        last night!!! 💍" is one fact), a short last sentence stays one ("I grew up in
+        Ohio.")."""
         facts: list[str] = []
         buffer = ""
         for sentence in sentences:
@@ -160,7 +163,7 @@ class OfflineExtractor:
             if len(buffer) >= self.min_sentence_chars:
                 facts.append(buffer)
                 buffer = ""
-        if buffer and facts:
+        if buffer and facts and not _WORD_CHARACTER.search(buffer):
             facts[-1] = f"{facts[-1]} {buffer}"
         elif buffer:
             facts.append(buffer)
