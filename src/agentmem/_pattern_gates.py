@@ -105,4 +105,10 @@ def _better(a: set[str] | None, b: set[str] | None) -> set[str] | None:
 
 
 def _strength(words: set[str]) -> int:
-    return min(3 if w == _DIGIT else len(w.strip()) for w in words)
+    return min(
+        3 if w == _DIGIT else 1 if w.strip() in _EVERYWHERE else len(w.strip()) for w in words
+    )
+
+
+# Words in nearly every text, however long: a gate on them admits all ("in" before "3 wks").
+_EVERYWHERE = frozenset({"in", "on", "at", "to", "of", "the", "and", "by", "for", "is", "it"})

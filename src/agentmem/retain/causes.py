@@ -94,7 +94,7 @@ _CLAUSE_END = r"(?P<end>[^.;!?]*)"
 # only: "500 BC" is a year, "COS" an acronym.
 BECAUSE = (
     r"(?:because|becuase|beacuse|becasue|becouse|bcause|becuz|bcuz|b?cuz|coz|['’]cause"
-    r"|(?-i:[Bb]c|[Cc]os)|b/c)"
+    r"|(?-i:bc|Bc|cos|Cos)|b/c)"
 )
 # (pattern, which group is the cause); each finds one cause in one sentence.
 _OPENING = re.compile(

@@ -574,8 +574,8 @@ _MONTH = (
     # not "we may 2 go": "2" is "to").
     r"|(?-i:january|february|april|june|july|september|october|november|december"
     r"|jan|feb|apr|jun|jul|aug|sept|sep|oct|nov)\b"
-    r"|(?-i:march|may)(?=\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b)"
-    r"|(?:(?<=\d\s)|(?<=\d[snrt][tdh]\s)|(?<=\d[snrt][tdh]\sof\s))(?-i:march|may)\b)"
+    r"|(?:(?-i:march)|(?-i:may))(?=\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b)"
+    r"|(?:(?<=\d\s)|(?<=\d[snrt][tdh]\s)|(?<=\d[snrt][tdh]\sof\s))(?:(?-i:march)|(?-i:may))\b)"
 )
 # The number of a day of the month, 1 to 31 ("3", "03", "31").
 _DAY_DIGITS = r"(?:3[01]|[12]\d|0?[1-9])"
@@ -617,7 +617,7 @@ _NUMBER = (
 )
 # ... and as chats abbreviate them ("last wk", "2 wks ago", "a yr ago"), see _unit_of.
 _CALENDAR_UNITS = "day|weekend|week|wk|fortnight|month|mth|year|yr|decade"
-_UNIT = rf"(?P<unit>hour|hr|{_CALENDAR_UNITS})s?"
+_UNIT = rf"(?P<unit>hour|{_CALENDAR_UNITS})s?"
 _CALENDAR_UNIT = rf"(?P<unit>{_CALENDAR_UNITS})s?"
 _REL = r"(?P<rel>last|previous|this|next|coming)"
 # The second of two amounts: "a week or two ago", "in a day or two".
@@ -849,7 +849,7 @@ def _number(written: str) -> int:
     return 1 if words in ("a", "an") else NUMBER_WORDS[words]
 
 
-_ABBREVIATED_UNITS = {"wk": "week", "mth": "month", "yr": "year", "hr": "hour"}
+_ABBREVIATED_UNITS = {"wk": "week", "mth": "month", "yr": "year"}
 
 
 def _unit_of(match: re.Match[str]) -> str:
@@ -987,9 +987,19 @@ _DAY_WORD_OFFSETS = {
 # How chats spell the days around today: "gonna see mom tmrw", "went to the gym yday",
 # "out tonite", and the common misspellings ("tommorow").
 # ("TMR" in capitals is an acronym.)
-_TOMORROW = r"(?:tomm?orr?ow|tmrr?w|(?-i:[Tt]m[rw])|2mor(?:r?ow|o)|tomoz)"
-_YESTERDAY = r"(?:yesterday|y['’]?day|yest|yesterdy|yesturday)"
-_TONIGHT = r"(?:tonight|tonite|2nite|2night)"
+# Each spelling is a group of its own: the gates read the words a match holds from the
+# pattern, and alternatives left bare share their first letters ("tom" of "tomorrow" and
+# "tomoz", a word in "custom" too).
+_TOMORROW = (
+    r"(?:(?i:tomorrow)|(?i:tommorow)|(?i:tomorow)|(?i:tommorrow)|(?i:tmrw)|(?i:tmrrw)"
+    r"|(?-i:tmr)|(?-i:Tmr)|(?-i:tmw)|(?-i:Tmw)|(?i:2moro)|(?i:2morow)|(?i:2morrow)"
+    r"|(?i:tomoz))"
+)
+_YESTERDAY = (
+    r"(?:(?i:yesterday)|(?i:yday)|(?i:y'day)|(?i:y’day)|(?i:yest)|(?i:yesterdy)"
+    r"|(?i:yesturday))"
+)
+_TONIGHT = r"(?:(?i:tonight)|(?i:tonite)|(?i:2nite)|(?i:2night))"
 _CHAT_SPELLINGS = re.compile(rf"\b(?:(?P<tomorrow>{_TOMORROW})|(?P<yesterday>{_YESTERDAY}))\b")
 
 
