@@ -65,6 +65,21 @@ def test_a_text_that_names_no_time_is_searched_by_no_rule() -> None:
     assert "year" in _rules_for("It was 2019.")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Words holding the first letters of a month, a chat spelling or a cue: alternatives
+        # the gates read as a shared prefix ("ma" of "march|may", "tom", a "c" of "[Bb]c")
+        # let such texts through.
+        "Macy made a custom mattress for the atom lab.",
+        "The cat sat on a mat because it was warm.",
+    ],
+)
+def test_gates_read_whole_words_not_shared_first_letters(text: str) -> None:
+    assert not {"month", "day_word"} & _rules_for(text)
+    assert not {"opening", "trailing"} & _CUES.admitted(text.replace("because", "and"))
+
+
 def test_letters_ignorecase_takes_for_ascii_ones_pass_the_gate_as_those() -> None:
     # "sınce" and "SİNCE" match "since" under IGNORECASE; the gate dropped them.
     gates = Gates({"since": re.compile(r"\bsince\b", re.IGNORECASE)})
