@@ -68,6 +68,7 @@ from agentmem.retain.entity_kinds import (
     GIVEN_NAME_WEIGHT,
     JOB_NOUNS,
     NATIONALITY_LABELS,
+    POSSESSIVES,
     QUOTES,
     RACE_RE,
     SHAPE_WEIGHT,
@@ -459,15 +460,12 @@ def _likely_name(token: Token) -> bool:
     if prior is not None and prior[0] == "person" and _after_a_possessive(token):
         # "my bestie jen", "her hubby": a word for someone after "my" is what they are to
         # the speaker, unless it is a first name.
-        return word in FIRST_NAMES or word in given_names()
+        return _a_first_name(word)
     return prior is not None and prior[0] in prior_kinds
 
 
 def _after_a_possessive(token: Token) -> bool:
-    return token.i > 0 and token.doc[token.i - 1].lower_ in _POSSESSIVES
-
-
-_POSSESSIVES = _word_set("my your his her our their")
+    return token.i > 0 and token.doc[token.i - 1].lower_ in POSSESSIVES
 
 
 def recognize_entities_in_text(text: str, *, speaker: str | None = None) -> list[EntityMention]:
@@ -709,15 +707,13 @@ def _from_spacy_entity(
     # "Grace and Hope" as one ORG, "Sam & Priya" or "Mike & I" as one PERSON: people joined
     # by "and" or "&" (not a firm's "Ben & Jerry's", nor names spaCy read as a person's
     # whole name, "Grace and Hope" labelled PERSON).
-    joined_by = "&" if kind == "person" else "and|&"
-    if not (shop or owned) and any(w in joined_by.split("|") for w in lowered):
-        parts = [w for w in lowered if w not in ("and", "&", "i", "me")]
+    joiners = _JOINED_PERSONS if kind == "person" else _JOINED_NAMES
+    if not (shop or owned) and not joiners.isdisjoint(lowered):
+        parts = [w for w in lowered if w not in _NO_PART_OF_A_PAIR]
         with_speaker = len(parts) < len(lowered) - 1  # "Mike & I"
-        if (len(parts) >= 2 or with_speaker) and all(
-            p in FIRST_NAMES or p in given_names() for p in parts
-        ):
+        if (len(parts) >= 2 or with_speaker) and all(_a_first_name(p) for p in parts):
             for token in words:
-                if token.lower_ not in ("and", "&", "i", "me"):
+                if token.lower_ not in _NO_PART_OF_A_PAIR:
                     name = _clean_name(token.text)
                     if name:
                         yield token.i, EntityMention(name, "person", FIRST_NAME_WEIGHT)
@@ -768,6 +764,11 @@ def _from_spacy_entity(
     yield start, EntityMention(name, found, confidence, tentative=tentative)
 
 
+# What joins two people spaCy read as one name: "and" or "&" in any entity, only "&" in one
+# labelled PERSON ("Grace and Hope" may be one person's name); and the words no part is.
+_JOINED_NAMES = frozenset({"and", "&"})
+_JOINED_PERSONS = frozenset({"&"})
+_NO_PART_OF_A_PAIR = frozenset({"and", "&", "i", "me"})
 _AFTER_WHAT_OWNS_NOTHING = frozenset({"IN", "CC", "TO"})
 _VERBS_AFTER_A_SUBJECT = frozenset({"is", "was", "are", "were", "has", "had"})
 _TIMES = frozenset({"DATE", "TIME"})
@@ -1093,7 +1094,7 @@ def _mentioned_handles(doc: Doc, covered: set[int]) -> Iterator[tuple[int, Entit
         if match is None or token.i in covered or token.ent_type_:
             continue
         word = match["name"].lower()
-        if word in FIRST_NAMES or word in given_names():
+        if _a_first_name(word):
             yield token.i, EntityMention(word.capitalize(), "person", FIRST_NAME_WEIGHT)
 
 

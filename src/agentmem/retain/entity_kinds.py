@@ -49,6 +49,7 @@ __all__ = [
     "DETERMINERS",
     "JOB_NOUNS",
     "NATIONALITY_LABELS",
+    "POSSESSIVES",
     "QUOTES",
     "RACE_RE",
     "decide_kind",
@@ -502,7 +503,8 @@ def is_name_suffix(token: Token) -> bool:
     return token.text[:1].isupper() and not token.is_sent_start and token.lower_ in _NAME_SUFFIXES
 
 
-_POSSESSIVES = _words("my your his her our their")
+#: Possessive determiners: what stands before a word for what someone has or is to someone.
+POSSESSIVES = _words("my your his her our their")
 #: spaCy's labels of nationalities, religions and languages, which name no person or thing.
 NATIONALITY_LABELS = frozenset({"NORP", "LANGUAGE"})
 
@@ -514,7 +516,7 @@ def _is_owned_thing(doc: Doc, start: int, end: int) -> bool:
     return (
         end - start == 1
         and start > 0
-        and doc[start - 1].lower_ in _POSSESSIVES
+        and doc[start - 1].lower_ in POSSESSIVES
         and (end >= len(doc) or not doc[end].tag_.startswith("NN"))
         and doc[start].lower_ not in _PERSON_NOUNS
         and doc[start].ent_type_ not in NATIONALITY_LABELS
@@ -533,7 +535,7 @@ def is_a_breed(doc: Doc, start: int, end: int) -> bool:
         or (doc[k].tag_ in ("JJ", "NNP") and doc[k].is_title and not doc[k].is_sent_start)
     ):
         k -= 1  # "a new", "a German Shepherd puppy"
-    return k >= 0 and (doc[k].lower_ in ("a", "an", "the") or doc[k].lower_ in _POSSESSIVES)
+    return k >= 0 and (doc[k].lower_ in ("a", "an", "the") or doc[k].lower_ in POSSESSIVES)
 
 
 def is_used_thing(doc: Doc, start: int) -> bool:

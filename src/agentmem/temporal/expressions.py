@@ -644,12 +644,13 @@ _HOLIDAY = (
     r"|thanksgiving(?:\s+day)?|good\s+friday|easter\s+sunday|easter\s+monday|easter"
     r"|halloween|valentine['’]?s\s+day|independence\s+day)"
 )
-# No noun after a day's number ("the 5th floor", "May 12 to 15 people"): only the small
-# words that may follow a date.
-_NO_NOUN_AFTER = (
-    r"(?!\s+(?!(?:at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before"
-    r"|after|until|till|through|thru|from|we|i|you|he|she|they|it|is|was|will)\b)[a-z])"
+# The small words that may follow a date: prepositions, conjunctions, a subject or a verb.
+_SMALL_WORDS_AFTER = (
+    r"at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before|after|until|till"
+    r"|through|thru|from|we|i|you|he|she|they|it|is|was|will"
 )
+# No noun after a day's number ("the 5th floor", "May 12 to 15 people"): only those words.
+_NO_NOUN_AFTER = rf"(?!\s+(?!(?:{_SMALL_WORDS_AFTER})\b)[a-z])"
 _ISO_GUARD_BEFORE = r"(?<![\w/.:-])"
 _ISO_GUARD_AFTER = r"(?![\w/:-]|\.\d)"
 
@@ -746,9 +747,7 @@ _HOLIDAY_THING_AFTER = re.compile(
     r"\s+(?!(?:eve|day|morning|afternoon|evening|night|week|weekend|break|holidays?|vacation"
     r"|season|time|period|party|parties|dinner|lunch|brunch|breakfast|market|markets|concert"
     r"|parade|service|mass|sale|sales|trip|shopping|fireworks|celebrations?|festival|feast"
-    r"|at|and|or|in|on|for|to|with|when|so|but|because|if|then|as|by|before|after|until|till"
-    r"|through|thru|from"
-    r"|we|i|you|he|she|they|it|is|was|will)\b)[a-z]",
+    rf"|{_SMALL_WORDS_AFTER})\b)[a-z]",
     re.IGNORECASE,
 )
 
@@ -985,8 +984,7 @@ _DAY_WORD_OFFSETS = {
     "day after tomorrow": 2,
 }
 # How chats spell the days around today: "gonna see mom tmrw", "went to the gym yday",
-# "out tonite", and the common misspellings ("tommorow").
-# ("TMR" in capitals is an acronym.)
+# "out tonite", and the common misspellings ("tommorow"); "TMR" in capitals is an acronym.
 # Each spelling is a group of its own: the gates read the words a match holds from the
 # pattern, and alternatives left bare share their first letters ("tom" of "tomorrow" and
 # "tomoz", a word in "custom" too).
