@@ -13,6 +13,7 @@ searched.
 
 from __future__ import annotations
 
+import itertools
 import re
 import re._constants as sre  # the parsed form of a pattern: stable within a Python release
 import re._parser as sre_parse
@@ -63,12 +64,30 @@ def _required(items: Any) -> set[str] | None:  # noqa: ANN401 - re's parsed form
         if op is sre.LITERAL:
             run.append(chr(av))
             continue
+        if run and op is sre.BRANCH:
+            # re's parser takes the letters alternatives share out in front ("march|may" is
+            # "ma" + "rch|y"): each alternative's own first letters complete the word.
+            best = _better(best, _words_through(run, av[1]))
         if run:
             best = _better(best, {"".join(run).casefold()})
             run = []
         if op is not None:
             best = _better(best, _item_required(op, av))
     return best
+
+
+def _words_through(run: list[str], branches: list[Any]) -> set[str] | None:
+    """The words a literal ``run`` and the first letters of each of ``branches`` after it
+    spell, or None when a branch does not open with a letter."""
+    words = set()
+    for branch in branches:
+        head = [
+            chr(av) for op, av in itertools.takewhile(lambda item: item[0] is sre.LITERAL, branch)
+        ]
+        if not head:
+            return None
+        words.add("".join(run + head).casefold())
+    return words
 
 
 def _item_required(op: Any, av: Any) -> set[str] | None:  # noqa: ANN401, PLR0911

@@ -574,8 +574,8 @@ _MONTH = (
     # not "we may 2 go": "2" is "to").
     r"|(?-i:january|february|april|june|july|september|october|november|december"
     r"|jan|feb|apr|jun|jul|aug|sept|sep|oct|nov)\b"
-    r"|(?:(?-i:march)|(?-i:may))(?=\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b)"
-    r"|(?:(?<=\d\s)|(?<=\d[snrt][tdh]\s)|(?<=\d[snrt][tdh]\sof\s))(?:(?-i:march)|(?-i:may))\b)"
+    r"|(?-i:march|may)(?=\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b)"
+    r"|(?:(?<=\d\s)|(?<=\d[snrt][tdh]\s)|(?<=\d[snrt][tdh]\sof\s))(?-i:march|may)\b)"
 )
 # The number of a day of the month, 1 to 31 ("3", "03", "31").
 _DAY_DIGITS = r"(?:3[01]|[12]\d|0?[1-9])"
