@@ -1089,6 +1089,8 @@ def _mentioned_handles(doc: Doc, covered: set[int]) -> Iterator[tuple[int, Entit
     """The people a chat @-mentions by a first name, however the handle is written (spaCy
     labels "@Priya" but not "@sarah"); other handles ("@john.smith", "@nytimes") name no one
     surely enough."""
+    if "@" not in doc.text:
+        return
     for token in doc:
         match = _HANDLE_RE.fullmatch(token.text)
         if match is None or token.i in covered or token.ent_type_:
