@@ -950,3 +950,23 @@ def test_a_name_keeps_its_number_and_is_then_no_person(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A place opening a chat sentence, where spaCy says a person and the name prior a
+        # place, and nothing else speaks (persons before).
+        ("Lisbon was amazing, we loved the food.", {"Lisbon": "place"}),
+        ("Heathrow was chaos this morning.", {"Heathrow": "place"}),
+        ("Austin was great, the music scene is wild.", {"Austin": "place"}),
+        # Guards: what the words around the name say still decides.
+        ("Florence called me yesterday.", {"Florence": "person"}),
+        ("Austin is my best friend.", {"Austin": "person"}),
+        ("Georgia said she would come.", {"Georgia": "person"}),
+    ],
+)
+def test_a_place_the_model_knows_wins_spacys_person_when_nothing_else_speaks(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
