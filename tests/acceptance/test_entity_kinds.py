@@ -970,3 +970,22 @@ def test_a_place_the_model_knows_wins_spacys_person_when_nothing_else_speaks(
     store_path: Path, sentence: str, expected: dict[str, str]
 ) -> None:
     assert_kinds_after_reopening(store_path, sentence, expected, exact=True)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # What "comes out" is released (persons before: "comes" is a person's verb).
+        ("The new iPhone comes out in September.", {"iPhone": "product"}),
+        ("The new Pixel came out last year.", {"Pixel": "product"}),
+        ("Oppenheimer came out in July.", {"Oppenheimer": "product"}),
+        # Guards: who comes out to or as something, or out of somewhere, is a person.
+        ("Sam came out to his parents.", {"Sam": "person"}),
+        ("Jordan came out as trans last year.", {"Jordan": "person"}),
+        ("Priya came out of the meeting angry.", {"Priya": "person"}),
+    ],
+)
+def test_what_comes_out_is_a_product(
+    store_path: Path, sentence: str, expected: dict[str, str]
+) -> None:
+    assert_kinds_after_reopening(store_path, sentence, expected, exact=True)

@@ -812,12 +812,26 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     while k < n and doc[k].lower_ in _ADVERBS:
         k += 1
     verb = doc[k].lower_ if k < n else ""
-    if verb in _PERSON_VERBS:
+    if _comes_out(doc, k):
+        votes["product"] += CUE_WEIGHT
+    elif verb in _PERSON_VERBS:
         votes["person"] += CUE_WEIGHT + 0.5
     elif _does_what_companies_do(doc, k):
         votes["org"] += CUE_WEIGHT
     elif verb in _PRODUCT_VERBS_AFTER:
         votes["product"] += CUE_WEIGHT
+
+
+def _comes_out(doc: Doc, k: int) -> bool:
+    """Whether ``doc[k:]`` says a thing is released: "comes out (in September)", "came out
+    last year"; not who comes out to or as something ("Sam came out to his parents")."""
+    n = len(doc)
+    return (
+        k + 1 < n
+        and doc[k].lower_ in _COME_VERBS
+        and doc[k + 1].lower_ == "out"
+        and (k + 2 >= n or doc[k + 2].lower_ not in ("to", "as", "of", "with", "and"))
+    )
 
 
 def reads_as_person(doc: Doc, start: int, end: int) -> bool:
