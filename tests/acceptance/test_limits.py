@@ -282,6 +282,7 @@ _RELATIVE_TEXTS = [
     "I made a reservation for Saturday.",
     "The doctor I saw yesterday wants me back in two weeks.",
     "We'll be done in a day or two.",
+    "I just landed in Denver.",
 ]
 _CALENDAR_ENDS = [
     datetime(1, 1, 2, tzinfo=UTC),

@@ -990,3 +990,52 @@ def test_a_sentence_that_goes_on_telling_a_dated_episode_is_stored_in_it(
             .memories
         )
         assert turns[1].occurred_start is None
+
+
+DONE_JUST_NOW = [
+    "I just landed in Denver.",
+    "Just got engaged!!!",
+    "We've just moved into our new flat.",
+    "The results were just released.",
+    "I wanted to tell you I just joined a writers group.",
+    "Here's a pic I just took.",
+]
+# "just" as "simply", a pluperfect, a habit, a state, a question, no past at all.
+NOT_DONE_JUST_NOW = [
+    "I had just left when she called.",
+    "I just wanted to say hi.",
+    "It was just perfect.",
+    "It's just been really hectic lately.",
+    "We played games, ate good food, and just hung out together.",
+    "I've always just stayed away from cats.",
+    "They just put them on for fun.",
+    "We just gotta savor them!",
+    "Did you just get back?",
+    "I just love this song.",
+    "He is just a friend.",
+]
+
+
+def test_what_was_just_done_is_stored_in_the_day_before_it_was_said(
+    store_path: Path,
+) -> None:
+    said = datetime(2025, 2, 20, 10, tzinfo=UTC)
+    with agentmem.AgentMemory(store_path) as memory:
+        bank = memory.bank("just")
+        for text in DONE_JUST_NOW + NOT_DONE_JUST_NOW:
+            bank.retain(text, mentioned_at=said)
+        # A time the sentence names wins over "just".
+        bank.retain("I just got back from Paris on Sunday.", mentioned_at=said)
+    with agentmem.AgentMemory(store_path) as memory:
+        stored = {
+            m.text: (m.occurred_start, m.occurred_end) for m in memory.bank("just").memories()
+        }
+        assert {t: stored[t] for t in DONE_JUST_NOW} == {
+            t: (said - timedelta(days=1), said) for t in DONE_JUST_NOW
+        }
+        assert {t: stored[t] for t in NOT_DONE_JUST_NOW} == {
+            t: (None, None) for t in NOT_DONE_JUST_NOW
+        }
+        sunday = stored["I just got back from Paris on Sunday."]
+        assert sunday[0] is not None and sunday[0].date() == date(2025, 2, 16)
+        assert memory.check_integrity().ok

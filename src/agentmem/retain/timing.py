@@ -27,8 +27,10 @@ from agentmem.temporal.expressions import (
     time_of_day_alone,
 )
 from agentmem.temporal.tense import (
+    JUST,
     Direction,
     clause_direction,
+    done_just_now,
     may_narrate,
     narrates,
     says_it_is_to_come,
@@ -63,7 +65,8 @@ def anchor_all_in_time(
     I visited the Louvre") is dated from the previous dated fact of the same message; one that
     names no time but goes on telling the episode of the dated fact right before it ("Last
     summer we drove to Santa Fe. We stayed three nights at a motel.") is stored in its period;
-    one with a time of day alone ("I'm meeting Zoe for coffee at 3 pm") at that hour.
+    one with a time of day alone ("I'm meeting Zoe for coffee at 3 pm") at that hour; one
+    telling of what was just done ("I just landed in Denver") in the day before it was said.
     """
     tag_texts(f.text for f in facts if _to_anchor(f) and may_read_tense(f.text))
     dated = [_anchored(fact, _first_time(fact, date_order)) for fact in facts]
@@ -85,7 +88,27 @@ def anchor_all_in_time(
             if told_before:
                 previous = done
         anchored.append(done)
-    return anchored
+    return _done_just_now(anchored)
+
+
+# How long before it was said "just" reaches ("I just finished my first marathon", said on
+# Monday morning of Sunday's race).
+_JUST_NOW = timedelta(days=1)
+
+
+def _done_just_now(facts: list[ExtractedFact]) -> list[ExtractedFact]:
+    """The facts, those that name no time but tell of what was just done ("I just landed in
+    Denver") dated in the day before they were said."""
+    undated = [f.text for f in facts if _to_anchor(f) and JUST.search(f.text)]
+    if not undated:
+        return facts
+    tag_texts(undated)
+    return [
+        replace(f, occurred_start=f.mentioned_at - _JUST_NOW, occurred_end=f.mentioned_at)
+        if _to_anchor(f) and done_just_now(f.text)
+        else f
+        for f in facts
+    ]
 
 
 def _may_go_on(dated: list[ExtractedFact]) -> Iterator[str]:

@@ -589,6 +589,60 @@ def narrates(text: str) -> Direction | None:
     return "past"
 
 
+#: "just" as chats use it of what was done a moment ago ("I just landed", "Just got engaged!").
+JUST = re.compile(r"\bjust\b", re.IGNORECASE)
+# Past forms of what one wants, feels, thinks or is ("I just wanted to say hi" tells of
+# now), and of what goes on ("It's just been hectic lately").
+_NOT_DONE_JUST_NOW = frozenset(
+    {"wanted", "needed", "felt", "thought", "wished", "hoped", "wondered", "meant", "knew"}
+    | {"liked", "loved", "hated", "missed", "believed", "figured", "had", "was", "were"}
+    | {"been"}
+)
+# Before "just": a habit ("I've always just stayed away").
+_HABIT_BEFORE_JUST = frozenset({"always", "usually", "often", "sometimes", "never", "normally"})
+
+
+def done_just_now(text: str) -> bool:
+    """Whether ``text`` tells of something done a moment before it was said: "just" right
+    before a verb in the past ("I just landed in Denver", "We've just moved", "Just got
+    engaged!", "The results were just released"). Not a pluperfect ("I had just left when
+    she called": before another past), a habit ("I always just stayed away"), a question, a
+    past of wanting, feeling or being ("I just wanted to say hi", "It was just perfect"), a
+    form that is also a present ("they just put them on for fun"), nor "just" as "simply" in
+    a story told in the past ("We played games, ate good food, and just hung out": a past
+    and then "and" before it in its sentence). Tags are read as :func:`clause_direction`
+    reads them (:func:`tag_texts` first for many texts)."""
+    if not JUST.search(text) or text.rstrip().endswith("?"):
+        return False
+    start = _statement_start(text)
+    tokens = [t for t in _tagged(text) if t[0] >= start]
+    for i, (just, verb) in enumerate(zip(tokens, tokens[1:], strict=False)):
+        if just[3] != "just" or verb[2] not in ("VBD", "VBN"):
+            continue
+        before = tokens[i - 1][3] if i else None
+        after = tokens[i + 2][3] if i + 2 < len(tokens) else None
+        if (
+            verb[3] in _NOT_DONE_JUST_NOW
+            or (verb[3], after) == ("got", "ta")  # "gotta", split by the tokenizer
+            or verb[3] in _STATIVE
+            or (verb[2] == "VBD" and verb[3] in _SAME_IN_THE_PAST)
+            or before in ("had", "'d", "’d")
+            or before in _HABIT_BEFORE_JUST
+            or _in_a_story_told(text, tokens, just)
+        ):
+            continue
+        return True
+    return False
+
+
+def _in_a_story_told(text: str, tokens: list[Token], just: Token) -> bool:
+    """Whether a past verb and then "and" come before ``just`` in its sentence."""
+    sentence_start = _bounds(text, just[0], just[0], _SENTENCE_END)[0]
+    before = [t for t in tokens if sentence_start <= t[0] < just[0]]
+    past = next((i for i, t in enumerate(before) if t[2] == "VBD"), None)
+    return past is not None and any(t[3] == "and" for t in before[past + 1 :])
+
+
 def _part_before(text: str, start: int) -> list[Token]:
     """The tokens of the part of the sentence before ``text[start:]`` (from its last comma,
     colon, dash or sentence end)."""
