@@ -267,6 +267,32 @@ def test_a_fact_dated_in_the_period_by_its_own_words_is_marked_in_period(mem):
     assert result.hits[0].text == "Ana: I ran a half marathon last weekend."
 
 
+def test_a_fact_dated_only_by_when_it_was_said_is_not_marked_in_period(mem):
+    """ "just" and "earlier today" date a fact in the day it was said, up to then: true, and
+    stored, but it says nothing of the period the mention does not; "yesterday" does."""
+    bank = mem.bank("said-then")
+    say(
+        bank,
+        "Ana",
+        [
+            "I just ran a half marathon.",
+            "I swam a mile earlier today.",
+            "I cycled to Brighton yesterday.",
+        ],
+        at="2024-11-20T10:00:00Z",
+    )
+    assert all(m.occurred_start is not None for m in bank.memories())
+    result = bank.recall("What did Ana do in November 2024?", now="2024-12-01")
+    details = {h.text: h.strategy_details.get("temporal", {}) for h in result}
+    assert details["Ana: I just ran a half marathon."].get("in_period", 0.0) == 0.0
+    assert details["Ana: I swam a mile earlier today."].get("in_period", 0.0) == 0.0
+    assert details["Ana: I cycled to Brighton yesterday."]["in_period"] == 1.0
+    # Asked when, the fact dated by "just" is a dated fact like any other.
+    when = bank.recall("When did Ana run a half marathon?", now="2024-12-01")
+    assert when.hits[0].text == "Ana: I just ran a half marathon."
+    assert "temporal" in when.hits[0].strategy_details
+
+
 def test_the_temporal_arm_expands_one_hop_to_linked_facts_inside_the_period(mem):
     bank = mem.bank("wedding")
     seed, inside, outside, unlinked = (

@@ -1031,7 +1031,7 @@ def test_what_was_just_done_is_stored_in_the_day_before_it_was_said(
             m.text: (m.occurred_start, m.occurred_end) for m in memory.bank("just").memories()
         }
         assert {t: stored[t] for t in DONE_JUST_NOW} == {
-            t: (said - timedelta(days=1), said) for t in DONE_JUST_NOW
+            t: (said - timedelta(days=1), said - timedelta(microseconds=1)) for t in DONE_JUST_NOW
         }
         assert {t: stored[t] for t in NOT_DONE_JUST_NOW} == {
             t: (None, None) for t in NOT_DONE_JUST_NOW

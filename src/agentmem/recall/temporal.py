@@ -94,7 +94,7 @@ class _EventTime(NamedTuple):
     start: datetime  # the occurrence, else the mention
     end: datetime
     mentioned: datetime
-    dated: bool  # the fact has an occurrence of its own
+    dated: bool  # the fact has an occurrence of its own, not only the day it was said
 
 
 _EVENT_TIME_COLUMNS = """m.id, coalesce(m.occurred_start, m.mentioned_at),
@@ -104,7 +104,14 @@ m.occurred_start IS NOT NULL"""
 
 def _event_times(ctx: StrategyContext, ids: Iterable[str]) -> dict[str, _EventTime]:
     rows = memories_by_id(ctx.engine.db, ctx.bank_id, ids, _EVENT_TIME_COLUMNS)
-    return {r[0]: _EventTime(*r[1:]) for r in rows}
+    return {r[0]: _EventTime(*r[1:4], r[4] and not _when_said(*r[1:4])) for r in rows}
+
+
+def _when_said(start: datetime, end: datetime, mentioned: datetime) -> bool:
+    """Whether an occurrence is the day up to when the fact was said ("I just ran a half
+    marathon", "earlier today"): true, but it tells no more of a period than the mention."""
+    ends_when_said = timedelta(0) <= mentioned - end <= timedelta(seconds=1)
+    return ends_when_said and end - start <= timedelta(days=1, seconds=1)
 
 
 def _inside_fraction(

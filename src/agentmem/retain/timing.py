@@ -104,7 +104,9 @@ def _done_just_now(facts: list[ExtractedFact]) -> list[ExtractedFact]:
         return facts
     tag_texts(undated)
     return [
-        replace(f, occurred_start=f.mentioned_at - _JUST_NOW, occurred_end=f.mentioned_at)
+        replace(
+            f, occurred_start=f.mentioned_at - _JUST_NOW, occurred_end=f.mentioned_at - _INCLUSIVE
+        )
         if _to_anchor(f) and done_just_now(f.text)
         else f
         for f in facts
