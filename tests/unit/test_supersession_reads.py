@@ -41,6 +41,10 @@ _SAID = [
     "My favourite colour is {colour}.",
     "We're planning a trip to {city} in May.",
     "The {city} trip is cancelled.",
+    # Changes of plan that name the plan or not: a change passed walking back may replace
+    # whatever the new one does, and the walk stops there.
+    "We cancelled the trip.",
+    "We called off the trip to {city}.",
     "The meeting moved to Friday.",
     "We have a meeting with {org} next week.",
     "{name} moved to {city}.",
@@ -236,3 +240,41 @@ def test_a_history_links_as_a_scan_does_when_the_rows_gone_are_dropped_at_every_
     are dropped from those lists now and then (here: at every read)."""
     with mock.patch.object(supersession, "_STALE_ENTRIES", -(10**9)):
         assert retain_history(tmp_path / "store", _steps(3)) > 10
+
+
+def test_an_older_plan_told_late_looks_up_the_rows_that_decide_its_links_only(tmp_path):
+    """A plan made a hundred times, then one told late (dated before them all) and a change
+    of it: each retain checks again only the stored rows its links depend on, not every plan
+    its walk passed (every one of them, on each retain of an older conversation at 100k)."""
+    looked_up: list[int] = []
+    still_stored = supersession._still_stored
+
+    def counted(cur: Any, bank_id: str, rows: dict[str, int]) -> set[str]:  # noqa: ANN401
+        looked_up.append(len(rows))
+        return still_stored(cur, bank_id, rows)
+
+    def ana(text: str) -> dict[str, str]:
+        return {"role": "user", "name": "Ana", "content": text}
+
+    with agentmem.AgentMemory(tmp_path / "store", embedder=HashEmbedder()) as mem:
+        bank = mem.bank("plans")
+        for day in range(100):
+            bank.retain(
+                [ana(f"We're planning a trip to {_CITIES[day % 5]} in May.")],
+                mentioned_at=T0 + timedelta(days=day + 10),
+            )
+        cancelled = bank.retain([ana("We cancelled the trip.")], mentioned_at=T0 + timedelta(200))
+        with mock.patch.object(supersession, "_still_stored", counted):
+            late = bank.retain([ana("We're planning a trip to Oslo in May.")], mentioned_at=T0)
+            change = bank.retain(
+                [ana("We called off the trip to Rome.")], mentioned_at=T0 + timedelta(300)
+            )
+        assert 0 < max(looked_up) <= 3, looked_up
+        graph = bank.graph()
+        # The cancellation replaced every plan, the one told late too; the later change of
+        # plan replaces none of them again.
+        [cancelled_id, late_id, change_id] = [r.memories[0].id for r in (cancelled, late, change)]
+        kinds = [d["kind"] for d in (graph.get_edge_data(cancelled_id, late_id) or {}).values()]
+        assert SUPERSEDES in kinds
+        assert not any(d["kind"] == SUPERSEDES for *_, d in graph.out_edges(change_id, data=True))
+        assert mem.check_integrity().ok

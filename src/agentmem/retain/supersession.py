@@ -306,7 +306,7 @@ def supersession_links(
     keys = sorted({_key(slot) for s in statements for slot in s.slots})
     while True:
         pairs: dict[tuple[str, str], tuple[Statement, Statement]] = {}
-        looked_at: dict[str, int] = {}  # the stored statements the walks passed: id -> seq
+        looked_at: dict[str, int] = {}  # the stored statements deciding the pairs: id -> seq
         for slot_key in keys:
             chain = [s for s in stored.in_slot(slot_key, wanted_keys) if s.id not in new_ids]
             for new_statement in statements:
@@ -343,7 +343,11 @@ def _chain_pairs(
     So each statement links to its nearest successors only, not to every newer one: Ana's
     home said 100 times makes ~100 links, not ~5,000 (recall follows the chain,
     ``recall/supersession.py``). Walking forward stops at the first later statement that
-    replaces the new one. The statements passed are noted in ``looked_at`` (id -> seq).
+    replaces the new one. The statements that decide a pair are noted in ``looked_at`` (id
+    -> seq): those paired, and those passed walking back whose values or changes stood
+    between; a statement passed that decides nothing may be gone without changing a pair
+    (noting every one made a plan said thousands of times look up thousands of rows on each
+    retain of an older conversation).
     """
     plan = slot_key[1].startswith("plan ")
     for index, new in enumerate(chain):
@@ -354,8 +358,8 @@ def _chain_pairs(
         else:
             yield from _state_pairs_back(chain[:index], new, slot_key, looked_at)
         for later in chain[index + 1 :]:
-            looked_at[later.id] = later.seq
             if _replaces(later, new, slot_key):
+                looked_at[later.id] = later.seq
                 yield later, new
                 break
 
@@ -391,18 +395,34 @@ def _plan_pairs_back(
     looked_at: dict[str, int],
 ) -> Iterator[tuple[Statement, Statement]]:
     """``new`` and the earlier plans it replaces directly: only a change of plan replaces
-    one, so only the changes between may have replaced it already."""
-    if not any(slot.change for slot in _slots(new, slot_key)):
+    one, so only the changes between may have replaced it already.
+
+    Walking back stops after a change that replaces whatever ``new`` does (it names no more
+    of the plan: "we cancelled the trip" before "we cancelled the Rome trip"): every older
+    plan ``new`` replaces, that one replaced already. A plan changed again and again
+    otherwise walked its whole history on each retain (thousands of statements at 100k)."""
+    changes_made = [slot for slot in _slots(new, slot_key) if slot.change]
+    if not changes_made:
         return  # a plan made replaces nothing: only a later change can replace it
     changes: list[Statement] = []  # the changes passed
     for older in reversed(before):
-        looked_at[older.id] = older.seq
         if _replaces(new, older, slot_key) and not any(
             _replaces(change, older, slot_key) for change in changes
         ):
+            looked_at[older.id] = older.seq
             yield new, older
         if any(slot.change for slot in _slots(older, slot_key)):
+            looked_at[older.id] = older.seq
             changes.append(older)
+            if _covers(older, changes_made, slot_key):
+                return
+
+
+def _covers(change: Statement, changes_made: list[Slot], slot_key: tuple[str, str]) -> bool:
+    """Whether the plan change ``change`` replaces every plan that one of ``changes_made``
+    replaces: for each, ``change`` has a change whose words are among its words."""
+    words = [set(slot.value.split()) for slot in _slots(change, slot_key) if slot.change]
+    return all(any(w <= set(made.value.split()) for w in words) for made in changes_made)
 
 
 def _values(statement: Statement, slot_key: tuple[str, str]) -> set[str]:
