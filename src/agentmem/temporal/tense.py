@@ -628,17 +628,17 @@ def done_just_now(text: str) -> bool:
             or (verb[2] == "VBD" and verb[3] in _SAME_IN_THE_PAST)
             or before in ("had", "'d", "’d")
             or before in _HABIT_BEFORE_JUST
-            or _in_a_story_told(text, tokens, just)
+            or _in_a_story_told(text, just)
         ):
             continue
         return True
     return False
 
 
-def _in_a_story_told(text: str, tokens: list[Token], just: Token) -> bool:
+def _in_a_story_told(text: str, just: Token) -> bool:
     """Whether a past verb and then "and" come before ``just`` in its sentence."""
     sentence_start = _bounds(text, just[0], just[0], _SENTENCE_END)[0]
-    before = [t for t in tokens if sentence_start <= t[0] < just[0]]
+    before = _tokens_within(_tagged(text), sentence_start, just[0])
     past = next((i for i, t in enumerate(before) if t[2] == "VBD"), None)
     return past is not None and any(t[3] == "and" for t in before[past + 1 :])
 
