@@ -35,7 +35,7 @@ def to_utc(value: object, *, field: str) -> datetime:
         try:  # an aware time near year 1 or 9999 can leave the range on its way to UTC
             result = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
         except (OverflowError, ValueError):
-            raise InvalidInputError(f"{field}: datetime out of range: {value!r}") from None
+            raise InvalidInputError(f"{field}: datetime out of range: {_shown(value)}") from None
     elif isinstance(moment, date):
         result = datetime.combine(moment, time(), tzinfo=UTC)
     elif isinstance(moment, int | float) and not isinstance(moment, bool):
@@ -51,8 +51,14 @@ def to_utc(value: object, *, field: str) -> datetime:
             f"got {type(value).__name__}"
         )
     if not EARLIEST <= result <= LATEST:
-        raise InvalidInputError(f"{field}: datetime out of range: {value!r}")
+        raise InvalidInputError(f"{field}: datetime out of range: {_shown(value)}")
     return result
+
+
+def _shown(value: object) -> str:
+    """A time as an error message shows it: ISO 8601 for a datetime or date, not its repr
+    ("datetime.datetime(1, 1, 1, 0, 0, tzinfo=TzInfo(0))" reached REST clients)."""
+    return repr(value.isoformat()) if isinstance(value, date) else repr(value)
 
 
 def optional_utc(value: object, *, field: str) -> datetime | None:

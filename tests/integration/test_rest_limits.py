@@ -49,6 +49,7 @@ def test_values_the_library_refuses_are_400_and_write_nothing(url, memory, path,
     response = httpx.post(f"{url}{path}", json=body, timeout=SLOW_MACHINE)
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "InvalidInputError" and response.json()["detail"]
+    assert "datetime.datetime(" not in response.text  # a time is shown as ISO 8601
     assert memory.banks() == ["b"]
     assert [m.id for m in memory.bank("b").memories()] == before
     assert memory.check_integrity().ok
