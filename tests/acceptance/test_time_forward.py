@@ -1026,6 +1026,9 @@ def test_what_was_just_done_is_stored_in_the_day_before_it_was_said(
             bank.retain(text, mentioned_at=said)
         # A time the sentence names wins over "just".
         bank.retain("I just got back from Paris on Sunday.", mentioned_at=said)
+        # A chat turn is one fact: a question after the sentence does not count.
+        turn = {"role": "user", "name": "Ana", "content": "I just got back from Lisbon! You?"}
+        bank.retain([turn], mentioned_at=said)
     with agentmem.AgentMemory(store_path) as memory:
         stored = {
             m.text: (m.occurred_start, m.occurred_end) for m in memory.bank("just").memories()
@@ -1036,6 +1039,8 @@ def test_what_was_just_done_is_stored_in_the_day_before_it_was_said(
         assert {t: stored[t] for t in NOT_DONE_JUST_NOW} == {
             t: (None, None) for t in NOT_DONE_JUST_NOW
         }
+        lisbon = stored["Ana: I just got back from Lisbon! You?"]
+        assert lisbon == (said - timedelta(days=1), said - timedelta(microseconds=1))
         sunday = stored["I just got back from Paris on Sunday."]
         assert sunday[0] is not None and sunday[0].date() == date(2025, 2, 16)
         assert memory.check_integrity().ok

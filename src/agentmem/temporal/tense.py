@@ -606,13 +606,14 @@ def done_just_now(text: str) -> bool:
     """Whether ``text`` tells of something done a moment before it was said: "just" right
     before a verb in the past ("I just landed in Denver", "We've just moved", "Just got
     engaged!", "The results were just released"). Not a pluperfect ("I had just left when
-    she called": before another past), a habit ("I always just stayed away"), a question, a
+    she called": before another past), a habit ("I always just stayed away"), a question
+    ("Did you just get back?"; a question after it in the text does not count), a
     past of wanting, feeling or being ("I just wanted to say hi", "It was just perfect"), a
     form that is also a present ("they just put them on for fun"), nor "just" as "simply" in
     a story told in the past ("We played games, ate good food, and just hung out": a past
     and then "and" before it in its sentence). Tags are read as :func:`clause_direction`
     reads them (:func:`tag_texts` first for many texts)."""
-    if not JUST.search(text) or text.rstrip().endswith("?"):
+    if not JUST.search(text):
         return False
     start = _statement_start(text)
     tokens = [t for t in _tagged(text) if t[0] >= start]
@@ -628,11 +629,19 @@ def done_just_now(text: str) -> bool:
             or (verb[2] == "VBD" and verb[3] in _SAME_IN_THE_PAST)
             or before in ("had", "'d", "’d")
             or before in _HABIT_BEFORE_JUST
+            or _asked(text, just)
             or _in_a_story_told(text, just)
         ):
             continue
         return True
     return False
+
+
+def _asked(text: str, just: Token) -> bool:
+    """Whether the sentence of ``just`` is a question ("Did you just get back?"; "I just got
+    back! How are you?" tells it)."""
+    end = _bounds(text, just[0], just[0], _SENTENCE_END)[1]
+    return text.startswith("?", end)
 
 
 def _in_a_story_told(text: str, just: Token) -> bool:
