@@ -395,6 +395,8 @@ DETERMINERS = _words("a an the my our his her their your its this that one")
 _COPULA = _words("is was 's are were")
 _ADVERBS = _words("now also still just finally already often never always really")
 _BEFORE_THE_RESULT = _ADVERBS | {"again"}  # "won again last night"
+# How much of a state, after a form of "be": "Savannah is so tired", "Paris was very sick".
+_DEGREE_ADVERBS = _words("so very too pretty super quite totally extremely")
 
 
 def kind_evidence(doc: Doc, start: int, end: int) -> dict[str, float]:
@@ -930,8 +932,12 @@ def _past_auxiliaries(doc: Doc, end: int) -> tuple[int, bool]:
     n = len(doc)
     k = end
     be = False
-    while k < n and (doc[k].lower_ in _AUXILIARIES or doc[k].lower_ in _ADVERBS):
-        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS)
+    while k < n and (
+        doc[k].lower_ in _AUXILIARIES
+        or doc[k].lower_ in _ADVERBS
+        or (be and doc[k].lower_ in _DEGREE_ADVERBS)  # "is so tired"
+    ):
+        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS | _DEGREE_ADVERBS)
         k += 1
     return k, be
 
