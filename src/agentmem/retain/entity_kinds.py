@@ -397,6 +397,7 @@ _ADVERBS = _words("now also still just finally already often never always really
 _BEFORE_THE_RESULT = _ADVERBS | {"again"}  # "won again last night"
 # How much of a state, after a form of "be": "Savannah is so tired", "Paris was very sick".
 _DEGREE_ADVERBS = _words("so very too pretty super quite totally extremely")
+_ADVERBS_AFTER_BE = _ADVERBS | _DEGREE_ADVERBS
 
 
 def kind_evidence(doc: Doc, start: int, end: int) -> dict[str, float]:
@@ -933,11 +934,11 @@ def _past_auxiliaries(doc: Doc, end: int) -> tuple[int, bool]:
     k = end
     be = False
     while k < n and (
-        doc[k].lower_ in _AUXILIARIES
-        or doc[k].lower_ in _ADVERBS
-        or (be and doc[k].lower_ in _DEGREE_ADVERBS)  # "is so tired"
+        (word := doc[k].lower_) in _AUXILIARIES
+        or word in _ADVERBS
+        or (be and word in _DEGREE_ADVERBS)  # "is so tired"
     ):
-        be = doc[k].lower_ in _BE or (be and doc[k].lower_ in _ADVERBS | _DEGREE_ADVERBS)
+        be = word in _BE or (be and word in _ADVERBS_AFTER_BE)
         k += 1
     return k, be
 

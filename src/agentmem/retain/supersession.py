@@ -420,9 +420,8 @@ def _plan_pairs_back(
 
 def _covers(change: Statement, changes_made: list[Slot], slot_key: tuple[str, str]) -> bool:
     """Whether the plan change ``change`` replaces every plan that one of ``changes_made``
-    replaces: for each, ``change`` has a change whose words are among its words."""
-    words = [set(slot.value.split()) for slot in _slots(change, slot_key) if slot.change]
-    return all(any(w <= set(made.value.split()) for w in words) for made in changes_made)
+    replaces: it supersedes each of them (its words are among theirs)."""
+    return all(any(supersedes(c, made) for c in _slots(change, slot_key)) for made in changes_made)
 
 
 def _values(statement: Statement, slot_key: tuple[str, str]) -> set[str]:

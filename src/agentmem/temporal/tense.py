@@ -49,7 +49,8 @@ _PART_END = re.compile(r"[.!?;,:\n]|\s[-–—]\s")
 _FINITE = frozenset({"MD", "VBD", "VBP", "VBZ"})
 _VERB = _FINITE | {"VB", "VBG", "VBN"}
 _HAVE = frozenset({"have", "has", "'ve", "’ve", "'s", "’s", "had", "'d", "’d"})
-_HAVE_NOW = _HAVE - {"had", "'d", "’d"}  # a present perfect's "have"
+_HAD = frozenset({"had", "'d", "’d"})  # a pluperfect's "have"
+_HAVE_NOW = _HAVE - _HAD  # a present perfect's "have"
 # Participles of leaving or arriving: "for" an amount after them is the length of a stay.
 _MOVES = frozenset(
     {"gone", "left", "come", "moved", "flown", "driven", "travelled", "traveled", "returned"}
@@ -582,7 +583,7 @@ def narrates(text: str) -> Direction | None:
         return "forward" if first[3] in _WILL and not perfect else None
     if first[2] != "VBD" or after is None or any(t[2] in ("VBZ", "VBP") for t in verbs):
         return None  # a present anywhere says what holds now
-    if first[3] in ("had", "'d", "’d") and after[2] == "VBN":
+    if first[3] in _HAD and after[2] == "VBN":
         return None  # a pluperfect: before the time told
     if first[3] in ("was", "were") and after[2] in _WHAT_ONE_WAS:
         return None
@@ -627,26 +628,20 @@ def done_just_now(text: str) -> bool:
             or (verb[3], after) == ("got", "ta")  # "gotta", split by the tokenizer
             or verb[3] in _STATIVE
             or (verb[2] == "VBD" and verb[3] in _SAME_IN_THE_PAST)
-            or before in ("had", "'d", "’d")
+            or before in _HAD
             or before in _HABIT_BEFORE_JUST
-            or _asked(text, just)
-            or _in_a_story_told(text, just)
         ):
             continue
-        return True
+        sentence_start, sentence_end = _bounds(text, just[0], just[0], _SENTENCE_END)
+        asked = text.startswith("?", sentence_end)  # "I just got back! You?" tells it
+        if not (asked or _in_a_story_told(text, sentence_start, just)):
+            return True
     return False
 
 
-def _asked(text: str, just: Token) -> bool:
-    """Whether the sentence of ``just`` is a question ("Did you just get back?"; "I just got
-    back! How are you?" tells it)."""
-    end = _bounds(text, just[0], just[0], _SENTENCE_END)[1]
-    return text.startswith("?", end)
-
-
-def _in_a_story_told(text: str, just: Token) -> bool:
-    """Whether a past verb and then "and" come before ``just`` in its sentence."""
-    sentence_start = _bounds(text, just[0], just[0], _SENTENCE_END)[0]
+def _in_a_story_told(text: str, sentence_start: int, just: Token) -> bool:
+    """Whether a past verb and then "and" come before ``just`` in its sentence (from
+    ``sentence_start``)."""
     before = _tokens_within(_tagged(text), sentence_start, just[0])
     past = next((i for i, t in enumerate(before) if t[2] == "VBD"), None)
     return past is not None and any(t[3] == "and" for t in before[past + 1 :])
