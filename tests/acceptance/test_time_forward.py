@@ -79,6 +79,11 @@ CASES: list[tuple[str, str, str, str]] = [
     ("My flight leaves on Monday.", FEB_20, "2025-02-24", "2025-02-24"),
     ("The train departs at 9 on Tuesday.", FEB_20, "2025-02-25", "2025-02-25"),
     ("My bus leaves at 7 on Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    # ... after a subject that says where it goes or comes from, or before a bare day.
+    ("My flight to Tokyo leaves on Friday.", FEB_20, "2025-02-21", "2025-02-21"),
+    ("His flight from Rome lands on Saturday.", FEB_20, "2025-02-22", "2025-02-22"),
+    ("Our flight back lands Sunday.", FEB_20, "2025-02-23", "2025-02-23"),
+    ("My flight leaves Friday.", FEB_20, "2025-02-21", "2025-02-21"),
     # ... after a subject with a number: a version's release.
     ("Version 2.3 ships on 12/03.", FEB_20, "2025-12-03", "2025-12-03"),
     # A work deadline: today, this week.

@@ -26,12 +26,13 @@ present, ``VBG`` progressive, ...) and tells the resolver which occurrence is me
   the clause does not say.
 
 A timetable's present that the small model tags as a plural noun ("My flight leaves on
-Monday", "The train departs at 9", "Version 2.3 ships on 12/03") is read as the verb it is (see
-:func:`_retag_verbs_read_as_nouns`). The verb that decides is the one nearest before the
-date in its comma-delimited part of the sentence ("I love the painting I did in May": *did*),
-else the first one after it ("On March 3, we will launch": *will launch*), else the same in
-the whole sentence; a part or sentence is read at most :data:`_CLAUSE_REACH` characters either
-side of the date, so a long text without punctuation costs each date its neighbourhood.
+Monday", "My flight to Tokyo leaves on Friday", "Version 2.3 ships on 12/03") is read as the
+verb it is (see :func:`_retag_verbs_read_as_nouns`). The verb that decides is the one nearest
+before the date in its comma-delimited part of the sentence ("I love the painting I did in
+May": *did*), else the first one after it ("On March 3, we will launch": *will launch*), else
+the same in the whole sentence; a part or sentence is read at most :data:`_CLAUSE_REACH`
+characters either side of the date, so a long text without punctuation costs each date its
+neighbourhood.
 """
 
 from __future__ import annotations
@@ -280,6 +281,9 @@ _AFTER_A_VERB = frozenset({"IN", "TO", "CD", "RB"})
 # What a short subject's words are tagged: nouns, and the numbers of versions ("Version 2.3",
 # "iOS 18": the model tags "iOS" a number too).
 _NAME_TAGS = _NOUNS_BEFORE | {"CD"}
+_ENDS_A_NAME = _NAME_TAGS | {"NNPS"}  # "to Leeds leaves at": the model tags "Leeds" a plural
+# A time said bare after a verb, ending its sentence: "leaves tomorrow", "lands Friday".
+_BARE_TIME = frozenset({"NN", "NNP"})
 
 
 def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
@@ -301,18 +305,36 @@ def _retag_is_read_as_possessive(tokens: list[Token]) -> None:
 def _plural_after_a_subject(tags: list[str]) -> int | None:
     """Where a sentence's plural noun stands right after a short subject and before what
     follows a verb: "The train departs at 9", "Version 2.3 ships on 12/03", "iOS 18 ships in
-    September" (an opener or a noun, then nouns or a number)."""
-    for at in (2, 3):
-        if len(tags) > at + 1 and tags[at] == "NNS" and tags[at + 1] in _AFTER_A_VERB:
-            opener, *rest = tags[:at]
-            if (opener in _OPENERS or opener in _NAME_TAGS) and all(
-                tag in _NAME_TAGS for tag in rest
-            ):
-                return at
+    September" (an opener or a noun, then nouns or a number); the subject may end in where
+    it goes or comes from ("My flight to Tokyo leaves on Friday", "Our flight back lands
+    Sunday"), and the verb may end the sentence with a bare time ("My flight leaves
+    tomorrow")."""
+    if not tags or (tags[0] not in _OPENERS and tags[0] not in _NAME_TAGS):
+        return None
+    at = _past(tags, 1, _NAME_TAGS, most=2)
+    if at < 2:  # one word is no subject here ("Movie marathons with friends")
+        return None
+    if at < len(tags) and tags[at] == "RB":  # "flight back"
+        at += 1
+    elif at < len(tags) and tags[at] in ("IN", "TO"):  # "flight to Tokyo", "bus from the city"
+        named = _past(tags, _past(tags, at + 1, _OPENERS, most=1), _ENDS_A_NAME, most=3)
+        if named == _past(tags, at + 1, _OPENERS, most=1):
+            return None
+        at = named
+    if at + 1 >= len(tags) or tags[at] != "NNS":
+        return None
+    after = tags[at + 1]
+    if after in _AFTER_A_VERB or (after in _BARE_TIME and at + 2 == len(tags)):
+        return at
     return None
 
 
-_ENDS_A_NAME = _NAME_TAGS | {"NNPS"}  # "to Leeds leaves at": the model tags "Leeds" a plural
+def _past(tags: list[str], at: int, kinds: frozenset[str], *, most: int) -> int:
+    """The index after at most ``most`` tags of ``kinds`` from ``at`` on."""
+    end = at
+    while end < len(tags) and end - at < most and tags[end] in kinds:
+        end += 1
+    return end
 
 
 def _ends_a_subject(tags: list[str], at: int) -> bool:
