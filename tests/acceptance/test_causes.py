@@ -175,6 +175,12 @@ def test_a_chat_turn_that_states_its_cause_is_caused_by_its_clause_a_part_recall
         ("We missed the train as the taxi was late.", "The taxi was late."),
         ("As we had no car, we took the bus to Leeds.", "We had no car."),
         ("The match was cancelled as the pitch was flooded.", "The pitch was flooded."),
+        # "now that" + what has come about; a dash after it starts a clause of its own.
+        ("We can finally relax now that the exams are over.", "The exams are over."),
+        (
+            "It has all paid off now that I'm a manager- it's a stepping stone.",
+            "I'm a manager.",
+        ),
     ],
 )
 def test_each_causal_cue_in_a_chat_turn_stores_its_cause(
@@ -276,6 +282,9 @@ def test_a_cause_already_said_is_linked_not_repeated(mem: agentmem.AgentMemory) 
         "We bought snacks such as chips and nuts.",
         "She is just as good at chess as her father was.",
         "I'm as passionate about it as you are with watercolor painting.",
+        # "now that" of the talk itself, or after a verb whose "that" opens what is known.
+        "Now that I think about it, you're right.",
+        "I know now that she was right about him.",
     ],
 )
 def test_since_of_time_and_so_of_degree_make_no_cause(mem: agentmem.AgentMemory, text: str) -> None:

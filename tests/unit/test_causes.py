@@ -16,6 +16,13 @@ CAUSES = [
     ("The launch slipped because the vendor's API was down", "the vendor's API was down"),
     ("Since the trains were on strike, we drove to Leeds.", "the trains were on strike"),
     ("I moved to Lyon since my job changed.", "my job changed"),
+    # "now that": what has come about, and what follows from it.
+    ("Now that the kids are at school, I finally have time to paint.", "the kids are at school"),
+    ("I've been painting more now that the kids are at school.", "the kids are at school"),
+    ("We can finally relax now that the exams are over.", "the exams are over"),
+    # A dash after the cause starts a clause of its own.
+    ("It has paid off now that I'm a manager- it's a stepping stone.", "I'm a manager"),
+    ("We stayed in because the roads were icy — nobody could drive.", "the roads were icy"),
     ("It rained all day, so we stayed in.", "It rained all day"),
     # A bare noun after ", so", known as the subject by the verb of what happened after it.
     ("The roads flooded, so school was cancelled.", "The roads flooded"),
@@ -79,6 +86,12 @@ NO_CAUSE = [
     "Since we last spoke, I took my kids to the park.",
     "Since our last chat, a lot of things happened to me.",
     "Since I first met her, I admired her courage.",
+    # "now that" of the talk itself, of what is known, or "now" as when.
+    "Now that I think about it, you're right.",
+    "Now that you mention it, I did see her at the gym.",
+    "I know now that she was right about him.",
+    "I realize now that the job was wrong for me.",
+    "At the office right now that project is on hold.",
     "I was so happy to see you!",
     "Thanks so much for the help.",
     # "so" + an adjective, or a purpose: no consequence.

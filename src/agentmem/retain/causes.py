@@ -11,6 +11,10 @@ was delayed" states a cause and its effect at once.
   "due to" right after "is" or "was", which also says what is owed or planned ("The rent is
   due to the landlord", "She is due to arrive"), unless a happening was due to it ("The
   delay was due to heavy rain");
+- "now that" + what has come about ("Now that the kids are at school, I paint more"), not of
+  the talk itself ("now that I think about it", "now that you mention it"), after a verb
+  whose "that" opens what is known or said ("I know now that she was right") or with "now"
+  as when ("right now that project is on hold");
 - "since" only as a cause: not before a time ("since 2019", "since last summer", "since I was
   a kid"), not with a clause that dates something ("since we last spoke", "since I first met
   her", "since our last chat") and not with a perfect main clause ("I have lived here since we
@@ -98,12 +102,28 @@ BECAUSE = (
 )
 # (pattern, which group is the cause); each finds one cause in one sentence.
 _OPENING = re.compile(
-    rf"^(?P<cue>{BECAUSE}|since)\s+(?!of\b)(?P<cause>[^,;]{{8,200}}),\s*(?P<effect>.+)$",
+    rf"^(?P<cue>{BECAUSE}|since|now\s+that)\s+(?!of\b)(?P<cause>[^,;]{{8,200}}),\s*"
+    r"(?P<effect>.+)$",
     re.IGNORECASE,
 )
 _TRAILING = re.compile(
-    rf"^(?P<effect>.{{6,}}?),?\s+(?P<cue>{BECAUSE}|since)\s+(?!of\b)"
+    rf"^(?P<effect>.{{6,}}?),?\s+(?P<cue>{BECAUSE}|since|now\s+that)\s+(?!of\b)"
     r"(?P<cause>[^.;!?]{8,200})",
+    re.IGNORECASE,
+)
+# "Now that I think about it", "now that you mention it": the talk itself, no cause.
+_ABOUT_THE_TALK = re.compile(
+    r"^(?:i|you|we)\s+(?:come\s+to\s+)?(?:think|thought|mention(?:ed)?|say|said|ask(?:ed)?"
+    r"|put|look|looked)\b(?:\s+[\w'’]+){0,3}$",
+    re.IGNORECASE,
+)
+# "I know now that she was right": "that" opens what is known, said or seen, after "now".
+_THAT_CLAUSE_VERB = re.compile(
+    r"\b(?:know|knew|reali[sz]ed?|see|saw|understand|understood|think|thought|believe|feel"
+    r"|felt|say|said|admit|guess|remember|hope|agree|notice|noticed|learn(?:ed|t)?|hear"
+    r"|heard|get|got)s?\s*$"
+    # "right now that project is on hold": "now" is when, "that" points at a thing
+    r"|\b(?:right|just|until|till|by|for|from|even)\s*$",
     re.IGNORECASE,
 )
 # "We missed the train as the taxi was late", "As it was cold, we stayed in": "as" before a
@@ -224,7 +244,8 @@ _NEXT_CLAUSE = re.compile(
     r"|,\s*and\s+(?:then\s+)?(?=(?:i|we|he|she|they)\s)"  # ", and I watched a film": a new clause
     # what came next, with its own subject: "because it rained, and then Ana called"
     r"|,?\s+and\s+then\s+(?=(?-i:[A-Z])[\w'’-]*\s|(?:i|we|he|she|they)\s)"
-    r"|,?\s+(?:which|whereas|while|although|though)\s+",
+    r"|,?\s+(?:which|whereas|while|although|though)\s+"
+    r"|\s*[-–—]+\s+",  # "now that I'm a manager- it's a stepping stone": a new clause
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
@@ -428,6 +449,8 @@ def _is_cause(cue: str, cause: str, effect: str) -> bool:
     since = cue.casefold() == "since"
     if not _says_something(cause, deed=not since) or _words(effect) < 2:
         return False
+    if cue.casefold().startswith("now"):
+        return not _ABOUT_THE_TALK.match(cause.strip()) and not _THAT_CLAUSE_VERB.search(effect)
     if not since:
         return True
     return (
