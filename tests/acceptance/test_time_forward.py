@@ -92,6 +92,15 @@ CASES: list[tuple[str, str, str, str]] = [
     # Half a year ahead; "We built it in half a year" is how long it took (NOT_DATES).
     ("The lease ends in half a year.", FEB_20, "2025-08-01", "2025-08-31"),
     ("iOS 18 ships in September.", FEB_20, "2025-09-01", "2025-09-30"),
+    # "this <name>" told in the past is the one begun, not one to come; what was planned,
+    # booked or set out to do then stays ahead.
+    ("We went camping this weekend.", FEB_20, "2025-02-15", "2025-02-16"),
+    ("I visited my aunt this Saturday.", FEB_20, "2025-02-15", "2025-02-15"),
+    ("Phoenix was so hot this summer.", FEB_20, "2024-06-01", "2024-08-31"),
+    ("We celebrated this Christmas with family.", FEB_20, "2024-12-24", "2024-12-26"),
+    ("We're going camping this weekend.", FEB_20, "2025-02-22", "2025-02-23"),
+    ("I decided to go to Spain this summer.", FEB_20, "2025-06-01", "2025-08-31"),
+    ("We planned a party this Saturday.", FEB_20, "2025-02-22", "2025-02-22"),
     # Past, said after the date.
     ("I paid the invoice on March 3.", FEB_20, "2024-03-03", "2024-03-03"),
     ("We launched in April.", FEB_20, "2024-04-01", "2024-04-30"),

@@ -973,7 +973,8 @@ def test_grammar_gives_well_formed_intervals(text: str, reference: datetime) -> 
     _assert_well_formed(parsed, text)
     # "in 3 days" in a question about the past is how long something took (no time).
     ahead = re.fullmatch(r"in .+ (?:hours|days|weeks|weekends|fortnights|months|years)", text)
-    verb = "will" if ahead else "did"
+    # "this <name>" still to come, asked of in the past, is the one begun (tested apart).
+    verb = "will" if ahead or text.startswith("this ") else "did"
     sentence = f"What {verb} Alice do {text}?"
     [found] = find_time_expressions(sentence, reference)
     _assert_well_formed(found, sentence)

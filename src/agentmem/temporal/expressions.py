@@ -34,11 +34,14 @@ Conventions, where English leaves the choice open:
   occurrence that is entirely over: "last spring" said in January 2025 or in April 2025 is
   spring 2024, said in July 2025 spring 2025; "last June" said in June 2025 is June 2024.
   "this <name>" is the occurrence holding the reference, else the coming one if it starts this
-  calendar year, else the one just past. "next <name>" is the first that starts after it.
+  calendar year, else the one just past; told in the past (not of a plan), the most recent
+  that has started ("Phoenix was so hot this summer" said in February: last summer). "next
+  <name>" is the first that starts after it.
 - A bare weekday ("Friday", "on Friday") is the most recent such day before the reference
   day, unless its clause points forward as above ("we'll meet on Friday", "I can't wait for
   the weekend"): then the next such day (the coming weekend). "this Friday" is the Friday
-  of the reference's week, "next Friday" the Friday of the following week.
+  of the reference's week (told in the past when it is still to come: the Friday before;
+  "this weekend" likewise), "next Friday" the Friday of the following week.
 - "N days/weeks/months/years ago" (and "in N ...", "N ... from now", "N ... away") is the
   whole calendar unit (day, ISO week, month, year) holding the reference shifted by N units.
   "the past/last N days" is rolling instead: from midnight N days back up to the reference; so
@@ -136,6 +139,7 @@ from agentmem.temporal.tense import (
     lasts_until_now,
     moved_to,
     recurs,
+    tells_of_a_plan,
 )
 
 __all__ = [
@@ -440,12 +444,23 @@ def _which_for(
     """The occurrence a calendar name means: as "last/this/next" say, else by the clause's
     tense: the coming one (not yet over) when it points forward, else the latest."""
     if rel:
-        return _which(rel)
+        which = _which(rel)
+        return "latest" if which == "this" and _told_as_past(match, at) else which
     if at.onward:
         return "coming"
     if _just_before(_LOOKING_BACK, match.string, match.start()):
         return "last"
     return "coming" if _points_forward(match, at, daily=daily) else "latest"
+
+
+def _told_as_past(match: re.Match[str], at: _Reading) -> bool:
+    """Whether "this <name>" at ``match`` is told in the past, of the occurrence that has begun
+    rather than one to come: "We went camping this weekend" said on a Monday, "Phoenix was so
+    hot this summer" said in February; not what was planned, booked or set out to do then
+    ("I decided to go to Spain this summer")."""
+    return _tense_of(match, at) == "past" and not tells_of_a_plan(
+        match.string, match.start(), match.end()
+    )
 
 
 # "Back in March, we ..." opening a clause looks back from a while after: the last March that
@@ -1188,6 +1203,8 @@ def _resolve_relative_unit(match: re.Match[str], at: _Reading) -> _Interval:
     if unit == "weekend" and rel == "coming":  # "this coming weekend": this week's till it starts
         offset = _weekend_to_come(at.ref)
     period = _period(unit, at.ref, offset)
+    if offset == 0 and period.start > at.ref and _told_as_past(match, at):
+        period = _period(unit, at.ref, -1)  # "we went camping this weekend", said on a Monday
     return _lengthened(period) if match["long"] else period
 
 
@@ -1277,6 +1294,8 @@ def _resolve_weekday(match: re.Match[str], at: _Reading) -> _Interval:
         day = _last_weekday(today, weekday)
     else:
         day = _weekday_of_week(today, weekday, 1 if rel == "next" else 0)
+        if rel == "this" and day > today and _told_as_past(match, at):
+            day -= timedelta(weeks=1)  # "I visited my aunt this Saturday", said on a Thursday
     return _days(day, day, "day", True)
 
 

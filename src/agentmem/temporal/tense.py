@@ -37,6 +37,7 @@ neighbourhood.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
@@ -512,6 +513,18 @@ def says_it_is_to_come(text: str, start: int, end: int) -> bool:
     until Sunday"). No tags are read."""
     lo, hi = _bounds(text, start, end, _SENTENCE_END)
     return _PLAN_CUE.search(text, lo, hi) is not None
+
+
+def tells_of_a_plan(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around the date at ``text[start:end]`` tells what was planned,
+    hoped or set out to do: in words (:func:`says_it_is_to_come`: "we planned a party this
+    Saturday") or by an infinitive before the date ("I decided to go to Spain this summer"),
+    so that a past tense in it need not date what it names."""
+    if says_it_is_to_come(text, start, end):
+        return True
+    lo = _bounds(text, start, end, _SENTENCE_END)[0]
+    before = _tokens_within(_tagged(text), lo, start)
+    return any(a[2] == "TO" and b[2] == "VB" for a, b in itertools.pairwise(before))
 
 
 def recurs(text: str, start: int, end: int) -> bool:
