@@ -1013,6 +1013,9 @@ DONE_JUST_NOW = [
     "The results were just released.",
     "I wanted to tell you I just joined a writers group.",
     "Here's a pic I just took.",
+    # "had" of something had once.
+    "Charlotte just had her baby!",
+    "We just had lunch at the new place.",
 ]
 # "just" as "simply", a pluperfect, a habit, a state, a question, no past at all.
 NOT_DONE_JUST_NOW = [
@@ -1027,6 +1030,11 @@ NOT_DONE_JUST_NOW = [
     "Did you just get back?",
     "I just love this song.",
     "He is just a friend.",
+    # "had" as a must or a state; "recently" or "lately" tells of weeks.
+    "I just had to tell you about it.",
+    "I just had no idea what to do.",
+    "My cousin just had a tough time recently.",
+    "I just got back from a trip to Peru recently.",
 ]
 
 

@@ -636,6 +636,15 @@ _NOT_DONE_JUST_NOW = frozenset(
 )
 # Before "just": a habit ("I've always just stayed away").
 _HABIT_BEFORE_JUST = frozenset({"always", "usually", "often", "sometimes", "never", "normally"})
+# "had" is what was done when what follows is had once: "I just had a picnic", "she just had
+# her baby", "we just had lunch" (not "I just had to go").
+_HAD_ONCE = frozenset(
+    {"a", "an", "the", "my", "our", "his", "her", "their", "your", "some", "another"}
+    | {"lunch", "dinner", "breakfast", "brunch", "surgery", "twins", "coffee"}
+)
+# A sentence that says "recently" or "lately" tells of weeks, not of a moment ago ("my
+# cousin just had a tough time recently").
+_A_WHILE = re.compile(r"\b(?:recently|lately)\b", re.IGNORECASE)
 
 
 def done_just_now(text: str) -> bool:
@@ -643,8 +652,9 @@ def done_just_now(text: str) -> bool:
     before a verb in the past ("I just landed in Denver", "We've just moved", "Just got
     engaged!", "The results were just released"). Not a pluperfect ("I had just left when
     she called": before another past), a habit ("I always just stayed away"), a question
-    ("Did you just get back?"; a question after it in the text does not count), a
-    past of wanting, feeling or being ("I just wanted to say hi", "It was just perfect"), a
+    ("Did you just get back?"; a question after it in the text does not count), a sentence
+    that says "recently" or "lately", a past of wanting, feeling, being or having ("I just
+    wanted to say hi", "It was just perfect"; but "I just had a picnic" was done), a
     form that is also a present ("they just put them on for fun"), nor "just" as "simply" in
     a story told in the past ("We played games, ate good food, and just hung out": a past
     and then "and" before it in its sentence). Tags are read as :func:`clause_direction`
@@ -659,7 +669,7 @@ def done_just_now(text: str) -> bool:
         before = tokens[i - 1][3] if i else None
         after = tokens[i + 2][3] if i + 2 < len(tokens) else None
         if (
-            verb[3] in _NOT_DONE_JUST_NOW
+            (verb[3] in _NOT_DONE_JUST_NOW and not (verb[3] == "had" and after in _HAD_ONCE))
             or (verb[3], after) == ("got", "ta")  # "gotta", split by the tokenizer
             or verb[3] in _STATIVE
             or (verb[2] == "VBD" and verb[3] in _SAME_IN_THE_PAST)
@@ -669,7 +679,8 @@ def done_just_now(text: str) -> bool:
             continue
         sentence_start, sentence_end = _bounds(text, just[0], just[0], _SENTENCE_END)
         asked = text.startswith("?", sentence_end)  # "I just got back! You?" tells it
-        if not (asked or _in_a_story_told(text, sentence_start, just)):
+        a_while = _A_WHILE.search(text, sentence_start, sentence_end) is not None
+        if not (asked or a_while or _in_a_story_told(text, sentence_start, just)):
             return True
     return False
 
