@@ -47,6 +47,18 @@ def test_the_issue_cases_give_people_and_places(mem: agentmem.AgentMemory) -> No
     assert bank.check_integrity().problems == ()
 
 
+def test_two_people_joined_by_and_are_two_entities_after_reopening(store_path: Path) -> None:
+    with agentmem.AgentMemory(store_path) as mem:
+        mem.bank("trip").retain("Chidi and Olu went to Lagos.", mentioned_at=T0)
+    with agentmem.AgentMemory(store_path) as mem:
+        bank = mem.bank("trip")
+        assert kinds(bank) == {"Chidi": "person", "Olu": "person", "Lagos": "place"}
+        with pytest.raises(agentmem.NotFoundError):
+            bank.entity("Chidi and Olu")
+        assert bank.entity("Olu").memory_ids == bank.entity("Chidi").memory_ids
+        assert mem.check_integrity().ok
+
+
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [

@@ -905,6 +905,32 @@ def test_people_joined_by_an_ampersand_are_each_a_name(text: str, expected: list
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # spaCy reads two names joined by "and" as one (ORG or PERSON); no one person's
+        # name holds "and", so a span that is a person is each of its names.
+        (
+            "Chidi and Olu went to Lagos.",
+            [("Chidi", "person"), ("Olu", "person"), ("Lagos", "place")],
+        ),
+        (
+            "Ngozi and Chidi went to Lagos.",
+            [("Ngozi", "person"), ("Chidi", "person"), ("Lagos", "place")],
+        ),
+        (
+            "Bram and Chidi went to Lagos.",
+            [("Bram", "person"), ("Chidi", "person"), ("Lagos", "place")],
+        ),
+        # A firm's or a country's name joined by "and" stays one.
+        ("Procter and Gamble hired my sister.", [("Procter and Gamble", "org")]),
+        ("We visited Bosnia and Herzegovina last year.", [("Bosnia and Herzegovina", "place")]),
+    ],
+)
+def test_people_spacy_joins_by_and_are_each_a_person(text: str, expected: list) -> None:
+    assert found(text) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "name"),
     [
         ("Savannah is so humid in July.", "Savannah"),  # spaCy says PERSON

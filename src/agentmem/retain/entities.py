@@ -767,7 +767,24 @@ def _from_spacy_entity(
     found, confidence = decide_kind(votes, "concept" if no_person and kind == "person" else kind)
     if is_qualification(name):
         found = "concept"
+    people = _joined_people(words) if found == "person" else []
+    if people:  # "Chidi and Olu went to Lagos": no one person's name holds "and"
+        for token in people:
+            yield token.i, EntityMention(token.text, "person", confidence, tentative=tentative)
+        return
     yield start, EntityMention(name, found, confidence, tentative=tentative)
+
+
+def _joined_people(words: list[Token]) -> list[Token]:
+    """The one-word names of a span that is people joined by "and" or "&" ("Chidi and Olu",
+    "Ngozi, Bram and Tunde"); empty for any other span."""
+    names = words[::2]
+    joiners = {w.lower_ for w in words[1::2]}
+    if len(words) < 3 or len(words) % 2 == 0 or not joiners <= {"and", "&", ","}:
+        return []
+    if words[-2].lower_ not in ("and", "&") or not all(_is_capitalised(w.text) for w in names):
+        return []
+    return names
 
 
 # What joins two people spaCy read as one name: "and" or "&" in any entity, only "&" in one
