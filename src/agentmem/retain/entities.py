@@ -784,7 +784,7 @@ def _joined_people(words: list[Token]) -> list[Token]:
         return []
     if words[-2].lower_ not in ("and", "&") or not all(_is_capitalised(w.text) for w in names):
         return []
-    return names
+    return [w for w in names if w.lower_ not in _NO_PART_OF_A_PAIR]  # "Mike and I": Mike
 
 
 # What joins two people spaCy read as one name: "and" or "&" in any entity, only "&" in one
