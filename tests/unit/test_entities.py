@@ -921,6 +921,13 @@ def test_people_joined_by_an_ampersand_are_each_a_name(text: str, expected: list
             "Bram and Chidi went to Lagos.",
             [("Bram", "person"), ("Chidi", "person"), ("Lagos", "place")],
         ),
+        # A name opening the sentence joined to another: the verb after both says who.
+        (
+            "Olu and Chidi went to Lagos.",
+            [("Olu", "person"), ("Chidi", "person"), ("Lagos", "place")],
+        ),
+        ("Olu and Chidi are coming over tonight.", [("Olu", "person"), ("Chidi", "person")]),
+        ("Apple and Google announced new phones.", [("Apple", "org"), ("Google", "org")]),
         # A firm's or a country's name joined by "and" stays one.
         ("Procter and Gamble hired my sister.", [("Procter and Gamble", "org")]),
         ("We visited Bosnia and Herzegovina last year.", [("Bosnia and Herzegovina", "place")]),

@@ -812,6 +812,8 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
     if not subject:
         return
     k = end
+    if _joined_to_a_name(doc, k):
+        k += 2  # "Olu and Chidi went": the verb is both names'
     while k < n and doc[k].lower_ in _ADVERBS:
         k += 1
     verb = doc[k].lower_ if k < n else ""
@@ -823,6 +825,19 @@ def _syntax_votes(doc: Doc, start: int, end: int, votes: dict[str, float]) -> No
         votes["org"] += CUE_WEIGHT
     elif verb in _PRODUCT_VERBS_AFTER:
         votes["product"] += CUE_WEIGHT
+
+
+def _joined_to_a_name(doc: Doc, k: int) -> bool:
+    """Whether ``doc[k:]`` is "and" and one capitalised word that is no sentence's first
+    ("Olu and Chidi went"): a name joined to the one before, subject of the same verb."""
+    return (
+        k + 2 < len(doc)
+        and doc[k].lower_ == "and"
+        and doc[k + 1].text.istitle()
+        and doc[k + 1].text != "I"
+        and not doc[k + 1].is_sent_start
+        and doc[k + 1].tag_ in ("NNP", "NN")
+    )
 
 
 def _comes_out(doc: Doc, k: int) -> bool:
