@@ -23,8 +23,10 @@ from typing import Any
 __all__ = ["IGNORECASE_TWINS", "Gates"]
 
 #: The four letters beyond ASCII that IGNORECASE matches with ASCII ones ("ſince" and
-#: "sınce" match "since", "K" matches "k"), mapped one for one to those, so offsets stay.
-IGNORECASE_TWINS = str.maketrans({"ſ": "s", "K": "K", "İ": "I", "ı": "i"})
+#: "sınce" match "since", the Kelvin sign matches "k"), mapped one for one to those, so
+#: offsets stay: the Kelvin sign (written as its escape, which no editor normalises away) to
+#: the "k" it casefolds to, so that the tagger too reads "wee\u212as" as "weeks".
+IGNORECASE_TWINS = str.maketrans({"ſ": "s", "\u212a": "k", "İ": "I", "ı": "i"})
 
 #: A requirement that stands for "a digit".
 _DIGIT = "\0digit"

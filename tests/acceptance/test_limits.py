@@ -325,7 +325,7 @@ def test_chat_turns_that_end_in_a_name_and_an_adverb_are_stored(tmp_path):
 # The four letters beyond ASCII that IGNORECASE matches with ASCII ones: a time word written
 # with them matched its rule, then missed the rule's table of names (a raw KeyError from
 # retain: "We met last ſummer.", "Frıday").
-_TWINS = {"s": "ſ", "k": "K", "i": "ı", "I": "İ"}
+_TWINS = {"s": "ſ", "k": "\u212a", "i": "ı", "I": "İ"}  # \u212a: the Kelvin sign
 
 
 @pytest.mark.parametrize(
