@@ -117,12 +117,12 @@ _ABOUT_THE_TALK = re.compile(
     r"|put|look|looked)\b(?:\s+[\w'’]+){0,3}$",
     re.IGNORECASE,
 )
-# "I know now that she was right": "that" opens what is known, said or seen, after "now".
-_THAT_CLAUSE_VERB = re.compile(
+# Where an effect's end makes "now that" no cue: "I know now that she was right" ("that"
+# opens what is known, said or seen), "right now that project is on hold" ("now" is when).
+_NOW_THAT_IS_NO_CUE_AFTER = re.compile(
     r"\b(?:know|knew|reali[sz]ed?|see|saw|understand|understood|think|thought|believe|feel"
     r"|felt|say|said|admit|guess|remember|hope|agree|notice|noticed|learn(?:ed|t)?|hear"
     r"|heard|get|got)s?\s*$"
-    # "right now that project is on hold": "now" is when, "that" points at a thing
     r"|\b(?:right|just|until|till|by|for|from|even)\s*$",
     re.IGNORECASE,
 )
@@ -450,7 +450,9 @@ def _is_cause(cue: str, cause: str, effect: str) -> bool:
     if not _says_something(cause, deed=not since) or _words(effect) < 2:
         return False
     if cue.casefold().startswith("now"):
-        return not _ABOUT_THE_TALK.match(cause.strip()) and not _THAT_CLAUSE_VERB.search(effect)
+        return not (
+            _ABOUT_THE_TALK.match(cause.strip()) or _NOW_THAT_IS_NO_CUE_AFTER.search(effect)
+        )
     if not since:
         return True
     return (

@@ -318,10 +318,10 @@ def _plural_after_a_subject(tags: list[str]) -> int | None:
     if at < len(tags) and tags[at] == "RB":  # "flight back"
         at += 1
     elif at < len(tags) and tags[at] in ("IN", "TO"):  # "flight to Tokyo", "bus from the city"
-        named = _past(tags, _past(tags, at + 1, _OPENERS, most=1), _ENDS_A_NAME, most=3)
-        if named == _past(tags, at + 1, _OPENERS, most=1):
-            return None
-        at = named
+        place = _past(tags, at + 1, _OPENERS, most=1)  # after its article, if any
+        at = _past(tags, place, _ENDS_A_NAME, most=3)
+        if at == place:
+            return None  # a preposition with no name after it
     if at + 1 >= len(tags) or tags[at] != "NNS":
         return None
     after = tags[at + 1]
